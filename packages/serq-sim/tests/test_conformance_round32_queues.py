@@ -8,6 +8,7 @@
   names the stages itself, as a server does: link queues, or any ps stages", the prefiller's "cache
   (prompt) lease kv (inf)" ended by the decoder's transfer, and "mark first_token;, read afterwards as
   D.first_token";
+* "latency x on a link's serve is the wait before such a transfer";
 * "run (X) with no stage names the queue's own … self is the member's index in a family", the pools "P.kv
   from outside, kv within", one member each.
 
@@ -101,6 +102,28 @@ run { horizon 10; }
                           "t": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
      {("P.kv", 0): {"used": 0.6, "cached": 3.4, "admissions": 2}, ("P.kv", 1): {"used": 0.6, "cached": 1.6},
       ("P", 0): {"completions": 2, "wait": 0.5}, ("P", 1): {"completions": 1, "service": 2.0}}),
+    # "latency x on a link's serve is the wait before such a transfer: a delay stage L.latency of the link's
+    # own, which every transfer on naming the link runs first". Two sessions hold 4 of P over [0, 1] and
+    # lease them; each then holds 4 of Q and transfers on L (2) from P to Q (3): L.latency [1, 1.5], then
+    # both reads share ps(2), 1 each: [1.5, 3.5]; the load makes Q's position 3 and the release ends P's
+    # lease. Q caches min(4, 3) = 3, P 4: c = 34. P: used 4 · 3.5 · 2 = 28, cached 8 · 6.5 = 52; Q: used 4
+    # · 2.5 · 2 = 20, cached 6 · 6.5 = 39; L present 2 · 2, L.latency 2 · 0.5.
+    ("a_links_latency_then_its_read", """
+pool P { cap 8; }
+pool Q { cap 8; }
+stage d : delay;
+queue L : link { serve ps(2) latency 0.5; }
+workload { arrive batch(2); }
+session {
+  hold P (4) { run d (1); } cache (4) lease P (inf);
+  hold Q (4) { transfer on L (2) from P to Q (3); observe t = now; } cache (4);
+  observe c = cachedin(Q) * 10 + cachedin(P);
+}
+run { horizon 10; }
+""", {"t": [(0, 3.5, 3.5), (1, 3.5, 3.5)], "c": [(0, 3.5, 34.0), (1, 3.5, 34.0)]},
+     {("P", None): {"used": 2.8, "cached": 5.2}, ("Q", None): {"used": 2.0, "cached": 3.9},
+      ("L", None): {"completions": 2, "present": 0.4, "service": 2.0},
+      ("L.latency", None): {"completions": 2, "present": 0.1, "service": 0.5}}),
 ]
 
 
