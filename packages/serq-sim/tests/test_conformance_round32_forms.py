@@ -499,3 +499,58 @@ def test_a_trace_replayed_by_hand(tmp_path, monkeypatch):
     assert obs["c"] == [(1, 0.0, 530.0), (0, 1.5, 3030.0), (2, 1.5, 3030.0)]
     js = report_json(r)
     assert (js["arrivals"], js["ended"], js["turns"]) == (3, 3, 9)
+
+
+EXPRESSIONS = [
+    # the aggregates are primaries: their body is the parenthesis after `in n`, and an operator after it
+    # applies to the aggregate; they nest, each index its own
+    ("sum i in 2 (max j in 2 (i + j))", 3.0),    # max(0, 1) + max(1, 2)
+    ("sum j in 3 (j) + 1", 4.0),                 # (0 + 1 + 2) + 1, not Σ (j + 1) = 6
+    ("2 * sum j in 3 (j)", 6.0),
+    ("-sum j in 3 (j + 1)", -6.0),               # -(1 + 2 + 3)
+    ("max j in 2 (j) == 1", 1.0),                # max(0, 1) == 1
+    ("sum j in 2 (j) ? 7 : 8", 7.0),             # 1 is true
+    ("sum j in (1 + 1) (j * 10)", 10.0),         # a parenthesised constant count
+    ("max j in 3 (-j)", -0.0),                   # max(-0, -1, -2) is the -0 of j = 0
+    # unary operators repeat; binary ones of one level go left to right
+    ("--2", 2.0),
+    ("1 - - 1", 2.0),
+    ("!!3", 1.0),                                # !3 is 0, !0 is 1
+    ("10 / 4 * 2", 5.0),                         # (10 / 4) * 2
+    ("2 * 3 % 4", 2.0),                          # (2 * 3) % 4
+    ("(1 < 2) + (2 <= 2) + (3 >= 4) + (1 != 1)", 2.0),
+    ("1 ? 2 : 3 ? 4 : 5", 2.0),
+    ("abs(-0.5) + floor(-0.5) + ceil(0.5)", 0.5),  # 0.5 - 1 + 1
+    ("ln(exp(2))", 2.0),
+    ("min(3)", 3.0),                             # one argument
+    ("max(1, 2, 3, 4, 5)", 5.0),
+]
+
+
+def test_expressions_by_hand(monkeypatch):
+    """§2, Expressions, in the forms a port brings beside round 31's edge values: precedence, nesting and the
+    aggregates' extent. Each expression is observed at 0 over a computed zero (`z`, so the simulator
+    evaluates it) and as written (folded by the linker): both the value in the row's comment, its zero's
+    sign included."""
+    import math
+
+    lines = [f"  observe c{k} = {e} + z;\n  observe f{k} = {e};" for k, (e, _v) in enumerate(EXPRESSIONS)]
+    src = ("stage d : delay;\nworkload { arrive batch(1); }\nsession {\n  set z = -(serial - serial);\n"
+           + "\n".join(lines) + "\n  run d (1);\n}\nrun { horizon 2; }\n")
+    _r, obs = run(src, monkeypatch)
+    for k, (e, want) in enumerate(EXPRESSIONS):
+        for way in ("c", "f"):
+            (_s, t, got), = obs[f"{way}{k}"]
+            assert t == 0.0 and got == want and math.copysign(1, got) == math.copysign(1, want), (way, e, got)
+
+
+@pytest.mark.parametrize("expr, words", [
+    ("sum j in 2 (sum j in 2 (j))", "is the index of the aggregate around it"),
+    ("sum j in 0 (j)", "must be an integer of at least 1, not 0"),
+    ("max j in 2.5 (j)", "must be an integer of at least 1, not 2.5"),
+])
+def test_an_aggregates_refusals(expr, words):
+    """§2: "n a number, a constant's name or a parenthesised constant expression; … j may not be a name the
+    program already has" (docs/language.md: a count is a whole number of at least 1)."""
+    src = f"stage d : delay;\nworkload {{ arrive batch(1); }}\nsession {{ run d ({expr}); }}\nrun {{ horizon 1; }}\n"
+    assert words in refused(src)
