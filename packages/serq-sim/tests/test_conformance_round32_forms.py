@@ -548,6 +548,8 @@ def test_expressions_by_hand(monkeypatch):
     ("sum j in 2 (sum j in 2 (j))", "is the index of the aggregate around it"),
     ("sum j in 0 (j)", "must be an integer of at least 1, not 0"),
     ("max j in 2.5 (j)", "must be an integer of at least 1, not 2.5"),
+    # not an aggregate's, but the expressions' own: a power is written pow(x, y), as `**` is told
+    ("2 ^ 3", "unexpected character `^`: a power is `pow(x, y)`"),
 ])
 def test_an_aggregates_refusals(expr, words):
     """§2: "n a number, a constant's name or a parenthesised constant expression; … j may not be a name the

@@ -759,7 +759,8 @@ def _comment_or_string(text: str, start: int, i: int) -> str | None:
 
 #: ASCII characters no token begins with that other languages give a meaning: what serQ writes instead
 _OTHER_LANGUAGES = {"#": "a comment runs from `//` to the end of the line",
-                    "&": "the logical and is `&&`", "|": "the logical or is `||`"}
+                    "&": "the logical and is `&&`", "|": "the logical or is `||`",
+                    "^": "a power is `pow(x, y)`"}
 
 #: a number's text runs on in these: `1_000`, `0x10`, `1e`, `1.5.3` are one malformed literal
 _NUMBER_RUN = frozenset("0123456789._" "abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
