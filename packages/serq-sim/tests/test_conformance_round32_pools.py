@@ -337,6 +337,27 @@ session {
 run { horizon 5.5; }
 """, {"a": [(0, 0.0, 0.0)], "g": [(0, 1.0, 1.0)], "e": [(0, 2.0, 2.0)], "l": [(1, 2.5, 2.5)]},
      {"P": {"admissions": 3, "preemptions": 1, "stuck": 0, "wait": 1 / 3, "queue": 1 / 5.5}}),
+    # Ties: "A pool's growers: the order they stalled, the head blocking the rest" (docs/language.md: the
+    # stalled growers are retried before the pool's admissions, the head that does not fit stops the others,
+    # and an admission that fits never waits for a grower). Cap 10 full from 0 (2 + 2 + 4 + 2). s0 stalls
+    # at 1 wanting 5 more, s1 at 1.5 wanting 1. At 2 s2 gives 4 back: s0's 5 do not fit and s1, behind it,
+    # waits though 1 would; s4 joins at 2.5 asking 1 and is admitted at once. At 3 s3 gives 2 back: s0 grows
+    # (free 0); s1 grows when s4 leaves, at 3.5. used 2 · 3 + 7 + 2 · 3.5 + 3 + 4 · 2 + 2 · 3 + 1 = 38;
+    # holders 4 + 4.5 + 2 + 3 + 1.
+    ("stalled_growers_in_order_behind_their_head", """
+pool m { cap 10; preempt none; }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (5); observe g = now; run d (1); } }
+  branch (serial == 1) { hold m (2) { run d (1.5); grow m (1); observe g = now; run d (1); } }
+  branch (serial == 2) { hold m (4) { run d (2); } }
+  branch (serial == 3) { hold m (2) { run d (3); } }
+  branch (serial == 4) { run d (2.5); hold m (1) { observe a = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"g": [(0, 3.0, 3.0), (1, 3.5, 3.5)], "a": [(4, 2.5, 2.5)]},
+     {"m": {"used": 3.8, "holders": 1.45, "admissions": 5, "wait": 0.0}}),
 ]
 
 
