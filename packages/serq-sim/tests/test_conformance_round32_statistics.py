@@ -135,6 +135,25 @@ session { run s (1); observe t = now; }
 run { horizon 10; }
 """, {"instants": {"t": 3}},
      {"s": {"completions": 3, "utilisation": 0.0, "present": 0.3, "wait": 0.0, "service": 1.0}}, {}, {}),
+    # The horizon's instant (docs/language.md: events at the horizon itself happen; a gauge's value there
+    # is held for no time). The hold of 2 ends at the horizon 5: the observe, the record's row and the next
+    # hold's admission (3 units) all happen at 5 and count (admissions 2, one completion), and the gauge's
+    # 3 at 5 is in neither its mean nor its greatest: mean 2 over [0, 5], least and greatest 2, CI 0.
+    ("the_horizons_instant", """
+pool m { cap 10; }
+stage d : delay;
+gauge u = used(m);
+workload { arrive batch(1); }
+session {
+  hold m (2) { run d (5); }
+  observe t = now;
+  record row { x = now; }
+  hold m (3) { run d (1); }
+}
+run { horizon 5; }
+""", {"end": 5.0, "instants": {"t": 1}, "records": {"row": 1}},
+     {"d": {"completions": 1}}, {"m": {"used": 2.0, "admissions": 2}},
+     {"u": {"mean": 2.0, "min": 2.0, "max": 2.0, "ci": 0.0}}),
 ]
 
 
