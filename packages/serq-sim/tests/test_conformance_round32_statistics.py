@@ -154,6 +154,40 @@ run { horizon 5; }
 """, {"end": 5.0, "instants": {"t": 1}, "records": {"row": 1}},
      {"d": {"completions": 1}}, {"m": {"used": 2.0, "admissions": 2}},
      {"u": {"mean": 2.0, "min": 2.0, "max": 2.0, "ci": 0.0}}),
+    # "A stage array held by some run with another is shared for the whole run: every job on it, a
+    # single-stage run included, is a flow of the policy, and its utilisation is the capacity its flows
+    # carry, Σ rate / φ". a is ps(3), b ps(1); F0 = run a, b (1), F1 = run a (1). maxmin: both rise to 1,
+    # where b is full: F0 stays at 1, F1 rises to the 2 a has left: F1 ends at 0.5, then F0 alone at 1
+    # ends at 1. a carries 3/3 on [0, 0.5] and 1/3 on [0.5, 1]: (0.5 + 1/6) / 10; present 2 · 0.5 + 0.5.
+    ("share_maxmin_fills_what_the_bottleneck_leaves", """
+stage a : ps(3);
+stage b : ps(1);
+share maxmin;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run a, b (1); } else { run a (1); }
+  observe t = now;
+}
+run { horizon 10; }
+""", {"instants": {"t": 2}},
+     {"a": {"utilisation": (0.5 + 1 / 6) / 10, "present": 0.15, "completions": 2},
+      "b": {"utilisation": 0.1, "present": 0.1}}, {}, {}),
+    # bottleneck: "each flow its equal share at the tightest of its stages, min over s of φ_s / n_s":
+    # F0 min(3/2, 1/1) = 1, F1 3/2: F1 ends at 2/3, then F0 min(3, 1) = 1 ends at 1. a carries 2.5/3 on
+    # [0, 2/3] and 1/3 on [2/3, 1]: (5/9 + 1/9) / 10; present 2 · 2/3 + 1/3.
+    ("share_bottleneck_leaves_it_unused", """
+stage a : ps(3);
+stage b : ps(1);
+share bottleneck;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run a, b (1); } else { run a (1); }
+  observe t = now;
+}
+run { horizon 10; }
+""", {"instants": {"t": 2}},
+     {"a": {"utilisation": (6 / 9) / 10, "present": (5 / 3) / 10, "completions": 2},
+      "b": {"utilisation": 0.1, "present": 0.1}}, {}, {}),
 ]
 
 
