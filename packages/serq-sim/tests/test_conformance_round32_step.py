@@ -190,6 +190,27 @@ session {
 run { horizon 20; }
 """, {"u": [(1, 1.0, 8.0)], "t": [(1, 2.0, 2.0), (0, 6.0, 6.0)]},
      {"E": {"iterations": 6, "prefill_only": 1, "decode_only": 5, "tokens": 11 / 6, "present": 0.35}}),
+    # "Displaced decodes keep any newly acquired allocation but neither execute nor advance computed KV".
+    # Block 4. s0 prefills 4 over [0, 1]; at 1 its decode to position 5 first grows its hold to a second
+    # block, then s1's waiting prefill (joined at 0.5) displaces it: s1 is admitted reading used(kv) = 8 (the
+    # block kept), its 6 alone over [1, 2]; s0 decodes positions 5, 6, 7 over [2, 5] in the block it kept.
+    # kv used 4 + 8 · 4 = 36; s0 caches min(10, 7) to blocks, 4 from 5: 60. Tokens 4, 6, 1, 1, 1: 13/5.
+    ("a_displaced_decode_keeps_its_new_block", """
+pool q { cap 10; admit via E; }
+pool kv { cap 100; block 4; }
+pool b { cap 100; }
+stage E : step { budget 8; cost 1; serve exclusive prefill; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold q (1), kv (4) { run E prefill (4) growing kv; run E decode (3) growing kv; } cache (10); }
+  else { run d (0.5); hold q (1), b (x) at admission (x = used(kv)) { observe u = used(b); run E prefill (6); } }
+  observe t = now;
+}
+run { horizon 20; }
+""", {"u": [(1, 1.0, 8.0)], "t": [(1, 2.0, 2.0), (0, 5.0, 5.0)]},
+     {"E": {"iterations": 5, "prefill_only": 2, "decode_only": 3, "tokens": 2.6},
+      "kv": {"used": 1.8, "cached": 3.0}, "q": {"queue": 0.025, "wait": 0.25}}),
     # The same under the default order: at 1 s0's decode takes its token first, s1 sees budget_left 7 and
     # its 6 fit beside it: a mixed iteration [1, 2]; s0's last 3 over [2, 5]. Tokens 1, 7, 1, 1, 1: 11/5.
     ("without_it_the_prefill_takes_what_the_decodes_leave", """
