@@ -1,5 +1,5 @@
 """serq fmt's statuses as docs/language.md states them (0 all in form, 1 some would be reformatted with
---check or an error, 2 a usage error), and its layout of comments at odd places: after the last token with
+--check, or an error without it, 2 a usage error or an error with --check), and its layout of comments at odd places: after the last token with
 no line end, inside an expression, `//` in a string, with CRLF line ends and tabs. Each is a fixed point and
 keeps the IR (without spans) of the text it was given."""
 
@@ -31,7 +31,7 @@ def test_the_statuses(tmp_path):
     r = run("fmt", "--check", "good.sq", "loose.sq", cwd=tmp_path)
     assert (r.returncode, r.stdout, r.stderr) == (1, "would reformat loose.sq\n", "")
     r = run("fmt", "--check", "loose.sq", "bad.sq", cwd=tmp_path)
-    assert (r.returncode, r.stdout) == (1, "") and r.stderr.startswith("bad.sq:1:9: error: unexpected `;`")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith("bad.sq:1:9: error: unexpected `;`")
     r = run("fmt", "loose.sq", "bad.sq", cwd=tmp_path)
     assert (r.returncode, r.stdout) == (1, "") and r.stderr.startswith("bad.sq:1:9: error:")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written

@@ -132,3 +132,39 @@ def test_a_folder_at_an_entrys_name_is_said_once(tmp_path):
     (entry / "kept").rmdir()
     entry.rmdir()
     assert check().stderr == "" and entry.is_file()
+
+
+# 6. `serq fmt --check` said both "some file would be reformatted" and "a file could not be checked" with
+#    status 1. An error of --check is status 2 (a usage error's, the one other status every command gives),
+#    with its message as it was; 1 is "would reformat" alone. Without --check an error stays 1, as in
+#    serq check.
+
+LOOSE = PROGRAM.replace("stage s : fifo;", "stage   s:fifo;")
+
+
+def _fmt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "serq"), "fmt", *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+
+
+def test_fmt_check_tells_an_error_from_a_file_to_reformat(tmp_path):
+    from serq_frontend.fmt import format_source
+
+    (tmp_path / "good.sq").write_text(format_source(PROGRAM))
+    (tmp_path / "loose.sq").write_text(LOOSE)
+    (tmp_path / "bad.sq").write_text("let x = ;\n")
+    (tmp_path / "p.ir.json").write_text("{}")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    r = _fmt(tmp_path, "--check", "good.sq", "loose.sq")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "would reformat loose.sq\n", "")
+    errors = {
+        ("loose.sq", "bad.sq"): "bad.sq:1:9: error: unexpected `;`",
+        ("good.sq", "absent.sq"): "error: absent.sq: cannot read: No such file or directory\n",
+        ("loose.sq", "p.ir.json"): "error: p.ir.json: an IR file, not serQ source",
+    }
+    for files, said in errors.items():
+        r = _fmt(tmp_path, "--check", *files)
+        assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith(said), r.stderr
+        # the same error without --check: status 1, the same message, as serq check's
+        plain = _fmt(tmp_path, *files)
+        assert (plain.returncode, plain.stderr) == (1, r.stderr)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written

@@ -27,12 +27,46 @@ def _not_ir(f: str, command: str) -> None:
                            "source (.sq); serq check, ir and run read IR files")
 
 
+class CheckFailed(Exception):
+    """An error of ``serq fmt --check`` (a file that cannot be read or does not parse, a plugin that fails in
+    its parse): its message as it is, status 2, where the same error is 1 without ``--check``. Status 1 of
+    ``--check`` says "some file would be reformatted" and nothing else, so a script tells a file out of form
+    from one that could not be checked (both were 1). 2 is the status of a usage error, of every command:
+    the one other than 1 that says the command could not do what it was asked."""
+
+    serq_user_error = True
+    serq_usage_error = True  # (serq.cli: status 2)
+
+
 @click.command("fmt")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@click.option("--check", is_flag=True, help="Change nothing; list the files fmt would change, exit 1 if any.")
+@click.option("--check", is_flag=True, help="Change nothing; list the files fmt would change, exit 1 if any "
+                                            "(2 for an error: a file that cannot be read or does not parse).")
 @click.pass_obj
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     """Reformat serQ source in one canonical style (comments kept)."""
+    if not check:
+        changed = _formatted(pm, files)
+    else:
+        try:
+            changed = _formatted(pm, files)
+        except Exception as e:
+            from serq.cli import is_user_error
+            from serq.plugins import plugin_failure
+
+            said = str(e) if is_user_error(e) else plugin_failure(pm, e)
+            if said is None:  # serQ's bug: its traceback
+                raise
+            raise CheckFailed(said) from None
+    _write_and_list(changed, check)
+    if check and changed:
+        sys.exit(1)
+
+
+def _formatted(pm: Any, files: tuple[str, ...]) -> list[tuple[str, bytes, str]]:
+    """``(name, bytes read, new text)`` of each file named whose layout is not fmt's, every file read,
+    parsed and formatted (one named twice, once); the first file that cannot be read or does not parse
+    raises its error."""
     from . import parse
     from .diagnostics import CompileError, decode_source
     from .fmt import format_source
@@ -60,6 +94,13 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         new = format_source(text)
         if new != text:  # (a byte-order mark, which decode_source leaves out of the text, is kept)
             changed.append((f, data, "\ufeff" + new if data.startswith(b"\xef\xbb\xbf") else new))
+    return changed
+
+
+def _write_and_list(changed: list[tuple[str, bytes, str]], check: bool) -> None:
+    """Write each changed file (not with ``check``), then list them."""
+    from .diagnostics import CompileError
+
     if not check:
         from serq.files import write_atomic
 
@@ -84,8 +125,6 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
 
     for f, _data, _new in changed:  # a name as a message prints it: `serq fmt *.sq` in a folder someone sent
         click.echo(f"{'would reformat' if check else 'reformatted'} {printable(f)}")
-    if check and changed:
-        sys.exit(1)
 
 
 def to_json(x: Any) -> Any:
