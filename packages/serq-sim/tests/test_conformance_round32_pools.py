@@ -358,6 +358,25 @@ session {
 run { horizon 10; }
 """, {"g": [(0, 3.0, 3.0), (1, 3.5, 3.5)], "a": [(4, 2.5, 2.5)]},
      {"m": {"used": 3.8, "holders": 1.45, "admissions": 5, "wait": 0.0}}),
+    # reuse on a pool in blocks: "consumes at most ρ units of its own cached prefix" in whole blocks (block 4:
+    # reuse (5) of the 8 cached consumes 4, the other block stays, dead); the release caches min(6, 8) = 6
+    # rounded down, 4; reuse (inf) consumes that 4, and cache (3) keeps floor(3 / 4) · 4 = 0. used 8 + 8 +
+    # 12; cached 8 on [1, 1], the dead 4 on [1, 2], 4 + 4 on [2, 2], the dead 4 from 2: 4 + 4 + 28 = 36.
+    ("reuse_in_whole_blocks", """
+pool m { cap 40; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (8) { run d (1); } cache (8);
+  hold m (6) reuse (5) { observe k = cached; observe u = used(m); run d (1); } cache (6);
+  observe c = cachedin(m);
+  hold m (10) reuse (inf) { observe k2 = cached; run d (1); } cache (3);
+  observe c2 = cachedin(m);
+}
+run { horizon 10; }
+""", {"k": [(0, 1.0, 4.0)], "u": [(0, 1.0, 8.0)], "c": [(0, 2.0, 4.0)], "k2": [(0, 2.0, 4.0)],
+                          "c2": [(0, 3.0, 0.0)]},
+     {"m": {"used": 2.8, "cached": 3.6, "evicted_units": 0.0, "admissions": 3}}),
 ]
 
 
