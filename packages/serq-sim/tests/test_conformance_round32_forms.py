@@ -556,3 +556,37 @@ def test_an_aggregates_refusals(expr, words):
     program already has" (docs/language.md: a count is a whole number of at least 1)."""
     src = f"stage d : delay;\nworkload {{ arrive batch(1); }}\nsession {{ run d ({expr}); }}\nrun {{ horizon 1; }}\n"
     assert words in refused(src)
+
+
+CHOOSE = """
+let N = 3;
+stage s[N] : fifo;
+workload { arrive batch(5); }
+session {
+  choose j in N by (queue(s[j]), KEY2);
+  observe c = j;
+  run s[j] (1);
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("key2, chosen", [
+    # Five sessions at 0 join the shortest queue of three fifos, one after another (each `run` starts its job
+    # at once, so the next reads it): the first key ties among the empty ones, the second key decides, then
+    # "the smallest index". With a constant second key: 0, 1, 2, then all at 1: 0, then 1.
+    ("0", [0, 1, 2, 0, 1]),
+    # -j: the largest index among the ties: 2, 1, 0, then 2, 1.
+    ("-j", [2, 1, 0, 2, 1]),
+    # a key that reads the session (serial even: j, odd: -j): s0 0; s1 among 1, 2: 2; s2 only 1 is empty: 1;
+    # s3 all at 1: 2; s4 among 0 and 1 (s[2] has 2): 0.
+    ("serial % 2 == 0 ? j : -j", [0, 2, 1, 2, 0]),
+])
+def test_choose_by_keys_in_order_then_the_smallest_index(monkeypatch, key2, chosen):
+    """§2: "choose NAME in expr by ( expr , ... ); -- NAME := argmin over 0..n, keys in order", §3 Ties:
+    "choose: the keys, in order, then the smallest index", over a stage family's `queue(s[j])`. Each job of
+    1 ends at 1, the second on a member at 2."""
+    _r, obs = run(CHOOSE.replace("KEY2", key2), monkeypatch)
+    assert [v for _s, _t, v in obs["c"]] == chosen
+    assert sorted(t for _s, t, _v in obs["t"]) == [1.0, 1.0, 1.0, 2.0, 2.0]
