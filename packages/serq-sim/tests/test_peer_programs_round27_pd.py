@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conform import both_tiers
 
@@ -74,8 +75,8 @@ def test_the_offload_tier_spills_and_lands(monkeypatch):
     # own 48 and prefills 53 [0.7825, 0.8025]. D0's hold of 101 (7 blocks, the 3 reused among them) beside
     # s1's 3 cached blocks evicts 2 of them, spilled to the tier (4 ms each, landing 0.8065). The read: 53
     # tokens after 5 ms, 0.815781 25; first 0.825781 25, last 0.865781 25; D0 caches 96 of s0's 105.
-    # Turn 2 of s1 at 0.9825: D0 holds 16 of its prefix (hit 16), the tier 32 (landed): the tier's hold
-    # binds g = 16 and takes min(32, 96 - 16) = 32. P0 [0.9825, 1.0025]; D0's hold of 7 blocks evicts 5 of
+    # Turn 2 of s1 at 0.9825: D0 holds 16 of its prefix (hit 16, c), the tier 32 (landed): the tier's hold
+    # within the GPU's takes min(32, 96 - c) = 32. P0 [0.9825, 1.0025]; D0's hold of 7 blocks evicts 5 of
     # s0's 6 (spilled); the tier read 2 blocks at 2 ms [1.0025, 1.0065], the NIC read 101 - 16 - 32 = 53
     # after 5 ms: 1.019781 25; first 1.029781 25, last 1.069781 25.
     report = both_tiers(HERE / "pd_offload.sq", monkeypatch)
@@ -99,5 +100,20 @@ def test_the_offload_tier_spills_and_lands(monkeypatch):
     end = 1.06978125
     assert report.result.end == pytest.approx(end)
     assert pools["D.cpu[0]"].cached == pytest.approx((32 * 0.2 + 80 * (end - 1.0025)) / end)
-    # the tier's hold of 32 from s1's admission to its request's end, the only units it allocated
-    assert pools["D.cpu[0]"].used == pytest.approx(32 * (end - 1.0025) / end)
+    # the tier's hold of 32 over its read, [1.0025, 1.0065], the only units it allocated
+    assert pools["D.cpu[0]"].used == pytest.approx(32 * 0.004 / end)
+
+
+def test_a_preempted_gpu_hold_reads_the_tier_again(monkeypatch):
+    # Under load the decoders' GPU holds are preempted after their tier read; each execution of the hold
+    # reads the GPU (its own prefix, what the preempted run computed included) and then the tier for what
+    # the GPU lacks, so a request's hits never exceed the history it may reuse, floor((prompt - 1) / 16) 16.
+    # (Written with the tier's hold first, binding the GPU's hit from cachedin(kv) itself, the hold executed
+    # again found on the GPU what the tier's read had loaded there and read nothing from the tier again:
+    # a load past the hold's allocation stopped the run.)
+    report = both_tiers(HERE / "pd_offload_load.sq", monkeypatch)
+    r = report.records("request")
+    gpu, cpu, prompt, pre = (np.asarray(r[c]) for c in ("gpu", "cpu", "prompt", "preemptions"))
+    assert ((pre > 0) & (cpu > 0)).sum() >= 5
+    assert (gpu + cpu <= (prompt - 1) // 16 * 16).all()
+    assert report.result.requests.prefix_cache_hit_rate == pytest.approx((gpu + cpu).sum() / prompt.sum())

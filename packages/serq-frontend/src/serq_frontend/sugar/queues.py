@@ -682,10 +682,16 @@ class QueueRewriter:
     def check_header(self, q: Queue, e: A.QEntry, s: A.SHold, own_pools: set[str], lets: set[str]) -> None:
         """A hold's header in an entry (units, reserve, reuse, the ``at admission`` bindings) reads the
         parameters, the queue's pools and stage and the constants: not the clock, nor what the session or
-        the entry has set (language.txt, Queues)."""
+        the entry has set (language.txt, Queues). A hold within another hold of the entry reads besides
+        `cached` and what the entry set before it from neither the clock nor a hidden attribute (the spec
+        is silent on such a hold: docs/language.md, Queues)."""
         # `computed` too: the hold's own position at its last preemption, which the pool sets, and what
         # a header that resumes rather than restarts reads (lib/vllm.sq's `known`)
         ok = lets | own_pools | {q.name, "inf", "self", "computed"}
+        nested = any(s is t for h in A.walk_stmts(e.body) if isinstance(h, A.SHold) for t in A.walk_stmts(h.body))
+        before, tainted = self._entry_sets(e, s) if nested else (set(), set())
+        if nested:
+            ok = ok | {"cached"} | (before - tainted)
         params = set(e.params)
         roots: list[Any] = []
         # the pools the hold names (its `from` pool among them) are its statement's, not a read
@@ -709,23 +715,25 @@ class QueueRewriter:
                     continue
                 if head == "now":
                     what = "the clock, `now`"
+                elif nested and head in tainted:
+                    raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads `{head}`, "
+                                         "which the entry sets from the clock or a hidden attribute; a hold "
+                                         "within another reads in its header what the entry set before it, "
+                                         "`cached` and what the entry's first hold reads, not the clock or "
+                                         "what the scheduler may not know")
+                elif nested and head in A.assigned_in(e.body):
+                    raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads `{head}`, "
+                                         "which the entry sets only after this hold; a hold within another "
+                                         "reads in its header what the entry set before it: set it first")
                 elif head == "cached" or head in A.assigned_in(e.body):
                     # "set the value there" of the message below is no way out: the value is set there already
-                    nested = any(s is t for h in A.walk_stmts(e.body) if isinstance(h, A.SHold)
-                                 for t in A.walk_stmts(h.body))
-                    told = (f"`cached`, which {'an enclosing' if nested else 'a'} hold's admission sets"
-                            if head == "cached" else f"`{head}`, which the entry sets")
-                    # a hold within another (an offload tier's after the request's own hold) reads what the
-                    # outer one's admission consumed from the pools in its own bindings, written first
-                    how = ("write this hold before the hold it is in, binding what it needs from the pools in its "
-                           "own `at admission (…)` (a tier read before the GPU's hold: `at admission (g = "
-                           "min(cachedin(kv), …), h = min(cachedin(tier), … - g))`)" if nested else
-                           "write the header in the parameters and pools the value comes from")
+                    told = "`cached`, which a hold's admission sets" if head == "cached" else \
+                        f"`{head}`, which the entry sets"
                     raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads {told}; the "
-                                         "header of every hold of an entry (units, reserve, reuse, `at "
-                                         "admission`), one within its body too, reads the entry's parameters, "
-                                         "its queue's pools and stage, the constants and `computed`, not what "
-                                         f"the entry's statements set: {how}")
+                                         "header of an entry's first hold (units, reserve, reuse, `at "
+                                         "admission`) reads its parameters, its queue's pools and stage, the "
+                                         "constants and `computed`, not what the entry's statements set: write "
+                                         "the header in the parameters and pools the value comes from")
                 elif head == e.src:
                     what = f"`{head}`, the pool its `from` names (the body's to take, not the admission's)"
                 elif head in self.queues or head in self.globals:
@@ -736,6 +744,37 @@ class QueueRewriter:
                                      "entry's header (units, reserve, reuse, `at admission`) reads its "
                                      "parameters, its queue's pools and stage and the constants (the body "
                                      "may read more: set the value there, or pass it)")
+
+    def _entry_sets(self, e: A.QEntry, hold: A.SHold) -> tuple[set[str], set[str]]:
+        """The names the entry's statements set before ``hold`` (in source order), and the names any of
+        its statements sets from the clock or a hidden attribute, directly or through another such name."""
+        before: set[str] = set()
+        for t in A.walk_stmts(e.body):
+            if t is hold:
+                break
+            if isinstance(t, (A.SSet, A.SChoose)):
+                before.add(t.name)
+            elif isinstance(t, A.SHold):
+                before.update(b.name for b in t.bindings)
+        sources: dict[str, list[Any]] = {}
+        for t in A.walk_stmts(e.body):
+            if isinstance(t, (A.SSet, A.SChoose)):
+                sources.setdefault(t.name, []).extend(A.stmt_exprs(t))
+            elif isinstance(t, A.SHold):
+                for b in t.bindings:
+                    sources.setdefault(b.name, []).append(b.value)
+        tainted: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, exprs in sources.items():
+                if name in tainted:
+                    continue
+                reads = {x.parts[0][0] for r in exprs for x in A.walk_expr(r) if type(x) is A.Var}
+                if reads & (self.hidden | tainted | {"now"}):
+                    tainted.add(name)
+                    changed = True
+        return before, tainted
 
     def check_reads(self, q: Queue, e: A.QEntry, root: Any, own_pools: set[str]) -> None:
         """An observable in an entry reads the queue's own pools and stage (and the pool its ``from``
