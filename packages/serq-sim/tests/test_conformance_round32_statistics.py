@@ -188,6 +188,27 @@ run { horizon 10; }
 """, {"instants": {"t": 2}},
      {"a": {"utilisation": (6 / 9) / 10, "present": (5 / 3) / 10, "completions": 2},
       "b": {"utilisation": 0.1, "present": 0.1}}, {}, {}),
+    # §3's two gauges written in the text: "the time fraction some decoder is full is gauge full = max j in N
+    # (free(reqs[j]) == 0);, the spread max j in N (used(kv[j])) - min j in N (used(kv[j]))". s0 holds
+    # reqs[0] and 4 of kv[0] over [0, 2], s1 reqs[1] and 1 of kv[1] over [1, 4]; horizon 5. full: 1 on [0, 4]:
+    # 0.8 (its 20 windows of 0.25: sixteen 1s, four 0s: CI 2.093 · sqrt(0.16 · 20 / 19) / sqrt(20)); spread:
+    # 4 on [0, 1], 3 on [1, 2], 1 on [2, 4], 0 on [4, 5]: 9 / 5, least 0, greatest 4.
+    ("the_texts_gauges", """
+let N = 2;
+pool reqs[N] { cap 1; }
+pool kv[N] { cap 10; }
+stage d : delay;
+gauge full = max j in N (free(reqs[j]) == 0);
+gauge spread = max j in N (used(kv[j])) - min j in N (used(kv[j]));
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold reqs[0] (1), kv[0] (4) { run d (2); } }
+  else { run d (1); hold reqs[1] (1), kv[1] (1) { run d (3); } }
+}
+run { horizon 5; }
+""", {"end": 5.0}, {}, {},
+     {"full": {"mean": 0.8, "min": 0.0, "max": 1.0, "ci": 2.093 * (0.16 * 20 / 19) ** 0.5 / 20 ** 0.5},
+      "spread": {"mean": 1.8, "min": 0.0, "max": 4.0}}),
 ]
 
 
