@@ -377,6 +377,38 @@ run { horizon 10; }
 """, {"k": [(0, 1.0, 4.0)], "u": [(0, 1.0, 8.0)], "c": [(0, 2.0, 4.0)], "k2": [(0, 2.0, 4.0)],
                           "c2": [(0, 3.0, 0.0)]},
      {"m": {"used": 2.8, "cached": 3.6, "evicted_units": 0.0, "admissions": 3}}),
+    # A preemption on m releases the victim's holds "down to the one on the preempted pool" (docs/language.md)
+    # and the victim "re-enters the head of the pool's queue with the hold statement to execute again". s1
+    # holds 3 of A around 2 of m; at 1 s0's grow on m preempts s1 (the last admitted there): its hold of m
+    # goes, the outer hold of A stays (used(A) 3 when s1 is admitted to m again at 2, a = 23); [2, 7], then
+    # A caches 3. A: used 3 · 7, one admission, cached 3 from 7; m: s1 queued [1, 2], waits 0, 0, 1.
+    ("preemption_keeps_the_holds_around_the_preempted_one", """
+pool A { cap 10; }
+pool m { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (2); run d (1); } }
+  else { hold A (3) { hold m (2) { observe a = now * 10 + used(A); run d (5); } observe x = used(A); } cache (3); observe c = cachedin(A); }
+}
+run { horizon 10; }
+""", {"a": [(1, 0.0, 3.0), (1, 2.0, 23.0)], "x": [(1, 7.0, 3.0)], "c": [(1, 7.0, 3.0)]},
+     {"A": {"used": 2.1, "cached": 0.9, "admissions": 1}, "m": {"queue": 0.1, "wait": 1 / 3, "preemptions": 1}}),
+    # The hold of A inside the hold of m: both released at 1, A's caching nothing (a hold preempted before it
+    # computed anything caches nothing, docs/language.md), and both executed again from the m hold at 2: A
+    # used 3 on [0, 1] and [2, 7], two admissions; the inner hold's release at 7 caches 3 (x = 0 after it).
+    ("preemption_releases_the_holds_inside_it", """
+pool A { cap 10; }
+pool m { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (2); run d (1); } }
+  else { hold m (2) { hold A (3) { observe a = now * 10 + used(A); run d (5); } cache (3); observe x = used(A); } observe c = cachedin(A); }
+}
+run { horizon 10; }
+""", {"a": [(1, 0.0, 3.0), (1, 2.0, 23.0)], "x": [(1, 7.0, 0.0)], "c": [(1, 7.0, 3.0)]},
+     {"A": {"used": 1.8, "cached": 0.9, "admissions": 2}, "m": {"preemptions": 1}}),
 ]
 
 
