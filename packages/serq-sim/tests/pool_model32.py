@@ -1,0 +1,199 @@
+"""An independent model of one pool and a delay stage (test_conformance_round32_pool_model.py), written from
+language.txt §3's words, not from the simulator's code:
+
+* Configuration: "Commands take no time; they run whenever a session is ready, in the order sessions became
+  ready … After every event the interpreter settles: it runs every ready session, then retries … admissions
+  at every pool …, until nothing changes" (the sessions the admissions make ready run after the admissions of
+  that round, docs/language.md); `arrive batch(n)` makes every session ready at 0 in serial order; events at
+  one instant in the order they were scheduled;
+* Pools: "The head of a queue is admitted when every pool of its hold has room for its reserve units next
+  to the allocated units (used + r ≤ cap, r = max(u, reserve); cached prefixes never block) … the first that
+  does not fit blocks the rest"; "A request that can never fit — its units, or its reserve when that is
+  larger, above the cap, as they evaluate when the session joins the queue — is rejected: the session ends";
+  "on admission the session consumes at most ρ units of its own cached prefix (cached := what it consumed);
+  the rest of that entry stays in the cache as a dead entry with the same age … Other entries are evicted in
+  the pool's order until allocations and cache fit"; "At the end of the body the units are released and
+  min(ℓ, computed) units stay cached, rounded down to blocks (computed is the allocation …)"; "Eviction is
+  per entry, or per block from the tail of the entry when the pool has block b; evict lru orders by release
+  time and then release order"; allocations round up to blocks (pool-reference.txt, block);
+* Stages: "delay: every job on its own at rate 1"; "A run of zero work completes at once".
+
+A session: `run d (A); hold m (U1) reserve (R1) { observe a1 = now; run d (S1); } [cache (L1)]; run d (G);
+hold m (U2) reserve (R2) { observe a2 = now; observe k2 = cached; run d (S2); } cache (L2); observe e = now;`,
+its numbers per serial.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+FIELDS = ("A", "U1", "R1", "S1", "G", "U2", "R2", "S2", "L2")
+
+
+def draw(rng: random.Random) -> tuple[int, int, list[dict]]:
+    """A random pool (cap, block) and sessions: times on a grid of 0.5 so that events tie."""
+    b = rng.choice([1, 1, 2, 3, 4])
+    cap = rng.randint(4, 10)
+    if rng.random() < 0.7:
+        cap = max(b, cap - cap % b)
+    with_l1 = rng.random() < 0.7
+    sessions = []
+    for _ in range(rng.randint(2, 5)):
+        u1 = rng.randint(1, cap + (1 if rng.random() < 0.1 else 0))
+        u2 = rng.randint(1, cap)
+        sessions.append(dict(
+            A=rng.choice([0, 0.5, 1, 1.5]), U1=u1, R1=rng.choice([0, 0, u1, min(cap + 1, u1 + rng.randint(0, 3))]),
+            S1=rng.choice([0.5, 1, 2]), L1=rng.randint(0, u1 + 2) if with_l1 else None, G=rng.choice([0, 0.5, 1]),
+            U2=u2, R2=rng.choice([0, u2, min(cap, u2 + rng.randint(0, 3))]), S2=rng.choice([0.5, 1, 2]),
+            L2=rng.randint(0, u2 + 2)))
+    return cap, b, sessions
+
+
+def program(cap: int, b: int, sessions: list[dict], horizon: float) -> str:
+    def table(k):
+        e = str(sessions[-1][k])
+        for s in range(len(sessions) - 2, -1, -1):
+            e = f"serial == {s} ? {sessions[s][k]} : ({e})"
+        return e
+
+    sets = "\n".join(f"  set {k} = {table(k)};" for k in FIELDS)
+    c1 = f" cache ({table('L1')})" if sessions[0]["L1"] is not None else ""
+    block = f" block {b};" if b > 1 else ""
+    return (f"pool m {{ cap {cap};{block} }}\nstage d : delay;\nworkload {{ arrive batch({len(sessions)}); }}\n"
+            f"session {{\n{sets}\n  run d (A);\n"
+            f"  hold m (U1) reserve (R1) {{ observe a1 = now; run d (S1); }}{c1};\n"
+            "  run d (G);\n"
+            "  hold m (U2) reserve (R2) { observe a2 = now; observe k2 = cached; run d (S2); } cache (L2);\n"
+            f"  observe e = now;\n}}\nrun {{ horizon {horizon}; }}\n")
+
+
+def model(cap: int, b: int, sessions: list[dict], horizon: float):
+    """The observes ``{name: [(session, time, value), …]}`` in time then session order, and the pool's
+    figures (time averages over the horizon, counts)."""
+    up = lambda x: math.ceil(x / b) * b  # noqa: E731
+    down = lambda x: math.floor(x / b) * b  # noqa: E731
+    obs = {k: [] for k in ("a1", "a2", "k2", "e")}
+    events = []  # (time, sequence, session)
+    queue = []  # the waiting sessions, FIFO
+    entries = []  # [units, release time, release order, owner or None (dead)]
+    f = dict(used=0.0, area_used=0.0, area_cached=0.0, last=0.0, now=0.0, seq=0, order=0, admissions=0,
+             evicted_entries=0, evicted_units=0.0, rejections=0)
+    state = [dict(pc=0, consumed=0.0) for _ in sessions]
+
+    def cached():
+        return sum(e[0] for e in entries)
+
+    def advance(t):
+        f["area_used"] += f["used"] * (t - f["last"])
+        f["area_cached"] += cached() * (t - f["last"])
+        f["last"] = t
+
+    def schedule(dt, s):
+        events.append((f["now"] + dt, f["seq"], s))
+        f["seq"] += 1
+
+    def hold(s, which):
+        p = sessions[s]
+        return (p["U1"], p["R1"], p["L1"]) if which == 1 else (p["U2"], p["R2"], p["L2"])
+
+    def run_session(s):
+        # the program counter: 0 run A; 1 join hold 1; 2 admitted to it; 3 its run ended; 4 run G; 5 join
+        # hold 2; 6 admitted; 7 its run ended; 8 the last observe
+        x, p = state[s], sessions[s]
+        while True:
+            pc = x["pc"]
+            if pc in (0, 4):
+                x["pc"] = pc + 1
+                work = p["A"] if pc == 0 else p["G"]
+                if work > 0:
+                    schedule(work, s)
+                    return
+            elif pc in (1, 5):
+                u, r, _cache = hold(s, 1 if pc == 1 else 2)
+                if up(max(u, r)) > cap:
+                    f["rejections"] += 1
+                    x["pc"] = 99
+                    return
+                queue.append(s)
+                x["pc"] = pc + 1
+                return
+            elif pc in (2, 6):
+                obs["a1" if pc == 2 else "a2"].append((s, f["now"], f["now"]))
+                if pc == 6:
+                    obs["k2"].append((s, f["now"], x["consumed"]))
+                x["pc"] = pc + 1
+                schedule(p["S1"] if pc == 2 else p["S2"], s)
+                return
+            elif pc in (3, 7):
+                u, _r, keep = hold(s, 1 if pc == 3 else 2)
+                f["used"] -= up(u)
+                if keep is not None:
+                    for e in entries:
+                        if e[3] == s:
+                            e[3] = None
+                    kept = down(min(keep, up(u)))
+                    if kept > 0:
+                        entries.append([float(kept), f["now"], f["order"], s])
+                        f["order"] += 1
+                x["pc"] = pc + 1
+            elif pc == 8:
+                obs["e"].append((s, f["now"], f["now"]))
+                x["pc"] = 100
+                return
+            else:
+                return
+
+    def admissions():
+        admitted = []
+        while queue:
+            s = queue[0]
+            u, r, keep = hold(s, 1 if state[s]["pc"] == 2 else 2)
+            if f["used"] + up(max(u, r)) > cap:
+                break
+            queue.pop(0)
+            consumed = 0.0
+            own = [e for e in entries if e[3] == s]
+            if keep is not None and own:
+                e = own[0]
+                consumed = min(e[0], up(u))
+                e[0] -= consumed
+                e[3] = None
+                if e[0] == 0:
+                    entries.remove(e)
+            state[s]["consumed"] = consumed
+            while f["used"] + up(u) + cached() > cap:
+                e = min(entries, key=lambda e: (e[1], e[2]))
+                take = b if b > 1 else e[0]
+                e[0] -= take
+                f["evicted_units"] += take
+                if e[0] <= 0:
+                    entries.remove(e)
+                    f["evicted_entries"] += 1
+            f["used"] += up(u)
+            f["admissions"] += 1
+            admitted.append(s)
+        return admitted
+
+    def settle(ready):
+        while ready:
+            for s in ready:
+                run_session(s)
+            ready = admissions()
+
+    settle(list(range(len(sessions))))
+    while events:
+        events.sort()
+        t, _seq, s = events.pop(0)
+        if t > horizon:
+            break
+        advance(t)
+        f["now"] = t
+        settle([s])
+    advance(horizon)
+    for k in obs:
+        obs[k].sort(key=lambda z: (z[1], z[0]))
+    figures = dict(used=f["area_used"] / horizon, cached=f["area_cached"] / horizon, admissions=f["admissions"],
+                   evicted_entries=f["evicted_entries"], evicted_units=f["evicted_units"],
+                   rejections=f["rejections"])
+    return obs, figures

@@ -1,0 +1,49 @@
+"""Conformance of language.txt §3's Configuration, Pools and Ties on random small programs of one pool,
+against pool_model32.model, an independent model written from the spec's words: sessions of two holds each
+(FIFO with head-of-line blocking, reserve, rejection when joining, the own prefix consumed and the rest left
+dead, eviction in LRU order per entry or per block from the tail, caching min(ℓ, allocation) rounded down to
+blocks), times on a grid of 0.5 so that events tie and the settle order decides. Every program runs on the
+tier serQ picks and on the general engine (conform.run: the same JSON reports and samples); each session's
+admission times, the prefix its second hold consumed and its end, and the pool's figures, are the model's.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from conform import pool_json, run
+from pool_model32 import draw, model, program
+
+HORIZON = 40.0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_random_pool_program_against_the_model(monkeypatch, seed):
+    rng = random.Random(3200 + seed)
+    for _ in range(3):
+        cap, b, sessions = draw(rng)
+        src = program(cap, b, sessions, HORIZON)
+        want_obs, want = model(cap, b, sessions, HORIZON)
+        r, got = run(src, monkeypatch)
+        for name, samples in want_obs.items():
+            assert got.get(name, []) == samples, (name, src)
+        m = pool_json(r, "m")
+        assert {k: m[k] for k in want} == pytest.approx(want, rel=1e-9, abs=1e-12), src
+
+
+def test_the_draws_reach_the_rules():
+    """The programs drawn take the paths the model is about: over the 120 of the test, evictions, rejections,
+    a consumed prefix, a wait in the queue and a block pool each occur in some."""
+    seen = dict(evicted=0, rejected=0, consumed=0, waited=0, blocks=0)
+    for seed in range(40):
+        rng = random.Random(3200 + seed)
+        for _ in range(3):
+            cap, b, sessions = draw(rng)
+            obs, fig = model(cap, b, sessions, HORIZON)
+            seen["evicted"] += fig["evicted_units"] > 0
+            seen["rejected"] += fig["rejections"] > 0
+            seen["consumed"] += any(v > 0 for _s, _t, v in obs["k2"])
+            seen["waited"] += any(t > sessions[s]["A"] for s, t, _v in obs["a1"])
+            seen["blocks"] += b > 1
+    assert all(n >= 10 for n in seen.values()), seen
