@@ -18,9 +18,10 @@ language.txt §3's words, not from the simulator's code:
   time and then release order"; allocations round up to blocks (pool-reference.txt, block);
 * Stages: "delay: every job on its own at rate 1"; "A run of zero work completes at once".
 
-A session: `run d (A); hold m (U1) reserve (R1) { observe a1 = now; run d (S1); } [cache (L1)]; run d (G);
+A session of `model`: `run d (A); hold m (U1) reserve (R1) { observe a1 = now; run d (S1); } [cache (L1)]; run d (G);
 hold m (U2) reserve (R2) { observe a2 = now; observe k2 = cached; run d (S2); } cache (L2); observe e = now;`,
-its numbers per serial.
+its numbers per serial. A session of `model_grow` (a pool of `preempt lifo`): `run d (A); hold m (U) {
+observe a = now; run d (S1); grow m (D); observe g = now; run d (S2); } cache (L); observe e = now;`.
 """
 
 from __future__ import annotations
@@ -197,3 +198,198 @@ def model(cap: int, b: int, sessions: list[dict], horizon: float):
                    evicted_entries=f["evicted_entries"], evicted_units=f["evicted_units"],
                    rejections=f["rejections"])
     return obs, figures
+
+
+GROW_FIELDS = ("A", "U", "S1", "D", "S2", "L")
+
+
+def draw_grow(rng: random.Random) -> tuple[int, int, list[dict]]:
+    """A random pool of `preempt lifo` and sessions that grow: times on a grid of 0.5."""
+    b = rng.choice([1, 1, 2, 4])
+    cap = rng.randint(4, 12)
+    if rng.random() < 0.7:
+        cap = max(b, cap - cap % b)
+    ss = []
+    for _ in range(rng.randint(2, 5)):
+        u = rng.randint(1, max(1, cap // 2))
+        ss.append(dict(A=rng.choice([0, 0.5, 1, 1.5]), U=u, S1=rng.choice([0.5, 1, 2]),
+                       D=rng.randint(1, max(1, cap // 2)), S2=rng.choice([0.5, 1, 2]), L=rng.randint(0, cap)))
+    return cap, b, ss
+
+
+def program_grow(cap: int, b: int, ss: list[dict], horizon: float) -> str:
+    def table(k):
+        e = str(ss[-1][k])
+        for s in range(len(ss) - 2, -1, -1):
+            e = f"serial == {s} ? {ss[s][k]} : ({e})"
+        return e
+    sets = "\n".join(f"  set {k} = {table(k)};" for k in GROW_FIELDS)
+    block = f" block {b};" if b > 1 else ""
+    return (f"pool m {{ cap {cap};{block} preempt lifo; }}\nstage d : delay;\nworkload {{ arrive batch({len(ss)}); }}\n"
+            f"session {{\n{sets}\n  run d (A);\n"
+            "  hold m (U) { observe a = now; run d (S1); grow m (D); observe g = now; run d (S2); } cache (L);\n"
+            f"  observe e = now;\n}}\nrun {{ horizon {horizon}; }}\n")
+
+
+def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
+    """The observes and the pool's figures of program_grow's program: §3's "grow m (d) enlarges the innermost
+    hold on m by d (rounded to blocks) … with preempt lifo the holder … was admitted last … (a pool that is no
+    engine's memory preempts its most recently admitted holder): its job leaves its stage, its hold is
+    released with its computed prefix cached, and it re-enters the head of the pool's queue with the hold
+    statement to execute again. The grower itself can be the victim" (a hold that computed nothing caches
+    nothing, and a grower its own victim whose units after the growth are above the cap is rejected:
+    docs/language.md), victims taken from the last admitted until the growth fits, each put at the head."""
+    up = lambda x: math.ceil(x / b) * b  # noqa: E731
+    down = lambda x: math.floor(x / b) * b  # noqa: E731
+    obs = {k: [] for k in ("a", "g", "e")}
+    events = []
+    queue = []
+    entries = []
+    holders = []  # in order of (latest) admission
+    f = dict(used=0.0, au=0.0, ac=0.0, last=0.0, now=0.0, seq=0, order=0, adm=0, pre=0, rej=0, evu=0.0)
+    st = [dict(pc=0, alloc=0, ev=None) for _ in ss]
+
+    def cached():
+        return sum(e[0] for e in entries)
+
+    def advance(t):
+        f["au"] += f["used"] * (t - f["last"])
+        f["ac"] += cached() * (t - f["last"])
+        f["last"] = t
+
+    def schedule(dt, s):
+        ev = (f["now"] + dt, f["seq"], s)
+        events.append(ev)
+        st[s]["ev"] = ev
+        f["seq"] += 1
+
+    def evict_to_fit(extra):
+        while f["used"] + extra + cached() > cap:
+            e = min(entries, key=lambda e: (e[1], e[2]))
+            take = b if b > 1 else e[0]
+            e[0] -= take
+            f["evu"] += take
+            if e[0] <= 0:
+                entries.remove(e)
+
+    def preempt(v, grower):
+        x = st[v]
+        f["pre"] += 1
+        f["used"] -= x["alloc"]
+        units_after = x["alloc"] + (up(ss[v]["D"]) if v == grower else 0)
+        x["alloc"] = 0
+        holders.remove(v)
+        if x["ev"] in events:
+            events.remove(x["ev"])
+        x["ev"] = None
+        if v == grower and units_after > cap:
+            f["rej"] += 1
+            x["pc"] = 99
+        else:
+            queue.insert(0, v)
+            x["pc"] = 2
+
+    def run_session(s):
+        # the program counter: 0 run A; 1 join the hold; 2 admitted; 3 grow; 4 grown; 5 the hold's end; 6 the
+        # last observe
+        x, p = st[s], ss[s]
+        while True:
+            pc = x["pc"]
+            if pc == 0:
+                x["pc"] = 1
+                if p["A"] > 0:
+                    schedule(p["A"], s)
+                    return
+            elif pc == 1:
+                if up(p["U"]) > cap:
+                    f["rej"] += 1
+                    x["pc"] = 99
+                    return
+                queue.append(s)
+                x["pc"] = 2
+                return
+            elif pc == 2:
+                obs["a"].append((s, f["now"], f["now"]))
+                x["pc"] = 3
+                schedule(p["S1"], s)
+                return
+            elif pc == 3:
+                need = up(p["D"])
+                while f["used"] + need > cap:
+                    v = holders[-1]
+                    preempt(v, s)
+                    if v == s:
+                        return
+                evict_to_fit(need)
+                f["used"] += need
+                x["alloc"] += need
+                x["pc"] = 4
+            elif pc == 4:
+                obs["g"].append((s, f["now"], f["now"]))
+                x["pc"] = 5
+                schedule(p["S2"], s)
+                return
+            elif pc == 5:
+                f["used"] -= x["alloc"]
+                holders.remove(s)
+                for e in entries:
+                    if e[3] == s:
+                        e[3] = None
+                kept = down(min(p["L"], x["alloc"]))
+                x["alloc"] = 0
+                if kept > 0:
+                    entries.append([float(kept), f["now"], f["order"], s])
+                    f["order"] += 1
+                x["pc"] = 6
+            elif pc == 6:
+                obs["e"].append((s, f["now"], f["now"]))
+                x["pc"] = 100
+                return
+            else:
+                return
+
+    def admissions():
+        adm = []
+        while queue:
+            s = queue[0]
+            u = up(ss[s]["U"])
+            if f["used"] + u > cap:
+                break
+            queue.pop(0)
+            # its own prefix: consumed (cache clause), the rest dead
+            own = [e for e in entries if e[3] == s]
+            if own:
+                e = own[0]
+                c = min(e[0], u)
+                e[0] -= c
+                e[3] = None
+                if e[0] == 0:
+                    entries.remove(e)
+            evict_to_fit(u)
+            f["used"] += u
+            st[s]["alloc"] = u
+            holders.append(s)
+            f["adm"] += 1
+            adm.append(s)
+        return adm
+
+    def settle(ready):
+        while ready:
+            for s in ready:
+                run_session(s)
+            ready = admissions()
+
+    settle(list(range(len(ss))))
+    while events:
+        events.sort()
+        t, _q, s = events.pop(0)
+        if t > horizon:
+            break
+        advance(t)
+        f["now"] = t
+        settle([s])
+    advance(horizon)
+    for k in obs:
+        obs[k].sort(key=lambda z: (z[1], z[0]))
+    return obs, dict(used=f["au"] / horizon, cached=f["ac"] / horizon, admissions=f["adm"], preemptions=f["pre"],
+                     rejections=f["rej"], evicted_units=f["evu"])

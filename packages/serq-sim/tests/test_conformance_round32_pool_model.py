@@ -5,6 +5,8 @@ dead, eviction in LRU order per entry or per block from the tail, caching min(â„
 blocks), times on a grid of 0.5 so that events tie and the settle order decides. Every program runs on the
 tier serQ picks and on the general engine (conform.run: the same JSON reports and samples); each session's
 admission times, the prefix its second hold consumed and its end, and the pool's figures, are the model's.
+And sessions that grow their hold on a pool of `preempt lifo` (pool_model32.model_grow): the victims, their
+return to the head of the queue, the hold executed again, a grower beyond the cap rejected.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import random
 
 import pytest
 from conform import pool_json, run
-from pool_model32 import draw, model, program
+from pool_model32 import draw, draw_grow, model, model_grow, program, program_grow
 
 HORIZON = 40.0
 
@@ -46,4 +48,34 @@ def test_the_draws_reach_the_rules():
             seen["consumed"] += any(v > 0 for _s, _t, v in obs["k2"])
             seen["waited"] += any(t > sessions[s]["A"] for s, t, _v in obs["a1"])
             seen["blocks"] += b > 1
+    assert all(n >= 10 for n in seen.values()), seen
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_random_growing_program_against_the_model(monkeypatch, seed):
+    """pool_model32.model_grow: sessions that grow their hold on a pool of `preempt lifo`, victims the most
+    recently admitted holders (the grower itself included), each back at the head of the queue to execute
+    its hold again, a grower its own victim beyond the cap rejected."""
+    rng = random.Random(3300 + seed)
+    for _ in range(3):
+        cap, b, sessions = draw_grow(rng)
+        src = program_grow(cap, b, sessions, HORIZON)
+        want_obs, want = model_grow(cap, b, sessions, HORIZON)
+        r, got = run(src, monkeypatch)
+        for name, samples in want_obs.items():
+            assert got.get(name, []) == samples, (name, src)
+        m = pool_json(r, "m")
+        assert {k: m[k] for k in want} == pytest.approx(want, rel=1e-9, abs=1e-12), src
+
+
+def test_the_growing_draws_preempt_and_reject():
+    """Over the 120 growing programs of the test, some preempt, some preempt more than once, some reject."""
+    seen = dict(preempted=0, twice=0, rejected=0)
+    for seed in range(40):
+        rng = random.Random(3300 + seed)
+        for _ in range(3):
+            _obs, fig = model_grow(*draw_grow(rng), HORIZON)
+            seen["preempted"] += fig["preemptions"] > 0
+            seen["twice"] += fig["preemptions"] > 1
+            seen["rejected"] += fig["rejections"] > 0
     assert all(n >= 10 for n in seen.values()), seen
