@@ -204,22 +204,27 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
         plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))
         if isinstance(node.queue, N.QueueBy):
             keys = node.queue.keys
-            pool.keyed = sim.compiler.keys_fn(keys, span=node.span)
+            pool.keyed = sim.compiler.keys_fn(keys, span=node.span, kind="queue by")
             form = queue_form(keys)
             if form == "static" and KEYS_AT_JOIN:
-                pool.queue = KeyedQueue(pool)
+                pool.queue = KeyedQueue(pool, sim.compiler.keys_fn(keys, span=node.span))
                 pool.keyed_at_join = True
             elif form == "waited":
+                # (not checked for NaN, nor KeyedQueue's above: a NaN hands the queue to the scan, whose keys
+                # note it when it reads them, as the scan of every head lookup would: on both tiers, the fast
+                # one evaluating these at the join)
                 static = sim.compiler.keys_fn(keys[:-1], span=node.span)
                 pool.queue = WaitedQueue(pool, static, waited_last(keys), pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
             elif form == "cuts":
-                pool.queue = ThresholdQueue(_at_waited(pool.keyed), waited_cuts(keys), pulse=_key_pulse(sim, pool))
+                # (the keys not checked for NaN, as `static` above: the scan that follows one notes it)
+                pool.queue = ThresholdQueue(_at_waited(sim.compiler.keys_fn(keys, span=node.span)), waited_cuts(keys),
+                                            pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
             elif form == "lin":
                 j, lin, leaves = linear_waited(keys)
-                pool.queue = LinearQueue(_at_waited(pool.keyed), j, lin, _leaves_of(sim, leaves, node.span),
-                                         pulse=_key_pulse(sim, pool))
+                pool.queue = LinearQueue(_at_waited(sim.compiler.keys_fn(keys, span=node.span)), j, lin,
+                                         _leaves_of(sim, leaves, node.span), pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill

@@ -36,7 +36,7 @@ from serq_ir import nodes as N
 from serq_ir.analysis import taken_arm
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
-from . import fold, rand
+from . import fold, nankeys, rand
 from .errors import Preempted, work_message
 from .tier_env import forced_general
 
@@ -436,6 +436,11 @@ class Compiler:
         self.program = program
         self.g: dict[str, Any] = dict(HELPERS)
         self.g["E"] = sim
+        # a key that came out NaN (nankeys.seen): its session is the Session ``s`` of the generated code
+        first = sim.nan_keys
+        self.g["_nk"] = lambda places, t, s, keys: nankeys.seen(first, places, t, None if s is None else s.serial, keys)
+        #: the clauses' key places the generated code names (kept here: :meth:`obj` names an object by its id)
+        self.key_places: list = []
         for name, r in sim.rngs.items():
             self.g[RNG[name]] = r.random
         self._objs: dict[int, str] = {}
@@ -766,9 +771,37 @@ class Compiler:
             self.g["_NULL_CTX"] = Ctx()
         return eval(self._code(src), self.g)  # noqa: S307 - our own generated code
 
-    def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
-        """Several keys as one function returning a tuple."""
-        return self._lambda(lambda: "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")", span)
+    def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None, kind: str | None = None):
+        """Several keys as one function returning a tuple; ``kind``, the clause they are the keys of (a key
+        of :data:`serq_sim.nankeys.MEANING`): a key that comes out NaN is noted (:meth:`checked_keys`)."""
+        if kind is None:
+            return self._lambda(lambda: "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")", span)
+        return self._lambda(lambda: self.checked_keys([self.expr(k, rng) for k in keys], keys, kind, span), span)
+
+    def checked_keys(self, codes: list[str], keys: list[N.Expr], kind: str, span, one: bool = False) -> str:
+        """The source of the tuple of the keys whose code is ``codes`` (of ``keys``, a ``kind`` clause whose
+        owner is at ``span``), evaluated in order, each into a temporary tested against itself: when one is
+        NaN, :func:`serq_sim.nankeys.seen` notes it (the report's warning ``nan-key``). The same values; one
+        comparison a key when none is NaN. ``one``: the value of the one key, not a tuple (a choose of one
+        key compares numbers)."""
+        names = [self.fresh("_nq") for _ in codes]
+        test = " & ".join(f"(({n} := {c}) == {n})" for n, c in zip(names, codes))
+        tup = "(" + "".join(n + ", " for n in names) + ")"
+        places = nankeys.key_places(kind, keys, span)
+        self.key_places.append(places)
+        seen = self.nan_seen(self.bind(places, "_kp"), tup, kind)
+        if one and len(names) == 1:
+            return f"({names[0]} if {test} else {seen}[0])"
+        return f"({tup} if {test} else {seen})"
+
+    def nan_seen(self, places: str, keys: str, kind: str) -> str:
+        """The call noting the NaN keys of the tuple ``keys`` (source) of the clause ``places`` (its name), a
+        ``kind`` clause. A ``serve by`` key's time is when the resident's run joined the stage, not when the
+        key is read: the per-job planning reads it at every iteration, the ranked residents once, at the join
+        (step.stage.StepStage.attach), and both name the same time."""
+        if kind == "serve by":
+            return f"_nk({places}, s.job.started if s is not None and s.job is not None else E.now, s, {keys})"
+        return f"_nk({places}, E.now, s, {keys})"
 
     def choose_fn(self, st: N.Choose, sid: int, kf: str) -> str:
         """The code of a function ``f(s, A, n)`` that does ``E.choose(s, A, slot, n, keys, sid)`` (``kf`` the
@@ -782,10 +815,10 @@ class Compiler:
         self.cur_span = self.span_id(st.span)
         try:
             keys = [self.expr(k, "session") for k in st.keys]
+            key = self.checked_keys(keys, st.keys, "choose", st.span, one=True)  # (one key: a number)
         finally:
             sizes = self.choose_ix[1]
             self.choose_ix, self.cur_span = old_ix, old_span
-        key = keys[0] if len(keys) == 1 else "(" + "".join(k + ", " for k in keys) + ")"
         name = self.fresh("_choose")
         lines = [f"def {name}(s, A, n):", "    C = E.null_ctx"]
         if sizes:
@@ -1016,7 +1049,7 @@ class Compiler:
                 self._branch(st, out, pad, sid, "session",
                              lambda arm, out=out: self._block(arm, out, ind + 1, depth, nest, ret))
             elif isinstance(st, N.Choose):
-                kf = self.obj(self.keys_fn(st.keys, span=st.span), "_k")
+                kf = self.obj(self.keys_fn(st.keys, span=st.span, kind="choose"), "_k")
                 # the count is a whole number of candidates, 1 to MAX_MEMBERS (choose_message, both tiers)
                 out.append(f"{pad}_cn = {x(st.n)}")
                 out.append(f"{pad}if not (1.0 <= _cn <= {float(MAX_MEMBERS)!r} and _cn == int(_cn)):")

@@ -523,7 +523,7 @@ class Simulation:
         "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
-        "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
+        "max_wall", "mem_guard", "nan_keys", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "setup_stop", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
@@ -641,6 +641,8 @@ class Simulation:
         #: while the run's end is made (run: _finish and the report), the observables read once a stage
         self.end_memo: dict | None = None
         self.interrupted = False
+        #: the first NaN of each ordering key, by the key (serq_sim.nankeys): the report's warning nan-key
+        self.nan_keys: dict = {}
         #: whether events were left when the run ended (none left: every live session waits for ever)
         self.heap_left = True
         #: why the run stopped early (``None``: it did not), and the report's note saying so

@@ -56,7 +56,7 @@ from typing import Any
 from serq_ir import nodes as N
 from serq_ir.rules import MAX_MEMBERS, gap_problem, member_problem
 
-from . import rand
+from . import nankeys, rand
 from .compile import (
     HELPERS,
     PULSE_FIRST,
@@ -774,14 +774,23 @@ class _Gen(Compiler):
         self.cur_span = old_span
         return src
 
-    def key_src(self, g: int, rng: str = "session") -> str:
-        keys = self.p.pools[g].queue.keys
+    def key_src(self, g: int, rng: str = "session", checked: bool = True) -> str:
+        """The ``queue by`` keys of pool family ``g`` (a tuple), a NaN among them noted (Compiler.checked_keys)
+        unless not ``checked`` (the keys a ThresholdQueue or LinearQueue reads: at a NaN it hands the
+        lookup to the scan, whose keys note it, as build.py's)."""
+        node = self.p.pools[g]
+        keys = node.queue.keys
         old_ctx, old_span = self.ctx, self.cur_span
         self.ctx = {"waited": "_wt"}
-        self.cur_span = self.span_id(self.p.pools[g].span)
-        src = "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")"
+        self.cur_span = self.span_id(node.span)
+        codes = [self.expr(k, rng) for k in keys]
+        src = (self.checked_keys(codes, keys, "queue by", node.span) if checked
+               else "(" + "".join(c + ", " for c in codes) + ")")
         self.ctx, self.cur_span = old_ctx, old_span
         return src
+
+    def nan_seen(self, places: str, keys: str, kind: str) -> str:
+        return f"_nkf({places}, now, {self.ser}, {keys})"  # (no step stage here: no serve by key)
 
     def const_units(self, hp: N.HoldPool, g: int) -> str | None:
         """The units of ``hp`` as a literal when they are a number at most the capacity (never rejected,
@@ -845,16 +854,19 @@ class _Gen(Compiler):
         if self.adm_lazy and mode == "fifo":
             out += self.join_admit_lines(st, h, members, body, pad)
         if mode == "static":
+            # (the keys not checked for NaN here, as KeyedQueue's: once the queue scans, its keys are kept for
+            # the scan, which notes a NaN among them where the general engine's scan reads them)
             x = self.pv(g, "x", m)
-            out += [f"{pad}_k = {self.key_src(g)}",
-                    f"{pad}if {x}:",
-                    f"{pad}    {q}.append((_k, qtie, A))",
-                    f"{pad}elif {' or '.join(f'_k[{i}] != _k[{i}]' for i in range(len(self.p.pools[g].queue.keys)))}:",
-                    f"{pad}    {x} = True",
-                    f"{pad}    {q}.sort(key=_tie)",
-                    f"{pad}    {q}.append((_k, qtie, A))",
+            out += [f"{pad}if {x}:",
+                    f"{pad}    {q}.append(({self.key_src(g, checked=False)}, qtie, A))",
                     f"{pad}else:",
-                    f"{pad}    hpush({q}, (_k, qtie, A))",
+                    f"{pad}    _k = {self.key_src(g, checked=False)}",
+                    f"{pad}    if {' or '.join(f'_k[{i}] != _k[{i}]' for i in range(len(self.p.pools[g].queue.keys)))}:",
+                    f"{pad}        {x} = True",
+                    f"{pad}        {q}.sort(key=_tie)",
+                    f"{pad}        {q}.append((_k, qtie, A))",
+                    f"{pad}    else:",
+                    f"{pad}        hpush({q}, (_k, qtie, A))",
                     f"{pad}qtie += 1"]
         elif mode == "waited":  # its keys but the last, evaluated at the join (WaitedQueue.join)
             keys = self.p.pools[g].queue.keys[:-1]
@@ -975,12 +987,25 @@ class _Gen(Compiler):
                     f"{pad}else:",
                     *(f"{pad}    {x}" for x in lines)]
         x = self.pv(g, "x", m)
+        node = self.p.pools[g]
+        nan = " or ".join(f"_bk[{i}] != _bk[{i}]" for i in range(len(node.queue.keys)))
+        places = self.bind(nankeys.key_places("queue by", node.queue.keys, node.span), "_kp")
+        floor = self.room_floor[g]
+        # the scan, as admission.head's once a key held a NaN (KeyedQueue.scan): not for one session, nor
+        # when no session waiting fits (admission.try_admit), and a NaN among the keys it reads noted
         return [f"{pad}if not {x}:",
                 f"{pad}    A = _q[0][2]",
+                f"{pad}elif len(_q) == 1:",
+                f"{pad}    _b = _q[0]",
+                f"{pad}    A = _b[2]",
                 f"{pad}else:",
+                *([f"{pad}    if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True)}:",
+                   f"{pad}        break"] if floor else []),
                 *(f"{pad}    {x}" for x in scan),
                 f"{pad}    _b = None",
                 f"{pad}    for _e in _q:",
+                f"{pad}        if {nan.replace('_bk', '_e[0]')}:",
+                f"{pad}            _nkf({places}, now, _e[2], _e[0])",
                 f"{pad}        if _b is None or _e[0] < _bk:",
                 f"{pad}            _b = _e",
                 f"{pad}            _bk = _e[0]",
@@ -1263,16 +1288,15 @@ class _Gen(Compiler):
                 cur += self.end_lines(pad)
                 return None
             elif isinstance(st, N.Choose):
-                keys = "".join(x(k) + ", " for k in st.keys)
+                keys = self.checked_keys([x(k) for k in st.keys], st.keys, "choose", st.span)
                 # the keys again with a member named by the candidate read as _j (unchecked) and one key
                 # compared as a number, in the loop taken when the count is within every family so named
                 self.choose_ix = (st.slot, [])
                 try:
-                    fast_keys = [x(k) for k in st.keys]
+                    fast_key = self.checked_keys([x(k) for k in st.keys], st.keys, "choose", st.span, one=True)
                 finally:
                     sizes = self.choose_ix[1]
                     self.choose_ix = None
-                fast_key = fast_keys[0] if len(fast_keys) == 1 else "(" + "".join(k + ", " for k in fast_keys) + ")"
                 g = self.fresh("")
                 name = repr(self.p.attributes[st.slot].name)  # a value, not source text (docs/security.md)
                 cur += [f"{pad}_n{g} = {x(st.n)}",
@@ -1298,7 +1322,7 @@ class _Gen(Compiler):
                         f"{pad}    else:",
                         f"{pad}        for _j in range(_n{g}):",
                         f"{pad}            A[{st.slot}] = float(_j)",
-                        f"{pad}            _k = ({keys})",
+                        f"{pad}            _k = {keys}",
                         f"{pad}            if _best is None or _k < _best:",
                         f"{pad}                _best = _k",
                         f"{pad}                _bi = _j",
@@ -1500,12 +1524,12 @@ class _Gen(Compiler):
                 qi = f"_G['_WQ'](None, None, {waited_last(node.queue.keys)}, _G['_JQ'], {qp})"
             elif self.pmode[g] == "cuts":  # the keys at a waited, as the scan reads them
                 a(f"    def _kq{g}(A, _wt):")
-                a(f"        return {self.key_src(g)}")
+                a(f"        return {self.key_src(g, checked=False)}")
                 qi = f"_G['_TQ'](_kq{g}, {waited_cuts(node.queue.keys)!r}, _G['_JQ'], {qp})"
             elif self.pmode[g] == "lin":  # the keys at a waited, and the linear key's leaves (LinearQueue)
                 j, form, leaves = linear_waited(node.queue.keys)
                 a(f"    def _kq{g}(A, _wt):")
-                a(f"        return {self.key_src(g)}")
+                a(f"        return {self.key_src(g, checked=False)}")
                 lq = "None"
                 if leaves:
                     a(f"    def _lq{g}(A):")
@@ -1904,6 +1928,13 @@ def build(sim, progress: bool):
         return sim.pulse_out(what, None, serial, now, span=None if sid is None else spans[sid])
 
     g["_pulse"] = _pulse
+    first = sim.nan_keys
+
+    def _nkf(places, t, A, keys):
+        # a key that came out NaN (nankeys.seen; the general engine's _nk), of the session in ``A``
+        return nankeys.seen(first, places, t, None if A is None else int(A[XS]), keys)
+
+    g["_nkf"] = _nkf
     return gen, src, g
 
 

@@ -347,6 +347,26 @@ def stuck(pools) -> list[str]:
                     "with it")]
 
 
+def nan_keys(first: dict) -> list[str]:
+    """One warning for each ordering key that came out NaN in the run (``first``: the simulation's
+    ``nan_keys``, by key ``(kind, where, i)`` its first NaN ``(t, serial)``, in the order they came,
+    serq_sim.nankeys): where it is written, when and for which session it first was, and what a NaN there
+    does (docs/language.md)."""
+    from .errors import show
+    from .nankeys import MEANING
+
+    out = []
+    for (kind, at, i), (t, serial) in first.items():
+        key = f"the `{kind}` key at {at}" if at else f"key {i + 1} of a `{kind}`"
+        if kind == "serve by" and serial is not None:
+            first = f"first for the run of session {serial} that joined the stage at t={show(t)}"
+        else:
+            first = f"first at t={show(t)}" + (f", session {serial}" if serial is not None else "")
+        out.append(warning("nan-key", f"{key} is NaN ({first}): {MEANING[kind]}; a key that can be NaN (`0 * inf`, "
+                           "`inf - inf`, `x % 0`) orders by no number of its own"))
+    return out
+
+
 def evicted_beyond(pools) -> list[str]:
     """Pools whose units evicted after the warm-up are beyond the largest double, so the report's
     ``evicted_units`` is ``inf`` (``null`` in JSON): the count itself, kept as :func:`.stats.add_units`
@@ -537,6 +557,7 @@ WARNING_CODES = (
     ("shared-turn", "table T has N row(s) that share their session and turn "),
     ("rejected", "pool P rejected N hold(s)"),
     ("stuck", "N session(s) stuck in the run"),
+    ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
     ("waits-for-ever", "N session(s) wait for ever "),
 )

@@ -112,8 +112,9 @@ def admission_order(engine) -> ResidentOrder | None:
 
 
 def keys_order(engine, policy) -> ResidentOrder | None:
-    keys = policy.keys
+    keys = policy.kept_keys
     ctx = policy.kctx
+    places = None
     r_dec = policy.r_dec
     inf = math.inf
 
@@ -124,6 +125,15 @@ def keys_order(engine, policy) -> ResidentOrder | None:
         ctx.admission = float(s.adm_seq)
         if r_dec:
             ctx.decoding = 1.0 if job.mode == "decode" else 0.0
-        return (nan_last(keys(s, s.attrs, ctx)), -s.adm_seq)
+        k = keys(s, s.attrs, ctx)
+        kk = nan_last(k)
+        if kk is not k:  # a NaN: noted where the reference's walk would note it (PreemptByKeys.kept_nan)
+            nonlocal places
+            if places is None:
+                from .nankeys import key_places
+
+                places = key_places("preempt by", policy.node.keys, policy.pool.node.span)
+            policy.kept_nan.update(p for p, x in zip(places, k) if x != x)
+        return (kk, -s.adm_seq)
 
     return order_of(engine, policy, key)

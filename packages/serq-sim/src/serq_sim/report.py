@@ -468,6 +468,7 @@ def build_report(sim) -> Report:
     notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
                                pl.rounded_out, pl.block) for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
+    notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
     notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
     notes += warn.held_beyond([(member_label(pl), pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
                                for pl in sim.pools], span)

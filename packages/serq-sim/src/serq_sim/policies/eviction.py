@@ -251,12 +251,20 @@ class KeyedOrder(EvictionOrder):
         #: they do not change while one eviction makes room, at one instant (pools.cache.evict_for ranks
         #: the entries once for it rather than scanning them for every pick)
         self.instant = type(self) is KeyedOrder and not self.fixed_key and instant_keys(node.keys)
-        self.keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span)
+        #: the keys as a scan reads them (a NaN noted, serq_sim.nankeys), and as the ranking reads them (not
+        #: checked: a NaN there hands the pool to the scan, which notes it when it reads it, as a scan at
+        #: every pick would)
+        self.keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span, kind="evict by")
+        self.rank_keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span)
         self.ctx = Ctx()
 
     def key(self, entry) -> tuple:
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
         return self.keys(s, attrs, self.ctx)
+
+    def rank_key(self, entry) -> tuple:
+        s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
+        return self.rank_keys(s, attrs, self.ctx)
 
 
 class AgedKeyedOrder(KeyedOrder):
@@ -273,7 +281,7 @@ class AgedKeyedOrder(KeyedOrder):
 
     def rank_key(self, entry) -> tuple:
         i, sign = self.aged
-        k = self.key(entry)
+        k = KeyedOrder.rank_key(self, entry)
         return (*k[:i], -entry.last if sign > 0 else entry.last, *k[i + 1:])
 
     def pick(self, pool):
@@ -294,7 +302,7 @@ class AgedKeyedOrder(KeyedOrder):
         if len(lists[0]) == 1 and len(lists) == 1:
             return e0
         i = self.aged[0]
-        key = self.key
+        key = KeyedOrder.rank_key.__get__(self)  # (unchecked: a NaN hands the pick to the scan)
         k0 = key(e0)
         a0 = k0[i]
         if a0 != a0:

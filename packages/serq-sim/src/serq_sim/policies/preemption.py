@@ -123,7 +123,8 @@ class PreemptByKeys(PreemptionPolicy):
     def __init__(self, sim, pool, node):
         super().__init__(sim, pool, node)
         self.requeue = node.requeue
-        self.keys = sim.compiler.keys_fn(node.keys, span=pool.node.span) if node.keys else None
+        self.keys = (sim.compiler.keys_fn(node.keys, span=pool.node.span, kind="preempt by") if node.keys
+                     else None)
         self.ctx = Ctx()
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
         #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
@@ -166,6 +167,12 @@ class PreemptByKeys(PreemptionPolicy):
                      and not forced_general() and not reads_any(keys, moving)
                      and all(_admission_sign(k) != 0 for k in keys if reads_context([k], ("admission",))))
         self.kctx = Ctx()
+        #: the keys as the kept order reads them (serq_sim.orders.keys_order: at a job's join, not checked for
+        #: NaN), and the keys' places of a NaN that order met, not noted yet: the next victim asked for walks
+        #: the candidates as the per-job reference does, which notes it at the time and for the session the
+        #: reference's walk would (serq_sim.nankeys)
+        self.kept_keys = sim.compiler.keys_fn(keys, span=pool.node.span) if self.kept else None
+        self.kept_nan: set = set()
         self._cand = growth._CANDIDATE
         self._holds_on = growth.holds_on
 
@@ -188,7 +195,22 @@ class PreemptByKeys(PreemptionPolicy):
             if len(engines) == 1 and getattr(engines[0], "orders", None) is not None:
                 found = self._kept_victim(pool, engines[0])
                 if found is not None:
+                    if self.kept_nan:
+                        self._note_kept_nan(pool)
                     return found
+        return self._walked(pool)
+
+    def _note_kept_nan(self, pool) -> None:
+        """The kept order met a NaN key not noted yet: the candidates walked as the reference walks them, for
+        the keys they note (their victim is the kept order's)."""
+        first = self.sim.nan_keys
+        self.kept_nan = {p for p in self.kept_nan if p not in first}
+        if self.kept_nan:
+            self._walked(pool)
+            self.kept_nan = {p for p in self.kept_nan if p not in first}
+
+    def _walked(self, pool):
+        """:meth:`victim` by the walk of the candidates, their keys evaluated now."""
         keys = self.keys
         r_adm, r_dec, r_pos = self.r_adm, self.r_dec, self.r_pos
         if keys is not None and not (r_adm or r_pos) and pool.memory_of and self.walk is not None:

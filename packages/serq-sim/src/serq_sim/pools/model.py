@@ -60,10 +60,13 @@ class KeyedQueue:
     the head is found by that scan again. The deque's operations the engine uses: ``append`` (a join),
     ``popleft``, ``remove``, ``[0]``, ``len``, iteration (in queue order)."""
 
-    __slots__ = ("pool", "sl", "dq", "tie", "scan")
+    __slots__ = ("pool", "keys", "sl", "dq", "tie", "scan")
 
-    def __init__(self, pool):
+    def __init__(self, pool, keys=None):
         self.pool = pool
+        #: the keys read at a join (``None``: the pool's ``keyed``); build.py gives them unchecked for NaN, as
+        #: the keys of the other queues' own orders are: the scan that reads a NaN notes it (serq_sim.nankeys)
+        self.keys = pool.keyed if keys is None else keys
         self.sl = SortedKeyList(key=_QKEY)
         self.dq: deque | None = None
         self.tie = 0
@@ -73,8 +76,7 @@ class KeyedQueue:
         if self.scan:
             self.dq.append(s)
             return
-        pool = self.pool
-        k = pool.keyed(s, s.attrs, pool.sim.null_ctx)
+        k = self.keys(s, s.attrs, self.pool.sim.null_ctx)
         for x in k:
             if x != x:
                 # join order back, and the scan from now on

@@ -86,7 +86,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
             if admission_order(keys) and not forced_general():
                 keys = []  # the residents are kept in that order already (the per-job reference sorts)
-            self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
+            self.serve_keys = c.keys_fn(keys, span=node.span, kind="serve by") if keys else None
             #: the serve keys read nothing that changes while a job is resident (attributes, numbers,
             #: ``admission`` and ``decoding``: a session's code runs only between its jobs, a new admission
             #: is a new job, and a job is a prefill or a decode for good): each job's keys are evaluated
