@@ -21,7 +21,8 @@ language.txt §3's words, not from the simulator's code:
 A session of `model`: `run d (A); hold m (U1) reserve (R1) { observe a1 = now; run d (S1); } [cache (L1)]; run d (G);
 hold m (U2) reserve (R2) { observe a2 = now; observe k2 = cached; run d (S2); } cache (L2); observe e = now;`,
 its numbers per serial. A session of `model_grow` (a pool of `preempt lifo`): `run d (A); hold m (U) {
-observe a = now; run d (S1); grow m (D); observe g = now; run d (S2); } cache (L); observe e = now;`.
+observe a = now; run d (S1); grow m (D); observe g = now; run d (S2); } cache (L); observe e = now;`. A
+session of `model_keys`: `run d (A); hold m (U) { observe a = now; run d (S); }` under `queue by (KEYS[k])`.
 """
 
 from __future__ import annotations
@@ -393,3 +394,128 @@ def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
         obs[k].sort(key=lambda z: (z[1], z[0]))
     return obs, dict(used=f["au"] / horizon, cached=f["ac"] / horizon, admissions=f["adm"], preemptions=f["pre"],
                      rejections=f["rej"], evicted_units=f["evu"])
+
+
+#: the keys as written and as the model computes them from (prio, dl, waited)
+KEYS = [
+    ("prio", lambda p, d, w: (p,)),
+    ("waited", lambda p, d, w: (w,)),
+    ("-waited", lambda p, d, w: (-w,)),
+    ("prio, -waited", lambda p, d, w: (p, -w)),
+    ("prio, waited", lambda p, d, w: (p, w)),
+    ("waited >= 1.5 ? 0 : prio", lambda p, d, w: (0 if w >= 1.5 else p,)),
+    ("dl - waited", lambda p, d, w: (d - w,)),
+    ("prio * 2 - waited", lambda p, d, w: (p * 2 - w,)),
+    ("-prio, dl - waited", lambda p, d, w: (-p, d - w)),
+    ("waited * waited", lambda p, d, w: (w * w,)),
+    ("waited > 2 ? 1 : 0, -waited", lambda p, d, w: (1 if w > 2 else 0, -w)),
+    ("prio, dl - waited", lambda p, d, w: (p, d - w)),
+    ("(dl - waited) / 3", lambda p, d, w: ((d - w) / 3,)),
+    ("waited >= dl ? -1 : prio", lambda p, d, w: (-1 if w >= d else p,)),
+]
+KEY_FIELDS = ("A", "U", "S", "prio", "dl")
+
+
+def draw_keys(rng: random.Random, exact: bool) -> tuple[int, int, list[dict]]:
+    """A pool of 1 to 4 and sessions of one hold, its `queue by` keys one of KEYS: times on a grid of 0.5
+    (``exact``, ties everywhere) or any doubles from a clock up to 3e9 (rounding)."""
+    cap = rng.randint(1, 4)
+    ss = []
+    base = rng.choice([0, 1e6, 123456.789, 3e9]) if not exact else 0
+    for _ in range(rng.randint(3, 7)):
+        if not exact:
+            ss.append(dict(A=base + rng.uniform(0, 3), U=rng.randint(1, cap), S=rng.uniform(0.1, 2),
+                           prio=rng.randint(0, 3), dl=rng.uniform(0, 4)))
+        else:
+            ss.append(dict(A=rng.choice([0, 0.5, 1, 1.5, 2, 2.5, 3]), U=rng.randint(1, cap),
+                           S=rng.choice([0.5, 1, 1.5, 2]), prio=rng.randint(0, 3), dl=rng.choice([0, 1, 2, 3, 4])))
+    return cap, rng.randrange(len(KEYS)), ss
+
+
+def program_keys(cap: int, k: int, ss: list[dict], horizon: float) -> str:
+    def table(f):
+        e = repr(ss[-1][f])
+        for s in range(len(ss) - 2, -1, -1):
+            e = f"serial == {s} ? {ss[s][f]!r} : ({e})"
+        return e
+    sets = "\n".join(f"  set {f} = {table(f)};" for f in KEY_FIELDS)
+    return (f"pool m {{ cap {cap}; queue by ({KEYS[k][0]}); }}\nstage d : delay;\n"
+            f"workload {{ arrive batch({len(ss)}); }}\nsession {{\n{sets}\n  run d (A);\n"
+            f"  hold m (U) {{ observe a = now; run d (S); }}\n}}\nrun {{ horizon {horizon}; }}\n")
+
+
+def model_keys(cap: int, k: int, ss: list[dict], horizon: float):
+    """The admission times of program_keys's program: §3's Waiting selection, "queue by (k1, …) reevaluates
+    pure keys for every waiting hold before each admission attempt. waited is elapsed simulation seconds since
+    that hold entered the queue … Selection tries only the chosen request: a request that cannot fit blocks
+    the rest", ties in join order (§3 Ties), read by a scan of the waiting holds at every attempt."""
+    key = KEYS[k][1]
+    events = []
+    queue = []  # (join time, join order, s)
+    f = dict(used=0, now=0.0, seq=0, jo=0)
+    st = [dict(pc=0) for _ in ss]
+    obs = []
+
+    def schedule(dt, s):
+        events.append((f["now"] + dt, f["seq"], s))
+        f["seq"] += 1
+
+    def run_session(s):
+        x, p = st[s], ss[s]
+        while True:
+            if x["pc"] == 0:
+                x["pc"] = 1
+                if p["A"] > 0:
+                    schedule(p["A"], s)
+                    return
+            elif x["pc"] == 1:
+                queue.append((f["now"], f["jo"], s))
+                f["jo"] += 1
+                x["pc"] = 2
+                return
+            elif x["pc"] == 2:
+                obs.append((s, f["now"], f["now"]))
+                x["pc"] = 3
+                schedule(p["S"], s)
+                return
+            elif x["pc"] == 3:
+                f["used"] -= p["U"]
+                x["pc"] = 4
+                return
+            else:
+                return
+
+    def admissions():
+        adm = []
+        while queue:
+            best = None
+            for q in queue:
+                t, _o, s = q
+                kk = key(ss[s]["prio"], ss[s]["dl"], f["now"] - t)
+                if best is None or kk < best[0]:
+                    best = (kk, q)
+            q = best[1]
+            s = q[2]
+            if f["used"] + ss[s]["U"] > cap:
+                break
+            queue.remove(q)
+            f["used"] += ss[s]["U"]
+            adm.append(s)
+        return adm
+
+    def settle(ready):
+        while ready:
+            for s in ready:
+                run_session(s)
+            ready = admissions()
+
+    settle(list(range(len(ss))))
+    while events:
+        events.sort()
+        t, _q, s = events.pop(0)
+        if t > horizon:
+            break
+        f["now"] = t
+        settle([s])
+    obs.sort(key=lambda z: (z[1], z[0]))
+    return obs

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import random
 
+import pool_model32 as pm
 import pytest
 from conform import pool_json, run
-from pool_model32 import draw, draw_grow, model, model_grow, program, program_grow
 
 HORIZON = 40.0
 
@@ -24,9 +24,9 @@ HORIZON = 40.0
 def test_a_random_pool_program_against_the_model(monkeypatch, seed):
     rng = random.Random(3200 + seed)
     for _ in range(3):
-        cap, b, sessions = draw(rng)
-        src = program(cap, b, sessions, HORIZON)
-        want_obs, want = model(cap, b, sessions, HORIZON)
+        cap, b, sessions = pm.draw(rng)
+        src = pm.program(cap, b, sessions, HORIZON)
+        want_obs, want = pm.model(cap, b, sessions, HORIZON)
         r, got = run(src, monkeypatch)
         for name, samples in want_obs.items():
             assert got.get(name, []) == samples, (name, src)
@@ -41,8 +41,8 @@ def test_the_draws_reach_the_rules():
     for seed in range(40):
         rng = random.Random(3200 + seed)
         for _ in range(3):
-            cap, b, sessions = draw(rng)
-            obs, fig = model(cap, b, sessions, HORIZON)
+            cap, b, sessions = pm.draw(rng)
+            obs, fig = pm.model(cap, b, sessions, HORIZON)
             seen["evicted"] += fig["evicted_units"] > 0
             seen["rejected"] += fig["rejections"] > 0
             seen["consumed"] += any(v > 0 for _s, _t, v in obs["k2"])
@@ -58,9 +58,9 @@ def test_a_random_growing_program_against_the_model(monkeypatch, seed):
     its hold again, a grower its own victim beyond the cap rejected."""
     rng = random.Random(3300 + seed)
     for _ in range(3):
-        cap, b, sessions = draw_grow(rng)
-        src = program_grow(cap, b, sessions, HORIZON)
-        want_obs, want = model_grow(cap, b, sessions, HORIZON)
+        cap, b, sessions = pm.draw_grow(rng)
+        src = pm.program_grow(cap, b, sessions, HORIZON)
+        want_obs, want = pm.model_grow(cap, b, sessions, HORIZON)
         r, got = run(src, monkeypatch)
         for name, samples in want_obs.items():
             assert got.get(name, []) == samples, (name, src)
@@ -74,8 +74,23 @@ def test_the_growing_draws_preempt_and_reject():
     for seed in range(40):
         rng = random.Random(3300 + seed)
         for _ in range(3):
-            _obs, fig = model_grow(*draw_grow(rng), HORIZON)
+            _obs, fig = pm.model_grow(*pm.draw_grow(rng), HORIZON)
             seen["preempted"] += fig["preemptions"] > 0
             seen["twice"] += fig["preemptions"] > 1
             seen["rejected"] += fig["rejections"] > 0
     assert all(n >= 10 for n in seen.values()), seen
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["grid", "doubles"])
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_keyed_queue_against_the_scan(monkeypatch, seed, exact):
+    """pool_model32.model_keys: `queue by` keys that read `waited` (aging thresholds, deadlines, orders of it
+    alone or after a priority) read again at every attempt by a scan, ties in join order, the chosen head
+    blocking the rest; on a grid of 0.5 (ties) and on doubles from clocks up to 3e9 (rounding), against the
+    queues serQ keeps sorted for such keys (docs/simulator.md, Waiting selection)."""
+    rng = random.Random(3400 + seed)
+    for _ in range(4):
+        cap, k, sessions = pm.draw_keys(rng, exact)
+        src = pm.program_keys(cap, k, sessions, 4e9)
+        _r, got = run(src, monkeypatch)
+        assert got["a"] == pm.model_keys(cap, k, sessions, 4e9), src
