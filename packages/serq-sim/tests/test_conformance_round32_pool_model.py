@@ -20,7 +20,7 @@ from conform import pool_json, run
 HORIZON = 40.0
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(20))
 def test_a_random_pool_program_against_the_model(monkeypatch, seed):
     rng = random.Random(3200 + seed)
     for _ in range(3):
@@ -35,10 +35,10 @@ def test_a_random_pool_program_against_the_model(monkeypatch, seed):
 
 
 def test_the_draws_reach_the_rules():
-    """The programs drawn take the paths the model is about: over the 120 of the test, evictions, rejections,
+    """The programs drawn take the paths the model is about: over the 60 of the test, evictions, rejections,
     a consumed prefix, a wait in the queue and a block pool each occur in some."""
     seen = dict(evicted=0, rejected=0, consumed=0, waited=0, blocks=0)
-    for seed in range(40):
+    for seed in range(20):
         rng = random.Random(3200 + seed)
         for _ in range(3):
             cap, b, sessions = pm.draw(rng)
@@ -48,10 +48,10 @@ def test_the_draws_reach_the_rules():
             seen["consumed"] += any(v > 0 for _s, _t, v in obs["k2"])
             seen["waited"] += any(t > sessions[s]["A"] for s, t, _v in obs["a1"])
             seen["blocks"] += b > 1
-    assert all(n >= 10 for n in seen.values()), seen
+    assert all(n >= 5 for n in seen.values()), seen
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(20))
 def test_a_random_growing_program_against_the_model(monkeypatch, seed):
     """pool_model32.model_grow: sessions that grow their hold on a pool of `preempt lifo`, victims the most
     recently admitted holders (the grower itself included), each back at the head of the queue to execute
@@ -69,20 +69,20 @@ def test_a_random_growing_program_against_the_model(monkeypatch, seed):
 
 
 def test_the_growing_draws_preempt_and_reject():
-    """Over the 120 growing programs of the test, some preempt, some preempt more than once, some reject."""
+    """Over the 60 growing programs of the test, some preempt, some preempt more than once, some reject."""
     seen = dict(preempted=0, twice=0, rejected=0)
-    for seed in range(40):
+    for seed in range(20):
         rng = random.Random(3300 + seed)
         for _ in range(3):
             _obs, fig = pm.model_grow(*pm.draw_grow(rng), HORIZON)
             seen["preempted"] += fig["preemptions"] > 0
             seen["twice"] += fig["preemptions"] > 1
             seen["rejected"] += fig["rejections"] > 0
-    assert all(n >= 10 for n in seen.values()), seen
+    assert all(n >= 5 for n in seen.values()), seen
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["grid", "doubles"])
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(10))
 def test_a_random_keyed_queue_against_the_scan(monkeypatch, seed, exact):
     """pool_model32.model_keys: `queue by` keys that read `waited` (aging thresholds, deadlines, orders of it
     alone or after a priority) read again at every attempt by a scan, ties in join order, the chosen head
