@@ -87,6 +87,13 @@ def test_a_reservation_checked_at_admission_only_and_held(monkeypatch):
     assert (p.admissions, p.preemptions) == (3, 0)
     # used: each request 2, 3, 4, 5 over its four steps, 14 a request, over the horizon 100
     assert p.used == pytest.approx(42 / 100)
+    # reserve (3) held: C (r 3, 1 unreserved), B (2 + 1 + 3 <= 8), A (4 + 2 + 3 > 8) waits. A growth within
+    # the grower's reservation counts the others' alone: [1, 2] C and B to 3 (6, none left reserved), [2, 3]
+    # to 4 (8); [3, 4] C to 5 finds no room, B (-1) the victim. At 4 A (key -2, r 3) then B (2 + 1 + 3 <= 8);
+    # [7, 8] A to 5 is its own victim; B ends at 8, A from 8.
+    report = both(HERE / "prio.sq", monkeypatch, sets={"R": 1}, text=text)
+    assert requests(report) == {2: (0, 1, 4, 0), 1: (4, 5, 8, 1), 0: (8, 9, 12, 1)}
+    assert kv(report).preemptions == 2
 
 
 def jobs(report):
