@@ -17,8 +17,8 @@ Which target gets what (:func:`open_atomic`):
   path under ``/dev`` (``/dev/stdout``, ``/dev/fd/1``) — written through: opened for appending, never
   created, truncated, renamed over or removed; a path under ``/dev`` that does not exist (or a link to
   one) is refused (:class:`OutputError`) before anything is written. Such a write is not atomic. A FIFO blocks until some
-  process reads it, as a shell's ``>`` does, unless the ``serq`` command is asked to stop while it waits
-  for a reader (:func:`_stop_or_wait`).
+  process reads it, as a shell's ``>`` does (saying so once on stderr when it finds none), unless the
+  ``serq`` command is asked to stop while it waits for a reader (:func:`_stop_or_wait`).
 * **a folder** — an error.
 
 A file serq names itself, beside or inside what the user named (a dump folder's ``NAME.csv``, a sweep's
@@ -809,19 +809,35 @@ class _Through(io.RawIOBase):
 
 def _open_through(path: str, flags: int) -> int:
     """``os.open`` of a path written through. A FIFO is opened without blocking, again and again until a
-    process reads it (as a shell's ``>`` waits), or until the command is asked to stop."""
+    process reads it (as a shell's ``>`` waits), or until the command is asked to stop. A FIFO that no
+    process reads yet is said once on stderr (:func:`_say_waiting`) before the wait: the command sat silent,
+    its work done, and looked hung."""
     nonblock = getattr(os, "O_NONBLOCK", 0)
     try:
         fifo = nonblock and stat.S_ISFIFO(os.stat(path).st_mode)
     except OSError:
         fifo = False
+    said = False
     while True:
         try:
             return os.open(path, flags | nonblock)
         except OSError as e:
             if not (fifo and e.errno == errno.ENXIO):  # ENXIO: a FIFO that no process reads yet
                 raise
+        if not said:
+            _say_waiting(path)
+            said = True
         _stop_or_wait()
+
+
+def _say_waiting(path: str) -> None:
+    """One line on stderr: the output ``path`` is a FIFO that no process reads, which the write waits for."""
+    try:
+        sys.stderr.write(f"serq: {shown_path(path)} is a FIFO (a named pipe) that no process reads: waiting for "
+                         "one to open it (Ctrl-C gives the write up)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no stderr, or a closed one: the wait is not said
+        pass
 
 
 @contextlib.contextmanager
