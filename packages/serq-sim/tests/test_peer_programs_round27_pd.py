@@ -117,3 +117,28 @@ def test_a_preempted_gpu_hold_reads_the_tier_again(monkeypatch):
     assert ((pre > 0) & (cpu > 0)).sum() >= 5
     assert (gpu + cpu <= (prompt - 1) // 16 * 16).all()
     assert report.result.requests.prefix_cache_hit_rate == pytest.approx((gpu + cpu).sum() / prompt.sum())
+
+
+def test_one_prefill_engine_and_the_decoders_admissions_at_their_steps(tmp_path, monkeypatch):
+    # pd_tiny.sq with one prefill engine (a family of one): the prefills queue at P[0], and a decoder's KV
+    # hold (admit via D) is admitted at the start of the decoder's next step, not mid-step.
+    #   s0 P [0.015, 0.035]; D0 idle: admitted 0.035, read to 0.05, first 0.06, last 0.10
+    #   s1 (0.03: D0 empty -> D0) P [0.035, 0.055]; D0 mid-step (s0's [0.05, 0.06]): admitted 0.06, read
+    #      [0.065, 0.075], its slot at D0's step of 0.08: first 0.09, last 0.13
+    #   s2 (0.045: D0 holds s0 -> D1) P [0.055, 0.075]; D1 idle: read [0.08, 0.09], first 0.10, last 0.14
+    #   s3 (0.06: D0 holds s0 and s1 waits there, D1 none -> D1) P [0.075, 0.095]; D1 mid-step: admitted
+    #      0.10, read [0.105, 0.115], its slot at D1's step of 0.12: first 0.13, last 0.17
+    text = (HERE / "pd_tiny.sq").read_text()
+    text = text.replace("queue P[2] : prefill", "queue P[1] : prefill").replace("choose i in 2 by", "choose i in 1 by")
+    path = tmp_path / "pd_one_prefill.sq"
+    path.write_text(text)
+    report = both_tiers(path, monkeypatch)
+    close(rows(report), [
+        (0, 1, 0.015, 0.06, 0.10, 64, 0, 0, 0),
+        (1, 1, 0.030, 0.09, 0.13, 64, 0, 0, 0),
+        (2, 1, 0.045, 0.10, 0.14, 64, 0, 0, 1),
+        (3, 1, 0.060, 0.13, 0.17, 64, 0, 0, 1),
+    ])
+    # P's slots: s1 waits 0.005, s2 0.01, s3 0.015 for the engine's step with budget left
+    reqs = next(p for p in report.result.pools if (p.name, p.index) == ("P.reqs", 0))
+    assert reqs.wait == pytest.approx(0.03 / 4)
