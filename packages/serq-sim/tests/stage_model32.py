@@ -64,3 +64,97 @@ def model(kind: str, par, sessions: list[dict]) -> dict[int, float]:
                 done[s] = t
                 del left[s]
     return done
+
+
+#: a step stage's serve clause and the key the model sorts the residents by (then admission order)
+SERVES = [
+    ("", lambda r: ()),
+    ("serve decode first;", lambda r: (0 if r["decoding"] else 1,)),
+    ("serve by (remaining);", lambda r: (r["rem"],)),
+    ("serve by (-remaining);", lambda r: (-r["rem"],)),
+    ("serve by (decoding, remaining);", lambda r: (1 if r["decoding"] else 0, r["rem"])),
+    ("serve by (-admission);", lambda r: (-r["adm"],)),
+]
+
+
+def draw_step(rng: random.Random):
+    """A step engine (budget, chunk or none, a slot pool it admits, a serve clause) and sessions that arrive
+    on a grid of 0.5 with a prefill and a decode."""
+    budget, chunk, slots = rng.randint(2, 10), rng.choice([None, None, rng.randint(1, 6)]), rng.randint(1, 5)
+    sessions = [dict(A=rng.choice([0, 0, 0.5, 1, 2, 2.5, 4]), P=rng.randint(1, 12), D=rng.randint(0, 5))
+                for _ in range(rng.randint(2, 6))]
+    return budget, chunk, slots, rng.randrange(len(SERVES)), sessions
+
+
+def program_step(budget, chunk, slots, serve, sessions) -> str:
+    def table(k):
+        e = repr(sessions[-1][k])
+        for s in range(len(sessions) - 2, -1, -1):
+            e = f"serial == {s} ? {sessions[s][k]!r} : ({e})"
+        return e
+
+    ch = f" chunk {chunk};" if chunk else ""
+    return (f"pool q {{ cap {slots}; admit via E; }}\nstage E : step {{ budget {budget};{ch} cost 1; "
+            f"{SERVES[serve][0]} }}\nstage d : delay;\nworkload {{ arrive batch({len(sessions)}); }}\n"
+            f"session {{\n  set A = {table('A')};\n  set P = {table('P')};\n  set D = {table('D')};\n"
+            "  run d (A);\n  hold q (1) { observe a = now; run E prefill (P); observe f = now; run E decode (D); }\n"
+            "  observe e = now;\n}\nrun { horizon 1000; }\n")
+
+
+def model_step(budget, chunk, slots, serve, sessions):
+    """The admissions, prefill ends and ends of program_step's sessions: §3's step stage, "The residents are
+    served the way serve names … (ties in admission order) … One token to a decoding job, up to chunk to a
+    prefilling one, until the budget is spent; … then the stage admits from the queues it serves", "at the
+    start of an iteration, after the residents have taken their tokens, while the iteration has budget
+    left"; "The iteration advances the clock by C …; its tokens are applied when it ends. A run of zero work
+    completes at once. An iteration that schedules no token is not an iteration"; an idle engine plans once
+    every event of the instant is done (the arrivals at an iteration's end included)."""
+    key, ch = SERVES[serve][1], chunk or math.inf
+    arrivals = sorted(range(len(sessions)), key=lambda s: (sessions[s]["A"], s))
+    queue, residents, served = [], [], {}
+    obs = {"a": [], "f": [], "e": []}
+    admitted = holders = nxt = 0
+    t, busy_until = 0.0, None
+    while True:
+        t_arrive = sessions[arrivals[nxt]]["A"] if nxt < len(arrivals) else math.inf
+        t_next = min(t_arrive, busy_until if busy_until is not None else math.inf)
+        if t_next != math.inf:
+            t = t_next
+            while nxt < len(arrivals) and sessions[arrivals[nxt]]["A"] == t:
+                queue.append(arrivals[nxt])
+                nxt += 1
+            if busy_until == t:
+                busy_until = None
+                for r in list(residents):
+                    r["rem"] -= served.get(r["s"], 0)
+                    if served.get(r["s"]) and r["rem"] == 0:
+                        if not r["decoding"]:
+                            obs["f"].append((r["s"], t, t))
+                            if sessions[r["s"]]["D"] > 0:
+                                r["decoding"], r["rem"] = True, sessions[r["s"]]["D"]
+                                continue
+                        obs["e"].append((r["s"], t, t))
+                        residents.remove(r)
+                        holders -= 1
+        if busy_until is not None:
+            continue
+        left, served = budget, {}
+        for r in sorted(residents, key=lambda r: (key(r), r["adm"])):
+            if left <= 0:
+                break
+            served[r["s"]] = min(1 if r["decoding"] else min(r["rem"], ch), left)
+            left -= served[r["s"]]
+        while queue and left > 0 and holders < slots:
+            s = queue.pop(0)
+            residents.append(dict(s=s, decoding=False, rem=sessions[s]["P"], adm=admitted))
+            admitted, holders = admitted + 1, holders + 1
+            obs["a"].append((s, t, t))
+            served[s] = min(sessions[s]["P"], ch, left)
+            left -= served[s]
+        if served:
+            busy_until = t + 1
+        elif nxt >= len(arrivals):
+            break
+    for k in obs:
+        obs[k].sort(key=lambda z: (z[1], z[0]))
+    return obs

@@ -38,3 +38,17 @@ def test_the_draws_reach_every_kind_and_a_queue():
             ends = sm.model(kind, par, sessions)
             waited += kind == "fifo" and any(ends[s] > p["A"] + p["W"] + 1e-9 for s, p in enumerate(sessions))
     assert kinds == {"fifo", "ps", "delay"} and waited >= 3, (kinds, waited)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_step_engine_against_the_model(monkeypatch, seed):
+    """stage_model32.model_step: a step engine of cost 1 under each serve clause (admission, decode first,
+    by remaining, by -remaining, by (decoding, remaining), by -admission), with or without a chunk, a slot
+    pool it admits; each session's admission, prefill end and end are the model's."""
+    rng = random.Random(3600 + seed)
+    for _ in range(3):
+        engine = sm.draw_step(rng)
+        src = sm.program_step(*engine)
+        _r, got = run(src, monkeypatch)
+        for name, samples in sm.model_step(*engine).items():
+            assert got.get(name, []) == samples, (name, src)
