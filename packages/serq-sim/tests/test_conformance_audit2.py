@@ -264,11 +264,12 @@ def test_a_spill_writes_to_the_member_it_names(monkeypatch, tier, link):
 @pytest.mark.parametrize("tier", ["", "general"])
 def test_a_spills_computed_member_index_that_names_no_member_is_an_error_at_it(monkeypatch, tier):
     # docs/language.md: a computed member index that is not a whole number is a run-time error at the
-    # reference, naming the time (the spill, like its work, names its pool: no session's statement).
+    # reference, naming the time and the session of the entry it was read for (errors.of_entry), and the
+    # pool, as the spill's work does.
     src = SPILL_MEMBER.replace("TIER", "serial + 0.5").replace("LINK", "0")
     with pytest.raises(serq_sim.SimError) as e:
         _run(src, monkeypatch, tier)
-    assert str(e.value).splitlines()[0] == ("<source>:2:29: error: at t=1: pool kv: the spill's pool index 0.5 is "
+    assert str(e.value).splitlines()[0] == ("<source>:2:29: error: at t=1, session 0: pool kv: the spill's pool index 0.5 is "
                                             "not a whole number (the family has 2)")
 
 
@@ -1185,11 +1186,11 @@ run { horizon 5; }
     ("pool m[2] { cap 10; }", "hold m[0] (1), m[serial] (1) { run d (1); }",
      "<source>:4:22: error: at t=1, session 0: the hold names pool m[0] twice; a hold takes one amount of each "
      "pool (write one amount, the sum)"),
-    # a spill's computed negative work names the pool and the time, at the work (the eviction is no
-    # session's statement): s0 caches 10 at 1 and its next hold evicts it.
+    # a spill's computed negative work names the pool, the time and the session of the entry it reads, at
+    # the work: s0 caches 10 at 1 and its next hold evicts it.
     ("pool m { cap 10; spill t via d (serial - 1) when (1); } pool t { cap 10; }",
      "hold m (10) { run d (serial); } cache (10); hold m (10) { run d (1); }",
-     "<source>:1:33: error: at t=1: pool m: the spill's work is negative (-1)"),
+     "<source>:1:33: error: at t=1, session 0: pool m: the spill's work is negative (-1)"),
     # a ps stage's computed negative capacity names the stage, the time and the present, at the capacity.
     ("stage p : ps(1 - present);", "run p (1);",
      "<source>:1:14: error: at t=1: stage p: the capacity is negative (-1) at present = 2; a ps stage's "

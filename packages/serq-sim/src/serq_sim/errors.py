@@ -23,6 +23,9 @@ class SimError(Exception):
 
     serq_user_error = True
     code: str | None = None
+    #: what :func:`session_error` made the message of, ``(span, t, serial, replay, message)``, for
+    #: :func:`of_entry` to tell it again; None for an error made otherwise
+    parts: tuple | None = None
 
     def __init__(self, *args, code: str | None = None):
         super().__init__(*args)
@@ -101,7 +104,25 @@ def session_error(sim, span, t: float | None, serial: int | None, replay, messag
     way a run-time error of a session is made, on both tiers (``Simulation.error``, the fast tier's, the
     closed workload's replacement guard, the no-progress guards, a plugin's error placed at its job), so
     that every one of a trace session names its row (those built outside ``Simulation.error`` did not)."""
-    return SimError(format_error(span, t, serial, message, sim.source) + replay_text(sim, serial, replay))
+    e = SimError(format_error(span, t, serial, message, sim.source) + replay_text(sim, serial, replay))
+    e.parts = (span, t, serial, replay, message)
+    return e
+
+
+def of_entry(sim, e: SimError, entry) -> SimError:
+    """``e``, the run-time error of an expression read at the Evict moment for the cached ``entry`` (an ``evict
+    by`` key, a spill's clause), naming the entry's session, whose attributes the expression reads, when it
+    names none: the one rule of them (policies.eviction.KeyedOrder, pools.cache.spill). A session that has
+    ended still owns its entries, but the expression is given no session then (its attributes are those it
+    released the entry with, policies.evict_context), and a spill's own errors (its work, a member its index
+    names) were made with none: such an error named no session, where the same key of a live session's entry
+    named it."""
+    parts = e.parts
+    owner = entry.owner
+    if parts is None or parts[2] is not None or owner is None:
+        return e
+    span, t, _serial, _replay, message = parts
+    return session_error(sim, span, t, owner.serial, owner.trace, message)
 
 
 def replay_text(sim, serial: int | None, replay) -> str:

@@ -59,6 +59,7 @@ from collections import OrderedDict
 
 from sortedcontainers import SortedList
 
+from ..errors import SimError, of_entry
 from ..stages import Ctx
 from ..status import ENDED, QUEUED
 
@@ -260,11 +261,17 @@ class KeyedOrder(EvictionOrder):
 
     def key(self, entry) -> tuple:
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
-        return self.keys(s, attrs, self.ctx)
+        try:
+            return self.keys(s, attrs, self.ctx)
+        except SimError as e:  # the keys read the entry's session: their error names it
+            raise of_entry(self.sim, e, entry) from None
 
     def rank_key(self, entry) -> tuple:
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
-        return self.rank_keys(s, attrs, self.ctx)
+        try:
+            return self.rank_keys(s, attrs, self.ctx)
+        except SimError as e:
+            raise of_entry(self.sim, e, entry) from None
 
 
 class AgedKeyedOrder(KeyedOrder):

@@ -9,7 +9,7 @@ import math
 from heapq import heapify, heappop, heapreplace
 
 from ..compile import PULSE
-from ..errors import not_an_amount
+from ..errors import SimError, not_an_amount, of_entry
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder, evict_pulse
 from ..stages import Ctx, Job
@@ -455,28 +455,31 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         return
     tier, link, work_fn, when_fn = pool.spill
     ctx = Ctx()
-    owner, attrs = evict_context(ctx, e, units, sim.now)
-    if when_fn(owner, attrs, ctx) == 0:
-        return
-    if type(tier) is not Pool:  # a member named by a computed index (model.SpillMember), at this moment
-        tier = tier.at(sim, owner, attrs, ctx)
-    if type(link) is SpillMember:
-        link = link.at(sim, owner, attrs, ctx)
-    if tier.making_room:
-        return
-    room = +(tier.cap - tier.used)  # (a plain float: the count may be exact, exact.Units; size reads it)
-    units = min(units, max(room, 0.0))
-    if tier.block is not None:
-        units = tier.round_down(units)
-    if units <= EPS:
-        return
-    ctx.size = units
-    work = work_fn(owner, attrs, ctx)
-    if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
-        from ..report import member_label
+    try:  # the clauses read the entry's session: their errors name it (errors.of_entry)
+        owner, attrs = evict_context(ctx, e, units, sim.now)
+        if when_fn(owner, attrs, ctx) == 0:
+            return
+        if type(tier) is not Pool:  # a member named by a computed index (model.SpillMember), at this moment
+            tier = tier.at(sim, owner, attrs, ctx)
+        if type(link) is SpillMember:
+            link = link.at(sim, owner, attrs, ctx)
+        if tier.making_room:
+            return
+        room = +(tier.cap - tier.used)  # (a plain float: the count may be exact, exact.Units; size reads it)
+        units = min(units, max(room, 0.0))
+        if tier.block is not None:
+            units = tier.round_down(units)
+        if units <= EPS:
+            return
+        ctx.size = units
+        work = work_fn(owner, attrs, ctx)
+        if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
+            from ..report import member_label
 
-        raise sim.error(f"pool {member_label(pool)}: the spill's work is {not_an_amount(work)}",
-                        span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
+            raise sim.error(f"pool {member_label(pool)}: the spill's work is {not_an_amount(work)}",
+                            span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
+    except SimError as x:
+        raise of_entry(sim, x, e) from None
     tier.acc()
     make_room(sim, tier, units)
     # (make_room evicts every entry if it must: the room for units was there beside what is used)
