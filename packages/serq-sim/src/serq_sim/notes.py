@@ -123,9 +123,10 @@ def backlog_bins(b, arrivals: int) -> tuple[list[float], float, float, float] | 
     return means[:n], b.times[n - 1], b.live[n - 1], b.arrivals[n - 1] - b.arrivals0
 
 
-def steadiness(b, arrivals: int) -> list[str]:
+def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
     """The not-steady warning of a run whose backlog (:class:`serq_sim.backlog.Backlog`) climbs; ``arrivals``
-    the run's (since t = 0)."""
+    the run's (since t = 0), ``limit`` its ``arrivals N`` (None without): such a run drains by its N-th
+    arrival, so its means depend on N, not on its horizon, a deadline only (language.txt §2)."""
     got = backlog_bins(b, arrivals)
     if got is None:
         return []
@@ -143,7 +144,8 @@ def steadiness(b, arrivals: int) -> list[str]:
             f"over the second half t = {r['half_t']:.3g}); {arrived:g} {number_of(arrived, 'session')} arrived and "
             f"{ended:g} ended "
             "in that time. Arrivals outpace the service (a queue that grows without bound) or the warm-up is "
-            "too short: the means depend on the horizon")]
+            "too short: the means depend on " + ("the horizon" if limit is None else
+                                                 f"how many arrive (`arrivals {limit:g}`)"))]
 
 
 def no_sessions(workload) -> list[str]:

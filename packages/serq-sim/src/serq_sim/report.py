@@ -460,7 +460,7 @@ def build_report(sim) -> Report:
 
     notes += warn.no_sessions(p.workload)
     notes += warn.idle_rules(p)
-    notes += warn.steadiness(sim.backlog, sim.arrivals)
+    notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None)
     if requests is not None:
