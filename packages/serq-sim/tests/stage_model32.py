@@ -158,3 +158,131 @@ def model_step(budget, chunk, slots, serve, sessions):
     for k in obs:
         obs[k].sort(key=lambda z: (z[1], z[0]))
     return obs
+
+
+def draw_kv(rng: random.Random):
+    """A step engine whose memory is a KV pool of blocks under `preempt lifo` (its cap at least one
+    session's prompt and output, up to three blocks more), and sessions on a grid of 0.5."""
+    bs = rng.choice([1, 2, 4])
+    budget, chunk, slots = rng.randint(2, 10), rng.choice([None, None, rng.randint(1, 6)]), rng.randint(1, 5)
+    ss = [dict(A=rng.choice([0, 0, 0.5, 1, 2, 2.5, 4]), P=rng.randint(1, 10), D=rng.randint(0, 6))
+          for _ in range(rng.randint(2, 5))]
+    up = lambda x: math.ceil(x / bs) * bs  # noqa: E731
+    cap = up(max(s["P"] + s["D"] for s in ss)) + bs * rng.randint(0, 3)
+    return bs, cap, budget, chunk, slots, rng.randrange(len(SERVES)), ss
+
+
+def program_kv(bs, cap, budget, chunk, slots, serve, ss) -> str:
+    def table(k):
+        e = repr(ss[-1][k])
+        for s in range(len(ss) - 2, -1, -1):
+            e = f"serial == {s} ? {ss[s][k]!r} : ({e})"
+        return e
+    ch = f" chunk {chunk};" if chunk else ""
+    chx = f"min(budget_left(E), {chunk})" if chunk else "budget_left(E)"
+    return (f"pool q {{ cap {slots}; admit via E; }}\npool kv {{ cap {cap}; block {bs}; preempt lifo; }}\n"
+            f"stage E : step {{ budget {budget};{ch} cost 1; {SERVES[serve][0]} memory kv; }}\nstage d : delay;\n"
+            f"workload {{ arrive batch({len(ss)}); }}\n"
+            f"session {{\n  set A = {table('A')};\n  set P = {table('P')};\n  set D = {table('D')};\n"
+            f"  run d (A);\n  hold q (1), kv (min(P, {chx})) {{ observe a = now; run E prefill (P) growing kv; "
+            "observe f = now; run E decode (D) growing kv; }\n"
+            "  observe e = now;\n}\nrun { horizon 1000; }\n")
+
+
+def model_kv(bs, cap, budget, chunk, slots, serve, ss):
+    """model_step's engine with its memory: each session holds q (1), kv (its first chunk, min(P,
+    budget_left, chunk) read at admission) and runs prefill (P) then decode (D) growing kv. §3: "a growing
+    job first grows its hold to the position it will reach (block by block, preempting if needed)"; "with
+    preempt lifo the holder that is a resident of the step stage the pool is the memory of and was admitted
+    last … is preempted …: its job leaves its stage, its hold is released …, and it re-enters the head of the
+    pool's queue with the hold statement to execute again. The grower itself can be the victim" (its tokens
+    planned in the iteration go back to the budget; a grower its own victim ends the iteration's serving, as
+    vLLM's running loop breaks); "not in an iteration that preempted"; an iteration that only preempted
+    lasts C. Returns the observes and the number of preemptions."""
+    up = lambda x: math.ceil(x / bs) * bs  # noqa: E731
+    key, ch = SERVES[serve][1], chunk or math.inf
+    arrivals = sorted(range(len(ss)), key=lambda s: (ss[s]["A"], s))
+    queue, residents, served = [], [], {}
+    obs = {"a": [], "f": [], "e": []}
+    f = dict(adm=0, holders=0, used=0, pre=0)
+    nxt = 0
+    t, busy_until = 0.0, None
+    guard = 0
+    while True:
+        guard += 1
+        assert guard < 100000, "the model loops"
+        t_arrive = ss[arrivals[nxt]]["A"] if nxt < len(arrivals) else math.inf
+        t_next = min(t_arrive, busy_until if busy_until is not None else math.inf)
+        if t_next != math.inf:
+            t = t_next
+            while nxt < len(arrivals) and ss[arrivals[nxt]]["A"] == t:
+                queue.append(arrivals[nxt])
+                nxt += 1
+            if busy_until == t:
+                busy_until = None
+                for r in list(residents):
+                    r["rem"] -= served.get(r["s"], 0)
+                    if served.get(r["s"]) and r["rem"] == 0:
+                        if not r["decoding"]:
+                            obs["f"].append((r["s"], t, t))
+                            if ss[r["s"]]["D"] > 0:
+                                r["decoding"], r["rem"] = True, ss[r["s"]]["D"]
+                                continue
+                        obs["e"].append((r["s"], t, t))
+                        residents.remove(r)
+                        f["holders"] -= 1
+                        f["used"] -= r["alloc"]
+        if busy_until is not None:
+            continue
+        left, served, preempted = budget, {}, False
+        for r in sorted(residents, key=lambda r: (key(r), r["adm"])):
+            if left <= 0:
+                break
+            if r not in residents:
+                continue  # preempted earlier in this planning
+            take = min(1 if r["decoding"] else min(r["rem"], ch), left)
+            need = up(r["pos"] + take) - r["alloc"]
+            own_victim = False
+            while need > 0 and f["used"] + need > cap:
+                v = max(residents, key=lambda x: x["adm"])
+                residents.remove(v)
+                f["used"] -= v["alloc"]
+                f["holders"] -= 1
+                f["pre"] += 1
+                preempted = True
+                left += served.pop(v["s"], 0)
+                queue.insert(0, v["s"])
+                if v is r:
+                    own_victim = True
+                    break
+            if own_victim:
+                break
+            take = min(take, left)
+            r["alloc"] += max(need, 0)
+            f["used"] += max(need, 0)
+            r["pos"] += take
+            served[r["s"]] = take
+            left -= take
+        while not preempted and queue and left > 0 and f["holders"] < slots:
+            s = queue[0]
+            units = min(ss[s]["P"], min(left, ch))
+            if f["used"] + up(units) > cap:
+                break
+            queue.pop(0)
+            r = dict(s=s, decoding=False, rem=ss[s]["P"], adm=f["adm"], alloc=up(units), pos=0)
+            f["adm"] += 1
+            f["holders"] += 1
+            f["used"] += up(units)
+            residents.append(r)
+            obs["a"].append((s, t, t))
+            take = min(ss[s]["P"], ch, left)
+            r["pos"] = take
+            served[s] = take
+            left -= take
+        if served or preempted:
+            busy_until = t + 1
+        elif nxt >= len(arrivals):
+            break
+    for k in obs:
+        obs[k].sort(key=lambda z: (z[1], z[0]))
+    return obs, f["pre"]

@@ -52,3 +52,28 @@ def test_a_random_step_engine_against_the_model(monkeypatch, seed):
         _r, got = run(src, monkeypatch)
         for name, samples in sm.model_step(*engine).items():
             assert got.get(name, []) == samples, (name, src)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_engine_with_memory_against_the_model(monkeypatch, seed):
+    """stage_model32.model_kv: the step engine with a KV pool of blocks as its memory, `preempt lifo`, the
+    sessions' prefill and decode growing it, under every serve clause; each session's admissions (again
+    after a preemption), prefill ends and end are the model's."""
+    rng = random.Random(3700 + seed)
+    for _ in range(3):
+        engine = sm.draw_kv(rng)
+        src = sm.program_kv(*engine)
+        _r, got = run(src, monkeypatch)
+        want, _preemptions = sm.model_kv(*engine)
+        for name, samples in want.items():
+            assert got.get(name, []) == samples, (name, src)
+
+
+def test_the_engines_with_memory_preempt():
+    """Over the 60 engines with memory of the test, at least 15 preempt."""
+    n = 0
+    for seed in range(20):
+        rng = random.Random(3700 + seed)
+        for _ in range(3):
+            n += sm.model_kv(*sm.draw_kv(rng))[1] > 0
+    assert n >= 15, n
