@@ -380,12 +380,13 @@ class Limited(Kind):
     ("3 - 2 * serial", ["{p}:3:25: error: at t=0, session 0: stage s: a job of 3.0 is over its limit 1",
                         "  session {{ set t0 = now; run s (3 - 2 * serial); observe r = now - t0; }}",
                         "                          ^"]),
-    ("1", ["{p}: error: at t=1: stage s: worn out"]),
+    ("1", ["{p}:1:1: error: at t=1: stage s: worn out", "  stage s : @k;", "  ^"]),
 ])
 def test_a_refusal_in_the_run_is_placed_as_the_runs_errors_are(install, tmp_path, works, expected):
     """A SimError a plugin's kind raises in the run was its message alone, 'error: stage s: …', where the run's
     own errors say where, when and which session: at the run statement of the job its attach refuses, and
-    with the time for one raised in its own event."""
+    at the stage's declaration with the time for one raised in its own event (it was 'FILE: error: at t=1: …',
+    no line)."""
     pm = install(LIMITED)
     program = tmp_path / "limited.sq"
     program.write_text("stage s : @k;\nworkload { arrive batch(2); }\n"

@@ -15,8 +15,16 @@ names the entry's session, live or ended (docs/simulator.md, the decisions).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import serq_frontend
+import serq_sim
+import serq_vllm
+from serq import hookimpl
+from serq.plugins import get_plugin_manager
+from serq_sim.policies import EvictionOrder
+from serq_sim.stages import StageKind
 from tiers import same_error
 
 pytestmark = pytest.mark.timeout(120)
@@ -374,3 +382,107 @@ def test_a_runtime_error_names_its_place_time_and_session(tmp_path, monkeypatch,
         (tmp_path / name).write_text(text)
     prog = serq_frontend.compile(tmp_path / "p.sq")
     assert same_error(prog, monkeypatch) == want.replace("{d}", str(tmp_path))
+
+
+def test_a_library_of_the_library_path_is_named_by_its_own_path_and_line(tmp_path, monkeypatch):
+    # lib/vllm.sq's request with an output of 0 tokens (1 - serial at session 1): its decode of o - 1 tokens
+    lib = Path(serq_vllm.__file__).parent / "lib" / "vllm.sq"
+    text = lib.read_text().splitlines()
+    decode = next(i for i, x in enumerate(text) if "decode on engine (o - 1 - (known - prompt))" in x)
+    at = next(i for i, x in enumerate(text) if x.strip().startswith("vllm_request_at(reqs, kv, engine, prompt, o, t0"))
+    (tmp_path / "p.sq").write_text(
+        'use "vllm.sq";\npool reqs { cap 4; admit via engine; }\npool kv { cap 1600; block 16; evict lru; preempt lifo; }\n'
+        "stage engine : step { budget 64; cost 0.01; memory kv; }\nworkload { arrive batch(2); }\n"
+        "session {\n  set t0 = now;\n  vllm_request(reqs, kv, engine, 10, 1 - serial, t0);\n}\n")
+    col = text[decode].index("decode") + 1
+    want = (f"{lib}:{decode + 1}:{col}: error: at t=0.01, session 1: the run's work is negative (-1)\n"
+            f"  {text[decode]}\n" + " " * (col + 1) + "^\n"
+            f"{lib}:{at + 1}:3: note: in the expansion of `vllm_request_at`, used here\n"
+            f"  {text[at]}\n    ^\n"
+            f"{tmp_path}/p.sq:8:3: note: in the expansion of `vllm_request`, used here\n"
+            "    vllm_request(reqs, kv, engine, 10, 1 - serial, t0);\n    ^")
+    assert same_error(serq_frontend.compile(tmp_path / "p.sq"), monkeypatch) == want
+
+
+class _Limited(StageKind):
+    """A plugin's stage kind that refuses a job of more than 1 when it arrives, and wears out in its own
+    event at its second completion."""
+
+    done = 0
+
+    def attach(self, job):
+        if job.work > 1:
+            raise serq_sim.SimError(f"stage {self.node.name}: a job of {job.work:g} is over its limit")
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.sim.at(self.sim.now + job.work, self.finish, job)
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+    def finish(self, job):
+        self.done += 1
+        if self.done == 2:
+            raise serq_sim.SimError(f"stage {self.node.name}: worn out")
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+
+
+class _Refusing(EvictionOrder):
+    """A plugin's eviction order that refuses every entry."""
+
+    def key(self, entry):
+        raise serq_sim.SimError(f"pool {self.pool.node.name}: this order evicts nothing")
+
+
+class _Plugin:
+    @hookimpl
+    def serq_sim_register_stage_kinds(self, register):
+        register("lim", _Limited)
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        register("refuse", _Refusing)
+
+
+@pytest.mark.parametrize(("src", "want"), [
+    # its refusal of a job: at the run statement of the job, with the session
+    ("stage svc : @lim;\nworkload { arrive batch(2); }\nsession {\n  run svc (1 + serial);\n}\n",
+     "{d}/p.sq:4:3: error: at t=0, session 1: stage svc: a job of 2 is over its limit\n"
+     "    run svc (1 + serial);\n    ^"),
+    # raised in its own event: at the stage's declaration
+    ("stage svc : @lim;\nworkload { arrive batch(2); }\nsession {\n  run svc (1);\n}\n",
+     "{d}/p.sq:1:1: error: at t=1: stage svc: worn out\n  stage svc : @lim;\n  ^"),
+    # an eviction order's: at the pool's declaration
+    ("pool p { cap 2; evict @refuse; }\nstage s : fifo;\nworkload { arrive batch(4); }\n"
+     "session {\n  hold p (1) { run s (1); } cache (1);\n}\n",
+     "{d}/p.sq:1:1: error: at t=1: pool p: this order evicts nothing\n  pool p { cap 2; evict @refuse; }\n  ^"),
+], ids=["job", "event", "order"])
+def test_a_plugins_own_refusal_is_placed_as_the_runs_errors_are(tmp_path, monkeypatch, src, want):
+    pm = get_plugin_manager(plugins=[_Plugin()])
+    (tmp_path / "p.sq").write_text(src)
+    prog = serq_frontend.compile(tmp_path / "p.sq", pm=pm)
+    got = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        with pytest.raises(serq_sim.SimError) as e:
+            serq_sim.run(prog, pm=pm)
+        got.append(str(e.value))
+    assert got == [want.replace("{d}", str(tmp_path))] * 2
+
+
+def test_the_command_line_prints_the_message_alone(tmp_path, serq):
+    # one message on stderr, status 1, no traceback: a definition's body used from the program
+    (tmp_path / "p.sq").write_text(CASES[[c[0] for c in CASES].index("def_statement")][1]["p.sq"]
+                                   + "run { horizon 10; }\n")
+    r = serq("run", str(tmp_path / "p.sq"))
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == (f"{tmp_path}/p.sq:2:13: error: at t=1, session 0: the run's work is negative (-1)\n"
+                        "  def go(w) { run s (w); }\n              ^\n"
+                        f"{tmp_path}/p.sq:6:3: note: in the expansion of `go`, used here\n"
+                        "    go(serial - 1);\n    ^\n")

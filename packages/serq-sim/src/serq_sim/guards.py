@@ -233,8 +233,10 @@ def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
     """A :class:`~serq_sim.SimError` a plugin's own code raised in the run (a stage kind refusing a job, its
     policy a state) with a message that says no place (``SimError("stage s: a job of 2 is over its limit")``),
     placed as the run's own errors are: ``FILE:LINE:COL: error: at t=T, session N: …`` at the run statement
-    of ``job`` when the plugin was given one (its ``attach``), else ``FILE: error: at t=T: …``; ``None`` for
-    any other exception (serQ's own errors, which say where, are left as they are)."""
+    of ``job`` when the plugin was given one (its ``attach``), else ``FILE:LINE:COL: error: at t=T: …`` at the
+    declaration of the stage or pool whose kind, order or policy raised it (:func:`_declared_at`; it was
+    ``FILE: error: at t=T: …``, no line), ``FILE: error: at t=T: …`` without one; ``None`` for any other
+    exception (serQ's own errors, which say where, are left as they are)."""
     from .errors import SimError, session_error
 
     if not isinstance(e, SimError) or _located(str(e)):
@@ -247,8 +249,27 @@ def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
     owner = getattr(job, "owner", None)
     span = sim.spans[job.span] if owner is not None and 0 <= job.span < len(sim.spans) else None
     if owner is None:
-        return session_error(sim, span, sim.now, None, None, str(e))
+        return session_error(sim, span or _declared_at(e), sim.now, None, None, str(e))
     return session_error(sim, span, sim.now, owner.serial, owner.trace, str(e))
+
+
+def _declared_at(e: BaseException) -> Any:
+    """The span of the declaration of the stage or pool whose stage kind, eviction order or preemption policy
+    was running when ``e`` was raised (the innermost such ``self`` on its traceback), or None (a share
+    policy's function, a node without a span)."""
+    from .policies import EvictionOrder, PreemptionPolicy
+    from .stages import StageKind
+
+    span = None
+    tb = e.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        node = (getattr(obj, "node", None) if isinstance(obj, StageKind) else
+                getattr(getattr(obj, "pool", None), "node", None) if isinstance(obj, (EvictionOrder, PreemptionPolicy))
+                else None)
+        span = getattr(node, "span", None) or span
+        tb = tb.tb_next
+    return span
 
 
 def _located(message: str) -> bool:
