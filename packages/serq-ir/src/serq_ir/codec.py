@@ -68,8 +68,11 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
             return IRError(_located(data, name, lone, _LONE_SURROGATE))
         return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
                                                  "(a bracket, a brace or a quote is missing)"))
-    if m:
-        return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)})"))
+    if m:  # (a compressed file's first bytes are malformed JSON before they are not UTF-8: said as what it is)
+        from serq.files import packed_note
+
+        return IRError(_located(data, name, int(m.group(1)),
+                                f"{msg[: m.start()]} (at offset {m.group(1)}){packed_note(data[:4])}"))
     # a schema fault: msgspec's words, with the JSON path it names (none at the top: "$"); an unknown field
     # is the key itself
     at = re.search(r" - at '(\$[^']*)'$", msg)

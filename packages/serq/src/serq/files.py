@@ -57,7 +57,7 @@ from .errors import UserError, shown_path
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
+           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -233,12 +233,34 @@ def byte_order_note(head: bytes) -> str:
     return ""
 
 
+#: the first bytes of the compressed and binary files most often given where text is read (a trace saved
+#: compressed under its .csv name, a Parquet table named .csv), and what each is
+_PACKED = ((b"\x1f\x8b", "a gzip file"), (b"BZh", "a bzip2 file"), (b"\xfd7zX", "an xz file"),
+           (b"\x28\xb5\x2f\xfd", "a Zstandard file"), (b"PK\x03\x04", "a zip archive"),
+           (b"PAR1", "a Parquet file"))
+
+
+def packed_note(head: bytes) -> str:
+    """What the error of a text input that is not UTF-8 adds when the input begins with ``head`` (its first
+    bytes) as a compressed file or a Parquet table does: ``; it begins as a gzip file does (1F 8B): serQ reads
+    it as text, uncompressed (decompress it first)``, where the error named only a byte of the compressed data
+    (``byte 0x8B``) and quoted it; else nothing."""
+    for magic, kind in _PACKED:
+        if head.startswith(magic):
+            shown = " ".join(f"{b:02X}" for b in magic)
+            then = ("as text: a Parquet table is read only as a sweep's table or records, by a name ending in "
+                    ".parquet" if kind == "a Parquet file" else "as text, uncompressed (decompress it first)")
+            return f"; it begins as {kind} does ({shown}): serQ reads it {then}"
+    return ""
+
+
 def not_utf8(byte: int, head: bytes, what: str | None = "the file", at: str = "") -> str:
     """The one wording of an input that is not UTF-8 text (a source, an IR file, a JSON file, a trace, a
     sweep's table): ``WHAT is not UTF-8 text (byte 0xNN AT)`` and, when the input begins with a UTF-16 or
-    UTF-32 byte-order mark (``head``, its first bytes), :func:`byte_order_note`; ``what`` None gives the
-    phrase alone, ``not UTF-8 text (…)``, for a message that names the input itself."""
-    text = f"not UTF-8 text (byte 0x{byte:02X}{at}){byte_order_note(head)}"
+    UTF-32 byte-order mark (``head``, its first bytes), :func:`byte_order_note`, or as a compressed file or a
+    Parquet table does, :func:`packed_note`; ``what`` None gives the phrase alone, ``not UTF-8 text (…)``,
+    for a message that names the input itself."""
+    text = f"not UTF-8 text (byte 0x{byte:02X}{at}){byte_order_note(head) or packed_note(head)}"
     return text if what is None else f"{what} is {text}"
 
 
