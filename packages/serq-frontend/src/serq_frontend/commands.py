@@ -74,27 +74,38 @@ def _formatted(pm: Any, files: tuple[str, ...]) -> list[tuple[str, bytes, str]]:
     # every file is read, parsed and formatted before any is written: a file that does not parse (or
     # cannot be read) leaves all of them as they were, the ones before it included
     changed = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int, str]] = set()
     for f in files:
         _not_ir(f, "fmt")
     for f in files:
         p = Path(f)
         try:
             data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
-            st = os.stat(p)
+            entry = _entry(f)
         except OSError as e:
             from serq.errors import shown_path
 
             raise CompileError(f"error: {shown_path(f)}: cannot read: {e.strerror or e}") from None
-        if (st.st_dev, st.st_ino) in seen:  # one file named twice (a.sq ./a.sq, a link): formatted once
+        if entry in seen:  # one file named twice (a.sq ./a.sq, a symbolic link): formatted once
             continue
-        seen.add((st.st_dev, st.st_ino))
+        seen.add(entry)
         text = decode_source(data, f)
         parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
         if new != text:  # (a byte-order mark, which decode_source leaves out of the text, is kept)
             changed.append((f, data, "\ufeff" + new if data.startswith(b"\xef\xbb\xbf") else new))
     return changed
+
+
+def _entry(path: str) -> tuple[int, int, str]:
+    """The folder entry ``path`` names, symbolic links followed: its folder's device and inode, and its name
+    there. One file named twice (``a.sq ./a.sq``, a symbolic link to it) is one entry, formatted once; two
+    hard links to one file are two entries, each formatted and replaced by its own write. The file's own
+    inode took two hard links for one file: the first name's write (a new file renamed over it, as every
+    output is written) parted them, and the second was left in its old layout, neither listed nor said."""
+    folder, name = os.path.split(os.path.realpath(path))
+    st = os.stat(folder or os.sep)
+    return st.st_dev, st.st_ino, name
 
 
 def _write_and_list(changed: list[tuple[str, bytes, str]], check: bool) -> None:
