@@ -373,6 +373,80 @@ CASES = [
      '  run { horizon 3; arrivals 100; }\n' +
      '                   ^'),
 
+    # a lease of a computed member the hold does not hold, at the lease's pool
+    ('lease_unheld',
+     {'p.sq': 'pool p[2] { cap 10; }\nstage s : fifo;\nworkload { arrive batch(2); }\nsession { run s (1); hold p[0] (1) { run s (1); } lease p[serial] (1); }\n'},
+     '{d}/p.sq:4:57: error: at t=4, session 1: `lease p[1]`: the hold does not hold `p[1]`; a lease names one of its pools\n' +
+     '  session { run s (1); hold p[0] (1) { run s (1); } lease p[serial] (1); }\n' +
+     '                                                          ^'),
+    # a growing run of a computed member the session does not hold
+    ('run_growing_outside',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv[2] { cap 100; }\nstage E : step { budget 10; cost 0.01; }\nworkload { arrive batch(2); }\nsession {\n  hold reqs (1), kv[0] (4) { run E prefill (4) growing kv[serial]; }\n}\n'},
+     '{d}/p.sq:6:30: error: at t=0, session 1: run E … growing kv[1]: outside a hold of kv[1]\n' +
+     '    hold reqs (1), kv[0] (4) { run E prefill (4) growing kv[serial]; }\n' +
+     '                               ^'),
+    # an at admission binding, read at the admission
+    ('at_admission',
+     {'p.sq': 'pool p { cap 8; }\npool x[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(3); }\nsession {\n  run s (1);\n  hold p (h) at admission (h = 1 + used(x[serial])) { run s (1); }\n}\n'},
+     '{d}/p.sq:7:41: error: at t=3, session 2: pool index 2 out of range (the family has 2)\n' +
+     '    hold p (h) at admission (h = 1 + used(x[serial])) { run s (1); }\n' +
+     '                                          ^'),
+    # a queue by key that reads attributes alone (read at the join, kept in order)
+    ('queue_by_key_kept',
+     {'p.sq': 'pool q { cap 1; queue by (member(q2[serial])); }\npool q2[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(4); }\nsession {\n  hold q (1) { run s (1); }\n}\n'},
+     '{d}/p.sq:1:34: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '  pool q { cap 1; queue by (member(q2[serial])); }\n' +
+     '                                   ^'),
+    # a serve by key that reads attributes alone
+    ('serve_by_key_kept',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\npool x[2] { cap 1; }\nstage E : step { budget 10; cost 0.01; memory kv; serve by (member(x[serial])); }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (4) { prefill on E 4; decode on E 3; }\n}\n'},
+     '{d}/p.sq:4:68: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '  stage E : step { budget 10; cost 0.01; memory kv; serve by (member(x[serial])); }\n' +
+     '                                                                     ^'),
+    # a preempt by key that reads attributes alone (the kept order)
+    ('preempt_by_key_kept',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool x[2] { cap 1; }\npool kv { cap 8; preempt by (member(x[serial])); }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (2) { run E prefill (2) growing kv; run E decode (6) growing kv; }\n}\n'},
+     '{d}/p.sq:3:37: error: at t=0.01, session 2: pool index 2 out of range (the family has 2)\n' +
+     '  pool kv { cap 8; preempt by (member(x[serial])); }\n' +
+     '                                      ^\n' +
+     'note: while choosing whom pool kv preempts for the growth of session 0 at t=0.01 by the statement at {d}/p.sq:7:57 (its keys are evaluated for each candidate)'),
+    # a definition used in a queue by key: at its body, a note at the key
+    ('def_in_queue_key',
+     {'p.sq': 'def k(i) = used(q2[i]);\npool q { cap 1; queue by (k(serial)); }\npool q2[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(4); }\nsession {\n  hold q (1) { run s (1); }\n}\n'},
+     '{d}/p.sq:1:17: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '  def k(i) = used(q2[i]);\n' +
+     '                  ^\n' +
+     '{d}/p.sq:2:27: note: in the expansion of `k`, used here\n' +
+     '  pool q { cap 1; queue by (k(serial)); }\n' +
+     '                            ^'),
+    # a definition used in a step stage's cost
+    ('def_in_cost',
+     {'p.sq': 'def c(t) = 0.01 * (t - 5);\npool reqs { cap 8; admit via E; }\nstage E : step { budget 10; cost c(tokens); }\nworkload { arrive batch(1); }\nsession { hold reqs (1) { run E prefill (4); } }\n'},
+     "{d}/p.sq:1:12: error: at t=0: stage E: the iteration's cost is negative (-0.01)\n" +
+     '  def c(t) = 0.01 * (t - 5);\n' +
+     '             ^\n' +
+     '{d}/p.sq:3:34: note: in the expansion of `c`, used here\n' +
+     '  stage E : step { budget 10; cost c(tokens); }\n' +
+     '                                   ^'),
+    # a definition used in the turn block
+    ('def_in_turn',
+     {'p.sq': 'def d(m) = ~exp(m);\nstage s : fifo;\nworkload {\n  arrive batch(2);\n  turn { set k = d(serial - 1); }\n  session { turn; request; }\n}\nserver { run s (1); }\n'},
+     '{d}/p.sq:1:12: error: at t=0, session 0: ~exp(-1): the mean is negative\n' +
+     '  def d(m) = ~exp(m);\n' +
+     '             ^\n' +
+     '{d}/p.sq:5:18: note: in the expansion of `d`, used here\n' +
+     '    turn { set k = d(serial - 1); }\n' +
+     '                   ^'),
+    # a definition used in an evict by key, of an ended session's entry
+    ('def_in_evict_key',
+     {'p.sq': 'def k(i) = used(p[i - 2]);\npool p[2] { cap 2; evict by (k(serial)); }\nstage s : fifo;\nworkload { arrive batch(6); }\nsession {\n  hold p[0] (1) { run s (1); } cache (2);\n}\n'},
+     '{d}/p.sq:1:17: error: at t=1, session 0: pool index -2 out of range (the family has 2)\n' +
+     '  def k(i) = used(p[i - 2]);\n' +
+     '                  ^\n' +
+     '{d}/p.sq:2:30: note: in the expansion of `k`, used here\n' +
+     '  pool p[2] { cap 2; evict by (k(serial)); }\n' +
+     '                               ^'),
+
 ]
 
 
