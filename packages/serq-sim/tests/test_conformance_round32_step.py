@@ -277,3 +277,37 @@ def test_a_step_or_an_instant_by_hand(monkeypatch, src, obs, figures):
     for name, want in figures.items():
         entry = next(s for s in js["stages"] + js["pools"] if s["name"] == name)
         assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), name
+
+
+EXCLUSIVE = """
+pool q { cap 10; admit via E; }
+pool b { cap 100; }
+stage E : step { budget BUDGET; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { hold q (1) { run E decode (3); } }
+  else { run d (0.5); hold q (1), b (x) at admission (x = budget_left(E)) { observe a = used(b); run E prefill (4); } }
+  observe t = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("budget, admitted, ends", [
+    # budget 2: the two decodes (3 tokens each) take the whole budget every iteration, [0, 3]; the prefill
+    # waiting from 0.5 is admitted only at 3, when none decodes, with the whole 2 (a = 2), 4 tokens over
+    # [3, 5].
+    (2, [(2, 3.0, 2.0)], [(0, 3.0, 3.0), (1, 3.0, 3.0), (2, 5.0, 5.0)]),
+    # budget 3: the decodes leave 1, so at 1 the waiting prefill displaces them with the whole 3 (a = 3): 3
+    # then 1 over [1, 3], alone; the decodes' other 2 over [3, 5].
+    (3, [(2, 1.0, 3.0)], [(2, 3.0, 3.0), (0, 5.0, 5.0), (1, 5.0, 5.0)]),
+])
+def test_exclusive_prefill_displaces_only_what_leaves_budget(monkeypatch, budget, admitted, ends):
+    """§3: "resident decodes are tentative: while budget is left, a waiting prefill that fits can replace
+    them and use the full budget, including in budget_left at admission", and pool-reference.txt: "The usual
+    fit, budget-exhaustion and preemption gates still apply" (docs/language.md: budget is left after the
+    tentative decodes' tokens, or no waiting request is tried)."""
+    _r, obs = run(EXCLUSIVE.replace("BUDGET", str(budget)), monkeypatch)
+    assert obs["a"] == admitted
+    assert obs["t"] == ends
