@@ -447,6 +447,19 @@ CASES = [
      '  pool p[2] { cap 2; evict by (k(serial)); }\n' +
      '                               ^'),
 
+    # a ps capacity whose share per job is below the doubles' precision (the stage's, no session)
+    ('ps_share_below_precision',
+     {'p.sq': 'stage s : ps(present * 1e-310);\nworkload { arrive batch(2); }\nsession { run s (1); }\n'},
+     "{d}/p.sq:1:14: error: at t=0: stage s: the capacity 2e-310 at present = 2 gives each job a share of 1e-310, below the smallest normal double (2.22507e-308), where a share loses its precision; a ps stage's capacity is 0 or at least present times that\n" +
+     '  stage s : ps(present * 1e-310);\n' +
+     '               ^'),
+    # a run over several stages whose share is below the doubles' precision: its session
+    ('flow_share_below_precision',
+     {'p.sq': 'stage a : ps(1e-307);\nstage b : ps(1e-307);\nshare maxmin;\nworkload { arrive batch(100); }\nsession { run a, b (1); }\n'},
+     '{d}/p.sq:5:11: error: at t=0, session 0: the run over stages a, b gets a rate of 1e-309 under share maxmin, below the smallest normal double (2.22507e-308), where a share loses its precision; the capacities of its stages shared among the flows give each run at least that\n' +
+     '  session { run a, b (1); }\n' +
+     '            ^'),
+
 ]
 
 
