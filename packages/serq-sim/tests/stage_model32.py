@@ -286,3 +286,71 @@ def model_kv(bs, cap, budget, chunk, slots, serve, ss):
     for k in obs:
         obs[k].sort(key=lambda z: (z[1], z[0]))
     return obs, f["pre"]
+
+
+def program_exclusive(budget, chunk, slots, sessions) -> str:
+    """program_step's engine under `serve exclusive prefill`."""
+    return program_step(budget, chunk, slots, 0, sessions).replace("cost 1;  }", "cost 1; serve exclusive prefill; }")
+
+
+def model_exclusive(budget, chunk, slots, sessions):
+    """The admissions, prefill ends and ends of program_exclusive's sessions: §3, "serve exclusive prefill
+    selects either one prefill alone or a decode-only batch. A resident prefill takes precedence. Otherwise
+    resident decodes are tentative: while budget is left, a waiting prefill that fits can replace them and
+    use the full budget … Once a prefill is selected, no further waiting request is admitted in that
+    iteration"; the first resident prefill in admission order goes alone, capped by the chunk; a waiting one
+    is tried only while the tentative decodes leave budget (pool-reference.txt: "The usual fit,
+    budget-exhaustion and preemption gates still apply")."""
+    ch = chunk or math.inf
+    arrivals = sorted(range(len(sessions)), key=lambda s: (sessions[s]["A"], s))
+    queue, residents, served = [], [], {}
+    obs = {"a": [], "f": [], "e": []}
+    admitted = holders = nxt = 0
+    t, busy_until = 0.0, None
+    while True:
+        t_arrive = sessions[arrivals[nxt]]["A"] if nxt < len(arrivals) else math.inf
+        t_next = min(t_arrive, busy_until if busy_until is not None else math.inf)
+        if t_next != math.inf:
+            t = t_next
+            while nxt < len(arrivals) and sessions[arrivals[nxt]]["A"] == t:
+                queue.append(arrivals[nxt])
+                nxt += 1
+            if busy_until == t:
+                busy_until = None
+                for r in list(residents):
+                    r["rem"] -= served.get(r["s"], 0)
+                    if served.get(r["s"]) and r["rem"] == 0:
+                        if not r["decoding"]:
+                            obs["f"].append((r["s"], t, t))
+                            if sessions[r["s"]]["D"] > 0:
+                                r["decoding"], r["rem"] = True, sessions[r["s"]]["D"]
+                                continue
+                        obs["e"].append((r["s"], t, t))
+                        residents.remove(r)
+                        holders -= 1
+        if busy_until is not None:
+            continue
+        served = {}
+        prefills = [r for r in sorted(residents, key=lambda r: r["adm"]) if not r["decoding"]]
+        if prefills:
+            served[prefills[0]["s"]] = min(prefills[0]["rem"], ch, budget)
+        else:
+            left = budget
+            for r in sorted(residents, key=lambda r: r["adm"]):
+                if left <= 0:
+                    break
+                served[r["s"]] = 1
+                left -= 1
+            if queue and holders < slots and left > 0:
+                s = queue.pop(0)
+                residents.append(dict(s=s, decoding=False, rem=sessions[s]["P"], adm=admitted))
+                admitted, holders = admitted + 1, holders + 1
+                obs["a"].append((s, t, t))
+                served = {s: min(sessions[s]["P"], ch, budget)}
+        if served:
+            busy_until = t + 1
+        elif nxt >= len(arrivals):
+            break
+    for k in obs:
+        obs[k].sort(key=lambda z: (z[1], z[0]))
+    return obs

@@ -77,3 +77,17 @@ def test_the_engines_with_memory_preempt():
         for _ in range(3):
             n += sm.model_kv(*sm.draw_kv(rng))[1] > 0
     assert n >= 15, n
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_exclusive_prefill_engine_against_the_model(monkeypatch, seed):
+    """stage_model32.model_exclusive: the step engine under `serve exclusive prefill` (a resident prefill
+    alone, else the decodes, which a waiting prefill displaces while they leave budget)."""
+    rng = random.Random(3800 + seed)
+    for _ in range(3):
+        budget, chunk, slots, _serve, sessions = sm.draw_step(rng)
+        src = sm.program_exclusive(budget, chunk, slots, sessions)
+        assert "serve exclusive prefill" in src
+        _r, got = run(src, monkeypatch)
+        for name, samples in sm.model_exclusive(budget, chunk, slots, sessions).items():
+            assert got.get(name, []) == samples, (name, src)
