@@ -52,7 +52,7 @@ def draw(rng: random.Random) -> tuple[int, int, list[dict]]:
     return cap, b, sessions
 
 
-def program(cap: int, b: int, sessions: list[dict], horizon: float) -> str:
+def program(cap: int, b: int, sessions: list[dict], horizon: float, warmup: float = 0.0) -> str:
     def table(k):
         e = str(sessions[-1][k])
         for s in range(len(sessions) - 2, -1, -1):
@@ -67,12 +67,15 @@ def program(cap: int, b: int, sessions: list[dict], horizon: float) -> str:
             f"  hold m (U1) reserve (R1) {{ observe a1 = now; run d (S1); }}{c1};\n"
             "  run d (G);\n"
             "  hold m (U2) reserve (R2) { observe a2 = now; observe k2 = cached; run d (S2); } cache (L2);\n"
-            f"  observe e = now;\n}}\nrun {{ horizon {horizon}; }}\n")
+            f"  observe e = now;\n}}\nrun {{ horizon {horizon};{f' warmup {warmup};' if warmup else ''} }}\n")
 
 
-def model(cap: int, b: int, sessions: list[dict], horizon: float):
+def model(cap: int, b: int, sessions: list[dict], horizon: float, warmup: float = 0.0):
     """The observes ``{name: [(session, time, value), …]}`` in time then session order, and the pool's
-    figures (time averages over the horizon, counts)."""
+    figures: time averages over [warmup, horizon], the counts of the events at or after the warm-up, the
+    samples taken at or after it (§3: "observe x = e records a sample after warm-up"; docs/language.md: "a
+    pool's admissions and wait the admissions at or after it, evicted_*, … and rejections the events at or
+    after it", a sample at the warm-up's instant counts)."""
     up = lambda x: math.ceil(x / b) * b  # noqa: E731
     down = lambda x: math.floor(x / b) * b  # noqa: E731
     obs = {k: [] for k in ("a1", "a2", "k2", "e")}
@@ -87,9 +90,14 @@ def model(cap: int, b: int, sessions: list[dict], horizon: float):
         return sum(e[0] for e in entries)
 
     def advance(t):
-        f["area_used"] += f["used"] * (t - f["last"])
-        f["area_cached"] += cached() * (t - f["last"])
+        span = max(0.0, t - max(f["last"], warmup))
+        f["area_used"] += f["used"] * span
+        f["area_cached"] += cached() * span
         f["last"] = t
+
+    def count(name, n=1):
+        if f["now"] >= warmup:
+            f[name] += n
 
     def schedule(dt, s):
         events.append((f["now"] + dt, f["seq"], s))
@@ -114,7 +122,7 @@ def model(cap: int, b: int, sessions: list[dict], horizon: float):
             elif pc in (1, 5):
                 u, r, _cache = hold(s, 1 if pc == 1 else 2)
                 if up(max(u, r)) > cap:
-                    f["rejections"] += 1
+                    count("rejections")
                     x["pc"] = 99
                     return
                 queue.append(s)
@@ -168,12 +176,12 @@ def model(cap: int, b: int, sessions: list[dict], horizon: float):
                 e = min(entries, key=lambda e: (e[1], e[2]))
                 take = b if b > 1 else e[0]
                 e[0] -= take
-                f["evicted_units"] += take
+                count("evicted_units", take)
                 if e[0] <= 0:
                     entries.remove(e)
-                    f["evicted_entries"] += 1
+                    count("evicted_entries")
             f["used"] += up(u)
-            f["admissions"] += 1
+            count("admissions")
             admitted.append(s)
         return admitted
 
@@ -194,8 +202,9 @@ def model(cap: int, b: int, sessions: list[dict], horizon: float):
         settle([s])
     advance(horizon)
     for k in obs:
-        obs[k].sort(key=lambda z: (z[1], z[0]))
-    figures = dict(used=f["area_used"] / horizon, cached=f["area_cached"] / horizon, admissions=f["admissions"],
+        obs[k] = sorted((z for z in obs[k] if z[1] >= warmup), key=lambda z: (z[1], z[0]))
+    span = horizon - warmup
+    figures = dict(used=f["area_used"] / span, cached=f["area_cached"] / span, admissions=f["admissions"],
                    evicted_entries=f["evicted_entries"], evicted_units=f["evicted_units"],
                    rejections=f["rejections"])
     return obs, figures

@@ -94,3 +94,20 @@ def test_a_random_keyed_queue_against_the_scan(monkeypatch, seed, exact):
         src = pm.program_keys(cap, k, sessions, 4e9)
         _r, got = run(src, monkeypatch)
         assert got["a"] == pm.model_keys(cap, k, sessions, 4e9), src
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_random_pool_program_from_a_warmup(monkeypatch, seed):
+    """pool_model32.model with a warm-up on the events' grid (so that admissions, evictions and samples fall
+    on its instant): the time averages over [warmup, horizon], the events and samples at or after it."""
+    rng = random.Random(3900 + seed)
+    for _ in range(3):
+        cap, b, sessions = pm.draw(rng)
+        warmup = rng.choice([0.5, 1.0, 2.0, 3.5])
+        src = pm.program(cap, b, sessions, HORIZON, warmup)
+        want_obs, want = pm.model(cap, b, sessions, HORIZON, warmup)
+        r, got = run(src, monkeypatch)
+        for name, samples in want_obs.items():
+            assert got.get(name, []) == samples, (name, src)
+        m = pool_json(r, "m")
+        assert {k: m[k] for k in want} == pytest.approx(want, rel=1e-9, abs=1e-12), src
