@@ -61,9 +61,11 @@ def test_requests_behind_a_holder_that_never_releases_still_wait_for_it(monkeypa
     # the stage admits, and wait for that holder, as before
     r = _report(monkeypatch, "8", "10.5", cap="1", work="inf")
     assert r["arrivals"] == 10
-    assert _forever(r) == ["warning: 9 sessions wait for ever at the end of the run (each waits for pools that only "
+    assert _forever(r) == ["warning: 10 sessions wait for ever at the end of the run (each waits for pools that only "
                            "sessions that never release them hold: session 0, whose run of infinite work never "
-                           "completes): 9 queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
+                           "completes; or in a run of infinite work of its own, which never completes): 1 at stage "
+                           "d, in a run of infinite work (session 0, in the run at <source>:9:5); 9 queued at reqs "
+                           "(sessions 1, 2, 3, 4, 5, …)"]
 
 
 # --- a step iteration of infinite cost --------------------------------------------------------------------

@@ -77,10 +77,11 @@ def test_requests_behind_a_head_that_never_fits_wait_for_ever(monkeypatch):
     r = same_json(serq_frontend.compile(source=HEAD_OF_LINE.replace("WORK", "inf")), monkeypatch)
     assert (r["arrivals"], r["ended"]) == (10, 0)
     assert _forever(r) == [
-        "warning: 9 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
+        "warning: 10 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
         "that waits for ever and so blocks the rest: head-of-line blocking; or for pools that only sessions that "
-        "never release them hold: session 0, whose run of infinite work never completes): 9 queued at reqs "
-        "(sessions 1, 2, 3, 4, 5, …)"]
+        "never release them hold: session 0, whose run of infinite work never completes; or in a run of infinite "
+        "work of its own, which never completes): 1 at stage d, in a run of infinite work (session 0, in the run at "
+        "<source>:11:5); 9 queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
 
 
 def test_requests_behind_a_head_that_will_fit_do_not(monkeypatch):

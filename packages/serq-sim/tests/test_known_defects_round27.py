@@ -42,6 +42,9 @@ def _forever(r: dict) -> list[str]:
 
 
 HELD = "for pools that only sessions that never release them hold: session 0, whose run of infinite work never completes"
+#: session 0 itself, in its run of infinite work
+OWN = "; or in a run of infinite work of its own, which never completes"
+SESSION_0 = "1 at stage d, in a run of infinite work (session 0, in the run at <source>:11:5)"
 
 
 def test_a_head_whose_units_read_the_clock_and_never_fit_waits_for_ever(monkeypatch):
@@ -49,8 +52,8 @@ def test_a_head_whose_units_read_the_clock_and_never_fit_waits_for_ever(monkeypa
     # its units max(5, now / 100) are at least 5 from the end on, beside 2 free that only session 0 holds
     r = _run(monkeypatch, "-serial", "1", "max(u, now / 100)")
     assert (r["arrivals"], r["ended"]) == (10, 8)
-    assert _forever(r) == [f"warning: 1 session waits for ever at the end of the run (each waits {HELD}): "
-                           "1 queued at reqs (session 1)"]
+    assert _forever(r) == [f"warning: 2 sessions wait for ever at the end of the run (each waits {HELD}{OWN}): "
+                           f"{SESSION_0}; 1 queued at reqs (session 1)"]
 
 
 @pytest.mark.parametrize("kv", ["u", "max(u, now / 100)"])
@@ -60,9 +63,9 @@ def test_the_sessions_behind_a_head_of_keys_read_at_the_join_wait_for_ever(monke
     r = _run(monkeypatch, "-u", "1", kv)
     assert (r["arrivals"], r["ended"]) == (10, 0)
     assert _forever(r) == [
-        "warning: 9 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
-        f"that waits for ever and so blocks the rest: head-of-line blocking; or {HELD}): 9 queued at reqs "
-        "(sessions 1, 2, 3, 4, 5, …)"]
+        "warning: 10 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
+        f"that waits for ever and so blocks the rest: head-of-line blocking; or {HELD}{OWN}): {SESSION_0}; 9 queued "
+        "at reqs (sessions 1, 2, 3, 4, 5, …)"]
 
 
 def test_a_head_that_needs_more_than_the_capacity_waits_for_ever_whatever_frees(monkeypatch):
@@ -80,11 +83,13 @@ def test_a_head_whose_units_fall_as_time_passes_is_not_told(monkeypatch):
     # admits it at the arrival after t = 20
     kv = "serial == 1 ? (now > 20 ? 1 : 5) : u"
     early = _run(monkeypatch, "-serial", "1", kv)
+    # (session 0, in its run of infinite work, is told: it waits for ever itself)
+    alone = [f"warning: 1 session waits for ever at the end of the run (each waits{OWN[4:]}): {SESSION_0}"]
     assert (early["arrivals"], early["ended"]) == (10, 8)
-    assert _forever(early) == []
+    assert _forever(early) == alone
     late = _run(monkeypatch, "-serial", "1", kv, horizon="30.5")
     assert (late["arrivals"], late["ended"]) == (30, 29)
-    assert _forever(late) == []
+    assert _forever(late) == alone
 
 
 # 2. a contract a plugin breaks where no session is at hand (an eviction order's key(entry) and pick(pool), a

@@ -6,6 +6,10 @@
    NaN, on both tiers (the same JSON bytes). Each case is timed by hand: `arrive renewal(1)` starts session k at
    t = k + 1, each holds the pool of one unit for 10, so session 0 holds it over [1, 11] and sessions 1 to 9
    wait; session 3 (t = 4) is the one whose key is NaN.
+2. A session whose own run has infinite work (`run S (inf)` at a delay, fifo or ps stage, a step stage's run of
+   infinite tokens) never completes it, yet the report's "waits for ever" warning counted only the sessions that
+   waited for it (at its pool, behind it at a fifo stage): it now counts the session itself, with where its run
+   statement is, when no preemption can take a hold of it.
 """
 
 from __future__ import annotations
@@ -211,3 +215,61 @@ def test_serve_by_nan_still_serves_it_last(monkeypatch):
     rep = serq_sim.run(_compile(SERVE))
     o = rep.observes["done"]
     assert dict(zip(o.sessions.tolist(), o.values.tolist())) == {0: 2.0, 2: 4.0, 1: 6.0}
+
+
+# 2. `arrive renewal(2)`: session k at 2(k + 1); session 1 (t=4) runs inf, the others 1; horizon 10
+INFINITE = """stage s : KIND;
+
+workload { arrive renewal(2); }
+
+session {
+  branch (serial == 1) { run s (inf); } else { run s (1); }
+  end;
+}
+
+run { horizon 10; }
+"""
+OWN_RUN = ("warning: 1 session waits for ever at the end of the run (each waits in a run of infinite work of its "
+           "own, which never completes): 1 at stage {stage}, in a run of infinite work (session 1, in the run at "
+           "K.sq:{at})")
+
+
+def _forever(r: dict) -> list[str]:
+    return [n for n, c in zip(r["notes"], r["codes"]) if c == "waits-for-ever"]
+
+
+@pytest.mark.parametrize("kind, ended", [
+    # sessions 0, 2, 3 end at 3, 7 and 9 (the other server of fifo(2)); 4 arrives at 10 and would end at 11
+    ("delay", 3), ("fifo(2)", 3),
+    # at an infinite rate the runs of work 1 end as they start, session 4's at 10 too
+    ("ps(inf)", 4),
+    ("ps(1)", None),
+])
+def test_a_run_of_infinite_work_waits_for_ever(kind, ended, monkeypatch):
+    r = same_json(_compile(INFINITE.replace("KIND", kind)), monkeypatch)
+    assert r["arrivals"] == 5 and ended in (None, r["ended"])
+    assert _forever(r) == [OWN_RUN.format(stage="s", at="6:26")]
+
+
+def test_a_step_run_of_infinite_tokens_waits_for_ever(monkeypatch):
+    src = """stage E : step { budget 4; cost 1; }
+workload { arrive renewal(2); }
+session { run E decode (serial == 1 ? inf : 2); }
+run { horizon 10; }
+"""
+    r = same_json(_compile(src), monkeypatch)
+    assert _forever(r) == [OWN_RUN.format(stage="E", at="3:11")]
+
+
+@pytest.mark.parametrize("work, rule", [("1e9", ""), ("inf", " preempt lifo;")])
+def test_a_run_that_ends_or_a_hold_a_preemption_can_take_is_not_told(work, rule, monkeypatch):
+    # a long run ends after the horizon; a hold of a pool with a preemption rule may be taken from the run (and
+    # then session 1, queued at m from 10, may be admitted). Session 0 at 5; the next arrival after the horizon
+    src = f"""pool m {{ cap 1;{rule} }}
+stage s : delay;
+workload {{ arrive renewal(5); }}
+session {{ hold m (1) {{ run s ({work}); }} }}
+run {{ horizon 10; }}
+"""
+    r = same_json(_compile(src), monkeypatch)
+    assert _forever(r) == []

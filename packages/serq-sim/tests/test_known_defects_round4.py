@@ -38,9 +38,10 @@ def _forever(src: str, tier: str, monkeypatch) -> list[str]:
 @pytest.mark.parametrize("kind", ["fifo", "ps(1)", "delay"])
 def test_sessions_behind_a_run_of_infinite_work_wait_for_ever(kind, tier, monkeypatch):
     w = _forever(ENDLESS.format(kind=kind, work="inf"), tier, monkeypatch)
-    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits for pools that only "
-                 "sessions that never release them hold: session 0, whose run of infinite work never completes): "
-                 "9 queued at m (sessions 1, 2, 3, 4, 5, …)"], w
+    assert w == ["warning: 10 sessions wait for ever at the end of the run (each waits for pools that only "
+                 "sessions that never release them hold: session 0, whose run of infinite work never completes; or "
+                 "in a run of infinite work of its own, which never completes): 1 at stage f, in a run of infinite "
+                 "work (session 0, in the run at <source>:4:24); 9 queued at m (sessions 1, 2, 3, 4, 5, …)"], w
 
 
 @pytest.mark.parametrize("tier", TIERS)

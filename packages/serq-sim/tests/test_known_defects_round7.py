@@ -37,9 +37,10 @@ run {{ horizon 10; }}
 def test_sessions_behind_a_run_of_infinite_work_at_a_fifo_stage_wait_for_ever(tier, monkeypatch):
     # session 0 takes the one server for ever; sessions 1 to 9 queue behind it
     w = _forever(FIFO.format(c="", work="serial == 0 ? inf : 1"), tier, monkeypatch)
-    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
-                 "behind a run of infinite work (session 0), which never completes): 9 queued at stage f "
-                 "(sessions 1, 2, 3, 4, 5, …)"], w
+    assert w == ["warning: 10 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 0), which never completes; or in a run of infinite work of "
+                 "its own, which never completes): 1 at stage f, in a run of infinite work (session 0, in the run at "
+                 "<source>:3:11); 9 queued at stage f (sessions 1, 2, 3, 4, 5, …)"], w
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -47,9 +48,10 @@ def test_two_servers_both_kept_by_runs_of_infinite_work(tier, monkeypatch):
     # fifo(2): session 0 (inf) on one server, session 1 (0.5) on the other until 1.5, session 2 (inf) takes it
     # at 2; sessions 3 to 9 queue behind both
     w = _forever(FIFO.format(c="(2)", work="serial == 0 || serial == 2 ? inf : 0.5"), tier, monkeypatch)
-    assert w == ["warning: 7 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
-                 "behind runs of infinite work (sessions 0, 2), which never complete): 7 queued at stage f "
-                 "(sessions 3, 4, 5, 6, 7, …)"], w
+    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind runs of infinite work (sessions 0, 2), which never complete; or in a run of infinite work "
+                 "of its own, which never completes): 2 at stage f, in a run of infinite work (sessions 0, 2, in the "
+                 "run at <source>:3:11); 7 queued at stage f (sessions 3, 4, 5, 6, 7, …)"], w
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -57,9 +59,10 @@ def test_a_run_of_infinite_work_queued_ahead_keeps_those_behind_it(tier, monkeyp
     # session 0 (100) serves until 100, past the horizon; session 1 (inf) is queued next and then keeps the
     # server: it will be served, sessions 2 to 9 behind it never are
     w = _forever(FIFO.format(c="", work="serial == 0 ? 100 : serial == 1 ? inf : 1"), tier, monkeypatch)
-    assert w == ["warning: 8 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
-                 "behind a run of infinite work (session 1), which never completes): 8 queued at stage f "
-                 "(sessions 2, 3, 4, 5, 6, …)"], w
+    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 1), which never completes; or in a run of infinite work of "
+                 "its own, which never completes): 1 at stage f, in a run of infinite work (session 1, in the run at "
+                 "<source>:3:11); 8 queued at stage f (sessions 2, 3, 4, 5, 6, …)"], w
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -79,9 +82,12 @@ session { run f[serial % 2] (serial < 2 ? inf : 1); }
 run { horizon 10; }
 """
     w = _forever(src, tier, monkeypatch)
-    assert w == ["warning: 8 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
-                 "behind runs of infinite work (sessions 0, 1), which never complete): 4 queued at stage f[0] "
-                 "(sessions 2, 4, 6, 8); 4 queued at stage f[1] (sessions 3, 5, 7, 9)"], w
+    assert w == ["warning: 10 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind runs of infinite work (sessions 0, 1), which never complete; or in a run of infinite work "
+                 "of its own, which never completes): 1 at stage f[0], in a run of infinite work (session 0, in the "
+                 "run at <source>:3:11); 1 at stage f[1], in a run of infinite work (session 1, in the run at "
+                 "<source>:3:11); 4 queued at stage f[0] (sessions 2, 4, 6, 8); 4 queued at stage f[1] (sessions 3, "
+                 "5, 7, 9)"], w
 
 
 def test_a_session_a_preemption_could_take_out_of_the_queue_is_not_counted(monkeypatch):
@@ -96,9 +102,10 @@ run {{ horizon 10; }}
 """
     assert _forever(src.format(rule=" preempt lifo;"), "general", monkeypatch) == []
     w = _forever(src.format(rule=""), "general", monkeypatch)
-    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
-                 "behind a run of infinite work (session 0), which never completes): 9 queued at stage f "
-                 "(sessions 1, 2, 3, 4, 5, …)"], w
+    assert w == ["warning: 10 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 0), which never completes; or in a run of infinite work of "
+                 "its own, which never completes): 1 at stage f, in a run of infinite work (session 0, in the run at "
+                 "<source>:4:24); 9 queued at stage f (sessions 1, 2, 3, 4, 5, …)"], w
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -113,11 +120,12 @@ run { horizon 10; }
 """
     w = _forever(src, tier, monkeypatch)
     # (m's holders never release it, each for a reason of its own: no deadlock; engine._why_forever)
-    assert w == ["warning: 9 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
+    assert w == ["warning: 10 sessions wait for ever at the end of the run (each waits in a fifo stage's queue "
                  "behind a run of infinite work (session 0), which never completes; or for pools that only "
                  "sessions that never release them hold: session 0, whose run of infinite work never completes, "
-                 "and sessions in a fifo stage's queue behind a run of infinite work): 1 queued at stage f "
-                 "(session 1); 8 queued at m (sessions 2, 3, 4, 5, 6, …)"], w
+                 "and sessions in a fifo stage's queue behind a run of infinite work; or in a run of infinite work "
+                 "of its own, which never completes): 1 at stage f, in a run of infinite work (session 0, in the run "
+                 "at <source>:4:24); 1 queued at stage f (session 1); 8 queued at m (sessions 2, 3, 4, 5, 6, …)"], w
 
 
 # ---------------------------------------------------------------- an eviction order that drops the pool's entries

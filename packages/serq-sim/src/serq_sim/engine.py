@@ -374,6 +374,21 @@ def _held_at_stages(sim, skip: set[Session]) -> dict[Session, str]:
     ``sim.heap``: at inf, when no event is left) or queued at a fifo stage, a run at a ps stage, a flow, a
     resident of a step stage. What the warning names when no event is left: those stages never complete
     them (infinite work, or no rate to do it at)."""
+    return {s: never_completing(label) if n == 1 else f"at stages {label}, which will never complete them"
+            for s, (label, n) in _stage_runs(sim, skip).items()}
+
+
+def _infinite_runs(sim, skip: set[Session]) -> dict[Session, str]:
+    """The sessions (not in ``skip``) whose runs at serQ's own stages (or a flow) have infinite work, where no
+    preemption can take a hold of theirs (:func:`_endless`), each with where: such a run never completes, so
+    its session waits for ever, events left or not (``run S (inf)``; docs/simulator.md)."""
+    return {s: f"at stage{'s' if n > 1 else ''} {label}, in a run of infinite work"
+            for s, (label, n) in _stage_runs(sim, skip).items() if _endless(s)}
+
+
+def _stage_runs(sim, skip: set[Session]) -> dict[Session, tuple[str, int]]:
+    """The sessions (not in ``skip``) whose runs serQ's own stages hold (:func:`_held_at_stages`), each with the
+    stages' labels and how many they are."""
     from .report import member_label
 
     jobs: list[Job] = []
@@ -390,8 +405,8 @@ def _held_at_stages(sim, skip: set[Session]) -> dict[Session, str]:
     if sim.flow_network is not None:
         jobs.extend(sim.flow_network.flows)
     for st in sim.step_stages:
-        jobs.extend(st.residents)
-    held: dict[Session, str] = {}
+        jobs.extend(getattr(st, "residents", ()))  # (a third party's stage kind among them keeps its own)
+    held: dict[Session, tuple[str, int]] = {}
     for job in jobs:
         s = job.owner
         if not isinstance(s, Session) or s.job is not job or s in skip or s in held:
@@ -399,9 +414,7 @@ def _held_at_stages(sim, skip: set[Session]) -> dict[Session, str]:
         stages = job.stages or ((job.stage,) if job.stage is not None else ())
         if not stages:
             continue
-        label = ", ".join(member_label(x) for x in stages)
-        held[s] = never_completing(label) if len(stages) == 1 else (
-            f"at stages {label}, which will never complete them")
+        held[s] = (", ".join(member_label(x) for x in stages), len(stages))
     return held
 
 
@@ -422,7 +435,7 @@ def _shown_sessions(serials) -> str:
 def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
                  queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str],
                  why_stalled: dict[str, str], unadmitted: dict[Session, str] | None = None,
-                 blocked: dict[Session, str] | None = None) -> str:
+                 blocked: dict[Session, str] | None = None, infinite: dict[Session, str] | None = None) -> str:
     """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
     of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
     (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
@@ -433,8 +446,11 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
     to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock. Those of
     ``unadmitted`` wait at a pool that a step stage which never admits admits to (:func:`_unadmitted`), told
     with that stage whatever their pools' holders do; those of ``blocked`` behind the head of a queue such a
-    stage admits from, which waits for ever (:func:`_behind_heads`), told with that pool."""
+    stage admits from, which waits for ever (:func:`_behind_heads`), told with that pool; those of ``infinite``
+    in a run of infinite work of their own (:func:`_infinite_runs`)."""
     clauses = []
+    infinite = infinite or {}
+    waiting = waiting - infinite.keys()
     if unadmitted:
         names = sorted(set(unadmitted.values()))
         clauses.append(f"to be admitted by step stage{'s' if len(names) > 1 else ''} {', '.join(names)} "
@@ -502,6 +518,8 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
             clauses.append("for pools that only sessions that never release them hold: " + ", and ".join(roots))
         if any(not t for t in mine.values()):
             clauses.append("for pools that only they hold: a deadlock, or a demand beyond the capacity")
+    if infinite:
+        clauses.append("in a run of infinite work of its own, which never completes")
     return "each waits " + "; or ".join(clauses)
 
 
@@ -1342,7 +1360,10 @@ class Simulation:
                 if behind.keys() <= blocked.keys():
                     break
                 blocked.update(behind)
-            if not stuck and not queued and not stalled:
+            # a session whose own run has infinite work never completes it (nor releases its holds), unless a
+            # preemption can take a hold of it: it waits for ever too, named with its run's statement
+            infinite = _infinite_runs(self, set(queued) | set(stalled))
+            if not stuck and not queued and not stalled and not infinite:
                 return None
             # (behind a stage stalled with residents, the residents' holds tell it: :func:`_why_forever`); a
             # session blocked behind a head is told so when it would wait for nothing else (room, or a pool
@@ -1351,13 +1372,15 @@ class Simulation:
                       if x in admitted or any(p in freeing for p in waits[x])}
             why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled,
                                {x: unadmitted[x] for x in stuck if x in unadmitted and unadmitted[x] not in why_stalled},
-                               behind)
+                               behind, infinite)
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)
             for x, label in stalled.items():
                 where[x] = never_completing(label)
-            held = set(stalled)
+            stuck.update(infinite)
+            where.update(infinite)
+            held = set(stalled) | set(infinite)
         n = self.live if drained else len(stuck)
         if drained and n > len(stuck):
             # the others are at stages, which scheduled nothing more to complete them: serQ's own named here

@@ -2031,7 +2031,7 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
                 setattr(obj, attr, v if node.size == 1 else v[m])
     # a run with no event left and sessions live: they are at stages, which the warning names (engine.forever)
     drained = not sim.heap_left and not st["interrupted"] and st["live"] > 0
-    if p.pools or "fifo" in gen.fam_kind or drained and sessions:
+    if p.pools or "fifo" in gen.fam_kind or sessions and (drained or _endless_runs(gen, st)):
         _write_back_pools_and_jobs(sim, gen, st, sessions, drained)
     # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
     huge = {"ap": "b_present", "ab": "b_busy", "ws": "b_wait", "ss": "b_service", "au": "b_used", "aq": "b_queue",
@@ -2044,6 +2044,19 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
         obj = (sim.stages[sim.stage_base[fam] + int(m)] if field in ("ap", "ab", "ws", "ss")
                else sim.pools[sim.pool_base[fam] + int(m)])
         setattr(obj, huge[field], v)
+
+
+def _endless_runs(gen: _Gen, st: dict) -> bool:
+    """Whether a run of infinite work is under way at the end (a delay stage's completion at inf, a ps stage's
+    tag at inf): its session waits for ever, which ``waiting_forever`` tells from the jobs written back."""
+    if st["status"] == 1 and st["_t"] == math.inf or any(e[0] == math.inf for e in st["heap"]):
+        return True
+    for f, node in enumerate(gen.p.stages):
+        if gen.fam_kind[f] == "ps":
+            hs = [st[f"f{f}_h"]] if node.size == 1 else st[f"f{f}_h"]
+            if any(e[0] == math.inf for hh in hs for e in hh):
+                return True
+    return False
 
 
 def _write_back_pools_and_jobs(sim, gen: _Gen, st: dict, sessions_too: bool = True, drained: bool = False) -> None:
