@@ -484,6 +484,29 @@ def shared_turns(table) -> list[str]:
                     "of the program's own that numbers them")]
 
 
+def cached_beyond_prompt(table) -> list[str]:
+    """The warning of a table of requests (the one the report reads vLLM's metrics from) with the columns
+    `prompt` and `cached` some of whose kept rows have more tokens cached than their prompt: a prefix is
+    reused from what the request sends, so such a row is a program's own miscount (two tiers' hits counted
+    twice, say), and the report's prefix-cache hit rate, the cached tokens over the prompt tokens, counts
+    tokens no prompt had (it was given above 1 without a word)."""
+    if "cached" not in table.columns or "prompt" not in table.columns:
+        return []
+    cached, prompt = table.column("cached"), table.column("prompt")
+    over = [k for k, (c, p) in enumerate(zip(cached, prompt)) if c > p]
+    if not over:
+        return []
+    t, kept, k = table._table, table.kept_rows, over[0]
+    row = kept[k]
+    n = len(over)
+    return [warning("cached-beyond-prompt", f"table `{table.name}` has {n} {number_of(n, 'row')} whose `cached` is "
+                    f"above {number_of(n, 'its', 'their')} `prompt` (the first: session {t.sessions[row]}, turn "
+                    f"{t.turns[row]}, cached {cached[k]:g} of a prompt of {prompt[k]:g}): a prefix is reused from "
+                    "the tokens a request sends, so the program counts cached tokens no prompt had (a hit counted "
+                    "twice, at two tiers say), and the prefix-cache hit rate counts them too; check what the "
+                    "program records as `cached`")]
+
+
 def rejections(pools) -> list[str]:
     """Pools that rejected holds as never fitting: their share of the pool's rejections and admissions after
     the warm-up (the report's two columns). A hold still queued at the end is in neither, and a hold admitted
@@ -557,6 +580,7 @@ WARNING_CODES = (
     ("not-steady", "the run is not steady: "),
     ("few-samples", "too few samples "),
     ("shared-turn", "table T has N row(s) that share their session and turn "),
+    ("cached-beyond-prompt", "table T has N row(s) whose `cached` is above their `prompt` "),
     ("rejected", "pool P rejected N hold(s)"),
     ("stuck", "N session(s) stuck in the run"),
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),

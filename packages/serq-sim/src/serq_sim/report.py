@@ -465,6 +465,7 @@ def build_report(sim) -> Report:
                               sim.warmup, (table.name, len(table)) if requests is not None else None)
     if requests is not None:
         notes += warn.shared_turns(table)
+        notes += warn.cached_beyond_prompt(table)
     notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
                                pl.rounded_out, pl.block) for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
