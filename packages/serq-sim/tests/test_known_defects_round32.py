@@ -10,6 +10,10 @@
    infinite tokens) never completes it, yet the report's "waits for ever" warning counted only the sessions that
    waited for it (at its pool, behind it at a fifo stage): it now counts the session itself, with where its run
    statement is, when no preemption can take a hold of it.
+3. `est_wait(S)` of a step stage reads 0: the estimate is the stage's weighted wait from a run's arrival to its start
+   (docs/language.md, "The online estimates"), and a run joins a step stage's residents at once. The value stands
+   (it is what the definition gives); the compile warns at each place that reads it, saying to read `queued(P)` of
+   the pool the stage admits from.
 """
 
 from __future__ import annotations
@@ -273,3 +277,37 @@ run {{ horizon 10; }}
 """
     r = same_json(_compile(src), monkeypatch)
     assert _forever(r) == []
+
+
+# 3. requests of 3 tokens at 1, 2, …, on an engine of budget 8 admitting from reqs (cap 2): the third waits at
+# reqs for a slot, none waits at the engine
+EST_WAIT = """pool reqs { cap 2; admit via E; }
+stage E : step { budget 8; cost 1; }
+stage f : fifo;
+
+workload { arrive renewal(1); }
+
+session {
+  observe w = est_wait(STAGE);
+  hold reqs (1) { run E decode (3); }
+  end;
+}
+
+run { horizon 20; }
+"""
+
+
+def test_est_wait_of_a_step_stage_is_warned_at_compile_time(capsys, monkeypatch):
+    r = same_json(_compile(EST_WAIT.replace("STAGE", "E")), monkeypatch)
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1
+    assert err.startswith("K.sq:8:15: warning: `est_wait(E)` is 0 throughout the run: step stage `E` has no queue of "
+                          "its own (a run joins its residents at once, so no run waits there); read `queued(reqs)`, "
+                          "the requests waiting in the queue of the pool it admits from\n")
+    assert "    observe w = est_wait(E);\n                ^" in err
+    assert r["observes"]["w"]["mean"] == 0.0 and r["observes"]["w"]["count"] == 20
+
+
+def test_est_wait_of_another_stage_is_not_warned(capsys, monkeypatch):
+    same_json(_compile(EST_WAIT.replace("STAGE", "f")), monkeypatch)
+    assert "warning" not in capsys.readouterr().err

@@ -152,6 +152,8 @@ class Linker:
         self.module = module
         self.ctx = ctx
         self.source = source
+        #: the places that read ``est_wait`` of a step stage, each warned of once (:meth:`step_wait_read`)
+        self.step_waits: set = set()
         self.lets = ctx.lets()
         self.pools: dict[str, Family] = {}
         self.stages: dict[str, Family] = {}
@@ -524,9 +526,31 @@ class Linker:
             ref = self.ref(target, kind, m)
             if name == "budget_left" and self.stages_kind(target) != "step":
                 raise self.error(target.pos, rules.budget_left_message(target.dotted))
+            if name == "est_wait" and self.stages_kind(target) == "step":
+                self.step_wait_read(target, e.pos)
             args = [self.expr(a, m) for a in e.args[1:]]
             return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
         raise self.error(e.pos, self.ctx.unknown_function(e) or f"unknown function `{name}`")
+
+    def step_wait_read(self, target: A.Var, pos: Pos) -> None:
+        """A warning at each place that reads ``est_wait(S)`` of a step stage ``S`` (once a place): the estimate
+        is the stage's weighted wait from a run's arrival at it to its start (docs/language.md, "The online
+        estimates"), and a run joins a step stage's residents at once, so it reads 0 throughout the run; the
+        requests wait in the queue of the pool the stage admits from (`admit via`), which ``queued(P)``
+        reads. Not an error: the value is what the definition gives."""
+        if pos in self.step_waits:
+            return
+        self.step_waits.add(pos)
+        stage = target.dotted
+        via = [n for n, fam in self.pools.items()
+               if any(o.kind == "admit_via" and o.args and getattr(o.args[0], "dotted", None) == stage
+                      for o in fam.item.opts)]
+        read = (f"read `queued({via[0]})`, the requests waiting in the queue of the pool it admits from"
+                if via else "read `queued(P)` of the pool its requests wait in (a pool with `admit via "
+                f"{stage}`)")
+        self.ctx.reporter.warn(pos, f"`est_wait({stage})` is 0 throughout the run: step stage `{stage}` has no "
+                               "queue of its own (a run joins its residents at once, so no run waits there); "
+                               + read)
 
     def member(self, e: A.Call, m: Moment) -> Any:
         """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for
