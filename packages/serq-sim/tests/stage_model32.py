@@ -354,3 +354,81 @@ def model_exclusive(budget, chunk, slots, sessions):
     for k in obs:
         obs[k].sort(key=lambda z: (z[1], z[0]))
     return obs
+
+
+#: the stages a flow holds at once
+ROUTES = [("a",), ("b",), ("c",), ("a", "b"), ("b", "c"), ("a", "c"), ("a", "b", "c")]
+
+
+def draw_flows(rng: random.Random):
+    """Three ps stages of constant capacity, a share policy, and sessions each running one route."""
+    phi = {s: rng.choice([1, 2, 3, 0.5]) for s in "abc"}
+    share = rng.choice(["maxmin", "bottleneck"])
+    ss = [dict(A=rng.choice([0, 0, 0.5, 1, rng.uniform(0, 2)]), W=rng.choice([1, 2, rng.uniform(0.2, 3)]),
+               R=rng.randrange(len(ROUTES))) for _ in range(rng.randint(2, 6))]
+    return phi, share, ss
+
+
+def program_flows(phi, share, ss) -> str:
+    def table(k):
+        e = repr(ss[-1][k])
+        for s in range(len(ss) - 2, -1, -1):
+            e = f"serial == {s} ? {ss[s][k]!r} : ({e})"
+        return e
+    routes = "\n".join(f"  branch (R == {i}) {{ run {', '.join(r)} (W); }}" for i, r in enumerate(ROUTES))
+    return ("".join(f"stage {s} : ps({phi[s]});\n" for s in "abc") + f"stage d : delay;\nshare {share};\n"
+            f"workload {{ arrive batch({len(ss)}); }}\nsession {{\n  set A = {table('A')};\n  set W = {table('W')};\n"
+            f"  set R = {table('R')};\n  run d (A);\n{routes}\n  observe t = now;\n}}\nrun {{ horizon 1000; }}\n")
+
+
+def rates(phi, share, active, ss):
+    """§3: "share maxmin is max-min fair: every flow's rate rises together until a stage fills, the flows
+    through it stop there, and the others go on. share bottleneck gives each flow its equal share at the
+    tightest of its stages, min over s of φ_s / n_s"."""
+    if share == "bottleneck":
+        n = {s: sum(1 for f in active if s in ROUTES[ss[f]["R"]]) for s in "abc"}
+        return {f: min(phi[s] / n[s] for s in ROUTES[ss[f]["R"]]) for f in active}
+    rate = {f: 0.0 for f in active}
+    frozen = set()
+    cap = dict(phi)
+    while len(frozen) < len(active):
+        free = [f for f in active if f not in frozen]
+        # the increment each free flow can take before some stage fills
+        inc = math.inf
+        for s in "abc":
+            k = sum(1 for f in free if s in ROUTES[ss[f]["R"]])
+            if k:
+                inc = min(inc, (cap[s] - sum(rate[f] for f in active if s in ROUTES[ss[f]["R"]])) / k)
+        for f in free:
+            rate[f] += inc
+        for s in "abc":
+            used = sum(rate[f] for f in active if s in ROUTES[ss[f]["R"]])
+            if used >= cap[s] - 1e-12 * max(1, cap[s]):
+                for f in free:
+                    if s in ROUTES[ss[f]["R"]]:
+                        frozen.add(f)
+    return rate
+
+
+def model_flows(phi, share, ss):
+    """Each session's end: every run on the three stages is a flow (each stage is held by some run with
+    another, so "every job on it, a single-stage run included, is a flow of the policy"), its work going
+    down at its rate, the rates computed again at every arrival and end."""
+    arrivals = sorted(range(len(ss)), key=lambda s: (ss[s]["A"] > 0, ss[s]["A"], s))
+    t, left, pending, done = 0.0, {}, list(arrivals), {}
+    while pending or left:
+        r = rates(phi, share, list(left), ss) if left else {}
+        t_arr = ss[pending[0]]["A"] if pending else math.inf
+        t_end = t + min(left[f] / r[f] for f in left) if left else math.inf
+        step = min(t_arr, t_end) - t
+        for f in left:
+            left[f] -= step * r[f]
+        t += step
+        if pending and t_arr <= t_end:
+            f = pending.pop(0)
+            left[f] = ss[f]["W"]
+        else:
+            for f in [f for f in left if left[f] <= 1e-9 * max(1.0, ss[f]["W"])]:
+                done[f] = t
+                del left[f]
+    return done

@@ -91,3 +91,19 @@ def test_a_random_exclusive_prefill_engine_against_the_model(monkeypatch, seed):
         _r, got = run(src, monkeypatch)
         for name, samples in sm.model_exclusive(budget, chunk, slots, sessions).items():
             assert got.get(name, []) == samples, (name, src)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_flows_against_the_model(monkeypatch, seed):
+    """stage_model32.model_flows: runs over one, two or three ps stages at once under share maxmin or share
+    bottleneck; each session's end is the model's (progressive filling, or min over its stages of φ / n) to
+    1e-7."""
+    rng = random.Random(4000 + seed)
+    for _ in range(3):
+        phi, share, sessions = sm.draw_flows(rng)
+        src = sm.program_flows(phi, share, sessions)
+        want = sm.model_flows(phi, share, sessions)
+        _r, got = run(src, monkeypatch)
+        ends = {s: v for s, _t, v in got["t"]}
+        assert sorted(ends) == sorted(want), src
+        assert all(ends[s] == pytest.approx(want[s], rel=1e-7, abs=1e-7) for s in want), (src, ends, want)
