@@ -23,7 +23,7 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import click
 
@@ -798,6 +798,19 @@ CWD_GONE = ("error: the current folder no longer exists (it was removed or renam
             "that exists: without it a relative path cannot be resolved, nor worker processes started")
 
 
+def _named(names: Sequence[str]) -> str:
+    """``names`` as one warning lists them: each quoted (and cut, :func:`serq.errors.clipped`), the first five
+    and how many more: ``'a', 'b' and 'c'``, ``'a', 'b', 'c', 'd', 'e' and 19995 more``. A variable of
+    20 000 names no plugin has was said in 20 000 warnings, one a name, and a name of 100 000 characters
+    whole."""
+    from .errors import clipped
+
+    shown = [clipped(repr(str(n))) for n in names[:5]]
+    if len(names) > 5:
+        return f"{', '.join(shown)} and {len(names) - 5} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 def _main(argv: list[str] | None) -> int:
     import warnings
 
@@ -824,10 +837,11 @@ def _main(argv: list[str] | None) -> int:
     warnings.filterwarnings("ignore", category=pluggy.PluggyTeardownRaisedWarning)
     try:
         pm = plugins.get_plugin_manager()
-        for name in getattr(pm, "unknown_disabled", ()):
+        unknown = getattr(pm, "unknown_disabled", ())
+        if unknown:
             # as a misspelt name it blocks nothing: said, not refused (a plugin uninstalled since is fine)
-            click.echo(printable_lines(f"warning: SERQ_DISABLED_PLUGINS names {name!r}, which no installed "
-                                       "plugin is called (`serq plugins` lists their names)"), err=True)
+            click.echo(printable_lines(f"warning: SERQ_DISABLED_PLUGINS names {_named(unknown)}, which no "
+                                       "installed plugin is called (`serq plugins` lists their names)"), err=True)
         cli = build_cli(pm)
         _startup_done()
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)

@@ -333,7 +333,7 @@ class Expander:
             raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {odd}, which is {what} (a library "
                             "is a `.sq` file of `def`s and `use`s)")
         if not files:
-            where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
+            where = _folders(c.parent for c in candidates) or "no folder (a program given as text)"
             known = []
             for c in candidates:  # the libraries those folders hold, for the closest name (not the file the
                 try:  # use is in, which a file does not use: `use "x.sq";` in u.sq named u.sq)
@@ -779,3 +779,18 @@ def unknown_defs(ctx: Any, overridden: set[str], module: A.Module | None = None)
 
 
 LAYER = SugarLayer("defs", grammar_text("defs"), BUILDERS, rewrite)
+
+
+#: the most folders the error of a library no folder has lists
+FOLDERS_LISTED = 8
+
+
+def _folders(folders) -> str:
+    """The folders a ``use`` looked in, as its error lists them: the first :data:`FOLDERS_LISTED`, each name
+    as messages print one (:func:`serq.errors.shown_path`), and how many more. A ``SERQ_PATH`` of 9 000
+    folders made the error one line of 134 000 characters."""
+    from serq.errors import shown_path
+
+    names = [shown_path(f) for f in folders]
+    more = len(names) - FOLDERS_LISTED
+    return ", ".join(names[:FOLDERS_LISTED]) + (f" and {more} more folders" if more > 0 else "")
