@@ -460,6 +460,28 @@ CASES = [
      '  session { run a, b (1); }\n' +
      '            ^'),
 
+    # in a gateway's route: at the route's statement, a note at the request
+    ('gateway_route',
+     {'p.sq': 'stage s : delay;\nqueue gw : gateway {\n  route {\n    run s (serial - 1);\n  }\n}\nworkload {\n  arrive batch(2);\n  session { request gw; end; }\n}\n'},
+     "{d}/p.sq:4:5: error: at t=0, session 0: the run's work is negative (-1)\n" +
+     '      run s (serial - 1);\n' +
+     '      ^\n' +
+     '{d}/p.sq:9:13: note: in the expansion of `gw.route`, used here\n' +
+     '    session { request gw; end; }\n' +
+     '              ^'),
+    # branch with a probability outside 0 .. 1: told as written, not as the draw it is
+    ('branch_with',
+     {'p.sq': 'stage s : fifo;\nworkload { arrive batch(2); }\nsession {\n  run s (1);\n  branch with (serial * 2) { end; }\n}\n'},
+     '{d}/p.sq:5:16: error: at t=2, session 1: branch with (…): a probability is between 0 and 1, got 2\n' +
+     '    branch with (serial * 2) { end; }\n' +
+     '                 ^'),
+    # in an aggregate's body, written out
+    ('aggregate',
+     {'p.sq': 'stage s[2] : fifo;\nworkload { arrive batch(2); }\nsession {\n  run s[0] (1);\n  set m = max j in 2 (queue(s[j + serial]));\n}\n'},
+     '{d}/p.sq:5:29: error: at t=2, session 1: stage index 2 out of range (the family has 2)\n' +
+     '    set m = max j in 2 (queue(s[j + serial]));\n' +
+     '                              ^'),
+
 ]
 
 
