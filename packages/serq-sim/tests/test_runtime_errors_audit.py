@@ -482,6 +482,31 @@ CASES = [
      '    set m = max j in 2 (queue(s[j + serial]));\n' +
      '                              ^'),
 
+    # a hold's units below 0 where a step stage admits it (the prepared admission on the default tier)
+    ('admitted_units',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(2); }\nsession {\n  hold reqs (1), kv (4 - 5 * serial) { prefill on E 4; }\n}\n'},
+     '{d}/p.sq:6:22: error: at t=0, session 1: the units of kv are negative (-1)\n' +
+     '    hold reqs (1), kv (4 - 5 * serial) { prefill on E 4; }\n' +
+     '                       ^'),
+    # its reserve below 0 there
+    ('admitted_reserve',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(2); }\nsession {\n  hold reqs (1), kv (4) reserve (4 - 5 * serial) { prefill on E 4; }\n}\n'},
+     '{d}/p.sq:6:34: error: at t=0, session 1: the reserve of kv is negative (-1)\n' +
+     '    hold reqs (1), kv (4) reserve (4 - 5 * serial) { prefill on E 4; }\n' +
+     '                                   ^'),
+    # its reuse bound NaN there
+    ('admitted_reuse',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(2); }\nsession {\n  hold reqs (1), kv (4) reuse (ln(1 - 2 * serial)) { prefill on E 4; } cache (4);\n}\n'},
+     '{d}/p.sq:6:32: error: at t=0, session 1: the reuse bound is NaN\n' +
+     '    hold reqs (1), kv (4) reuse (ln(1 - 2 * serial)) { prefill on E 4; } cache (4);\n' +
+     '                                 ^'),
+    # a computed member past the family in its header there
+    ('admitted_member',
+     {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\npool x[2] { cap 1; }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(3); }\nsession {\n  hold reqs (1), kv (4 + used(x[serial])) { prefill on E 4; }\n}\n'},
+     '{d}/p.sq:7:31: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '    hold reqs (1), kv (4 + used(x[serial])) { prefill on E 4; }\n' +
+     '                                ^'),
+
 ]
 
 
