@@ -507,6 +507,13 @@ CASES = [
      '    hold reqs (1), kv (4 + used(x[serial])) { prefill on E 4; }\n' +
      '                                ^'),
 
+    # a run drained before its warm-up ends: at the setting, with the time
+    ('warmup_drained',
+     {'p.sq': 'stage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1); }\nrun { horizon inf; warmup 50; arrivals 3; seed 1; }\n'},
+     '{d}/p.sq:4:31: error: at t=3.08408: run { arrivals 3; }: drained at t=3.08408, at or before the warmup 50 (nothing to measure)\n' +
+     '  run { horizon inf; warmup 50; arrivals 3; seed 1; }\n' +
+     '                                ^'),
+
 ]
 
 
