@@ -17,7 +17,7 @@ from serq.files import (
     read_input,
     write_atomic,
 )
-from serq.loading import apply_run_overrides, load_program, sets_noted
+from serq.loading import apply_run_overrides, defs_quoted, load_program, sets_noted
 from serq.options import EVENTS, SAMPLES, SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
 from serq.plugins import collect
@@ -235,7 +235,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         from .trace import check_replaceable
 
         check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
-    with sets_noted(options.sets):  # a run-time error of a program given --set: the values it ran with, after it
+    # a run-time error of a program given --set: the values it ran with, after it; one in a --def body: its line
+    with sets_noted(options.sets), defs_quoted(options.defs):
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs, pm)

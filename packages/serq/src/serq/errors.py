@@ -1,5 +1,9 @@
 """The host's errors. A user's mistake is an exception whose message is what the user sees."""
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 
 class SerqError(Exception):
     """Base of serQ's errors."""
@@ -154,6 +158,34 @@ def quote_span(text: str, start: int, end: int, col: int) -> tuple[str, int]:
     return shown, _caret(shown, col)
 
 
+#: the texts a program was compiled from that are no files, by the name its spans give them (``--def m``:
+#: a definition's body given on the command line), while a command that compiled them runs the program
+#: (:func:`texts_given`); the IR keeps no text, so the command that has it says it
+_GIVEN_TEXTS: ContextVar[Mapping[str, str | None] | None] = ContextVar("serq_given_texts", default=None)
+
+
+@contextmanager
+def texts_given(texts: Mapping[str, str | None]) -> Iterator[None]:
+    """Within, a span in one of ``texts`` (its name as the spans give it, to its text) is quoted as a span in a
+    file is (:func:`source_excerpt`): the body of ``--def m`` under a run-time error there, as its compile's
+    errors quote it. A name mapped to None is quoted from nothing (two texts a message names alike)."""
+    token = _GIVEN_TEXTS.set({**(_GIVEN_TEXTS.get() or {}), **texts})
+    try:
+        yield
+    finally:
+        _GIVEN_TEXTS.reset(token)
+
+
+def _excerpt(text: str, line: int, col: int) -> str:
+    """The excerpt of line ``line`` of a source's ``text`` at ``col`` (:func:`source_excerpt`), ``""`` past its end."""
+    lines = text.split("\n")  # lines as the parser counts them
+    if not 1 <= line <= len(lines):
+        return ""
+    shown = lines[line - 1].rstrip("\r")
+    shown, col = quote_line(shown[1:] if line == 1 and shown[:1] == "\ufeff" else shown, col)
+    return f"\n  {shown}\n  {' ' * (col - 1)}^"  # indented as the frontend's diagnostics are
+
+
 def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
     """The source line and a caret under ``col``, or ``""`` when the file cannot be read or is no serQ
     source: only a regular file whose name ends in ``.sq`` is quoted, so an IR whose span names another
@@ -161,7 +193,12 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
     as every source is (:func:`serq.files.read_input`, at most ``MAX_SOURCE`` bytes): one an IR's span
     names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
     (6 s and 2 GB). ``base``: the file the program was loaded from, beside which a relative span's file is
-    looked for too."""
+    looked for too. A span in a text :func:`texts_given` holds (``--def m``, the command line's) is quoted
+    from that text."""
+    given = _GIVEN_TEXTS.get()
+    if given is not None and file in given:
+        text = given[file]
+        return "" if text is None else _excerpt(text, line, col)
     if not file.endswith(".sq"):
         return ""
     from pathlib import Path
@@ -176,12 +213,7 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
             data = read_input(p, limit=MAX_SOURCE)
         except (OSError, ValueError):  # missing, no regular file, too large
             continue
-        lines = data.decode("utf-8", errors="replace").split("\n")  # lines as the parser counts them
-        if 1 <= line <= len(lines):
-            text = lines[line - 1].rstrip("\r")
-            text, col = quote_line(text[1:] if line == 1 and text[:1] == "\ufeff" else text, col)
-            return f"\n  {text}\n  {' ' * (col - 1)}^"  # indented as the frontend's diagnostics are
-        return ""
+        return _excerpt(data.decode("utf-8", errors="replace"), line, col)
     return ""
 
 

@@ -234,6 +234,21 @@ def set_notes(sets: Mapping[str, float], given: Any = None) -> list[str]:
     return [f"note: {set_note(n, v, given)}" for n, v in sets.items()]
 
 
+def defs_quoted(defs: Mapping[str, str], given: Any = None) -> Any:
+    """The block a program compiled with ``defs`` (``--def NAME=BODY``) runs in: a run-time error at a span in a
+    body quotes its line with a caret as one in a file does (serq.errors.texts_given), where it had only
+    ``--def m:1:1``. Each body is named as the compile names it (``given``, :func:`given_or_option`: ``--def
+    m``, ``defs['m']``, the name cut as a message cuts one); two names cut alike quote neither."""
+    from .errors import texts_given
+
+    given = given_or_option(given)
+    texts: dict[str, str | None] = {}
+    for name, body in defs.items():
+        shown = given("def", clipped(name))
+        texts[shown] = None if shown in texts else body
+    return texts_given(texts)
+
+
 @contextlib.contextmanager
 def sets_noted(sets: Mapping[str, float], given: Any = None) -> Iterator[None]:
     """A user's error raised within, of a program given ``--set`` (``sets``, NAME to VALUE), with a line
