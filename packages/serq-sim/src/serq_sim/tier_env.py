@@ -23,6 +23,19 @@ def forced_general() -> bool:
                     "(the fast tier where a program allows it)")
 
 
+def check_environment() -> None:
+    """Refuse now, as the :class:`serq.errors.UserError` each gives, a value of an environment variable every run
+    reads that it does not take (``SERQ_SIM_TIER``, ``SERQ_MEMORY_SHARE``, ``SERQ_MEMORY_WORKERS``): what
+    runs many (a sweep, a comparison, a search) checks it before its first run. Each run refused it alone, so
+    a sweep ran every point to its error, wrote a table of errors (``--out``), said the first as a fault of its
+    point (``note: `lambda` is 0.5, given by --set lambda``), and, the variable mended, resumed those errors
+    as the runs' own."""
+    from .memguard import machine_share
+
+    forced_general()
+    machine_share()
+
+
 def env_error(name: str, raw: str, takes: str):
     """The :class:`serq.errors.UserError` of the environment variable ``name`` set to ``raw``, a value it does not
     take: the value shown (at most 40 characters, printable) and what it ``takes``."""

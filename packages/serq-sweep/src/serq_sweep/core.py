@@ -507,8 +507,10 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     --trace``): an axis ``trace`` after ``program``, its values the paths as given, even of one file; with
     ``repeat`` (serq compare) one file, replayed by every arm, and no axis."""
     import serq_ir
+    from serq_sim.tier_env import check_environment
 
     files = program_files(files)  # (before the plugins are loaded: a wrong type is said at once)
+    check_environment()  # (a value every run would refuse: said once, before any run or output)
     if trace is not None:
         from .axes import ordered
 

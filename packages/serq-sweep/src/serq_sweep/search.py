@@ -290,6 +290,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     (:func:`serq.loading.argument_given`, ``over=('B', '1:8')``, ``tol=0``, ``horizon=5``)."""
     import serq_ir
     from serq.loading import option_given
+    from serq_sim.tier_env import check_environment
 
     from .engines import check_dask
     from .engines import engine as make_engine
@@ -297,6 +298,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
 
     cli = given is option_given
     files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
+    check_environment()  # (a value every run would refuse: said once, before any run)
     if not files:  # (find([], …) was an IndexError of files[0])
         raise UserError("no program to search")
     check_dask(dask)
