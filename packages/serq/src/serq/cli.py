@@ -518,6 +518,9 @@ def _hold_descriptor(fd: int) -> None:
     if null != fd:
         os.dup2(null, fd)
         os.close(null)
+    from .files import HELD_CLOSED
+
+    HELD_CLOSED.add(fd)  # (an output naming it, -o /dev/stdout, is refused: it would go to the null device)
 
 
 def _silence_stdout() -> None:

@@ -534,10 +534,45 @@ def _stat(path: str) -> os.stat_result | None:
         raise type(e)(e.errno, e.strerror, path) from None
 
 
+#: the descriptors the ``serq`` command found closed at its start (``>&-``), which it holds open on the null
+#: device so that no file it opens takes their place (serq.cli)
+HELD_CLOSED: set[int] = set()
+
+#: the names of a process's own descriptors: /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N
+_FD_NAME = ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/")
+#: what a message calls the descriptors 0, 1 and 2
+_STREAMS = {0: "standard input", 1: "standard output", 2: "standard error"}
+
+
+def _closed_descriptor(path: str) -> int | None:
+    """The descriptor ``path`` names (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``, or a symbolic link
+    to one of them), when it is one the command found closed at its start (:data:`HELD_CLOSED`); else None.
+    Such a name leads to the null device the command holds there: ``serq run p.sq -o /dev/stdout >&-`` wrote
+    its report there and said 0, where a shell's ``>`` finds no such file."""
+    if not HELD_CLOSED:
+        return None
+    p = os.path.abspath(path)
+    for _ in range(40):  # (links to links, as the system follows at most 40)
+        for prefix in _FD_NAME:
+            if p.startswith(prefix) and p[len(prefix):].isdigit() and p[len(prefix):].isascii():
+                n = int(p[len(prefix):])
+                return n if n in HELD_CLOSED else None
+        try:
+            p = os.path.normpath(os.path.join(os.path.dirname(p), os.readlink(p)))
+        except (OSError, ValueError):
+            return None
+    return None
+
+
 def _target(path: str) -> os.stat_result | None:
     """What an output ``path`` names now (``None``: nothing, and it may be created), refused
-    (:class:`OutputError`) when it is a folder or a path under ``/dev`` that does not exist (never
-    created); an error reading it names ``path``."""
+    (:class:`OutputError`) when it is a folder, a path under ``/dev`` that does not exist (never
+    created) or a descriptor the command was started without (:func:`_closed_descriptor`); an error reading
+    it names ``path``."""
+    fd = _closed_descriptor(path)
+    if fd is not None:
+        raise OutputError(f"{shown_path(path)}: {_STREAMS.get(fd, f'the descriptor {fd}')} is closed (the command "
+                          "was started without it: >&-), so there is nothing there to write to")
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{shown_path(path)}: is a folder, not a file")
