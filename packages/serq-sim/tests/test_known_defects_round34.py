@@ -3,6 +3,10 @@
 1. A run-time error in a ``--def`` body had no quoted line (``--def m:1:1: error: at t=0, session 0: …`` and
    nothing under it), where the compile's errors of the same body quote it: ``serq run`` now quotes the
    body it compiled, with the caret, as it quotes a file (serq.errors.texts_given, serq.loading.defs_quoted).
+2. An IR file's spans name files relative to the folder it was compiled in; a run from another folder quoted
+   the current folder's file of that name (another program's line) or nothing. The run reads them from the
+   IR file's folder when every file they name is there, else from the current folder when every one is
+   there, else quotes none (serq_sim.errors.span_folders).
 """
 
 from __future__ import annotations
@@ -43,3 +47,65 @@ def test_a_run_time_error_in_a_def_body_quotes_the_body(serq, tmp_path, monkeypa
     from serq.errors import source_excerpt
 
     assert source_excerpt("--def m", 1, 5) == ""
+
+
+LIB = """\
+def f() =
+  ~exp(now - 5);
+"""
+
+LIB_PROGRAM = """\
+use "lib.sq";
+
+stage server : fifo;
+
+workload { arrive poisson(1); }
+
+session {
+  run server (f());
+  end;
+}
+
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+#: what the run of LIB_PROGRAM's IR says, its lines quoted from the files it was compiled from
+QUOTED = """\
+lib.sq:2:3: error: at t=0, session 0: ~exp(-5): the mean is negative
+    ~exp(now - 5);
+    ^
+p.sq:8:15: note: in the expansion of `f`, used here
+    run server (f());
+                ^
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_an_ir_file_run_from_another_folder_quotes_the_files_it_was_compiled_from(serq, tmp_path, monkeypatch,
+                                                                                  tier):
+    lu, elsewhere = tmp_path / "lu", tmp_path / "elsewhere"
+    lu.mkdir()
+    elsewhere.mkdir()
+    (lu / "lib.sq").write_text(LIB)
+    (lu / "p.sq").write_text(LIB_PROGRAM)
+    # another program of the same name where the runs below are made and where an IR file is put
+    (tmp_path / "p.sq").write_text("// another program\n" * 20)
+    monkeypatch.chdir(lu)
+    ir = serq("ir", "p.sq")
+    assert ir.returncode == 0, ir.stderr
+    (lu / "p.ir.json").write_text(ir.stdout)
+    (tmp_path / "x.ir.json").write_text(ir.stdout)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    # the IR beside its sources, run from the parent folder (which has a p.sq of its own): the IR file's folder
+    monkeypatch.chdir(tmp_path)
+    r = serq("run", "lu/p.ir.json", "--no-progress")
+    assert (r.returncode, r.stderr) == (1, QUOTED)
+    # the IR elsewhere, run from the folder it was compiled in: the current folder (the IR's folder has a p.sq
+    # but no lib.sq, so it is not the folder the IR was compiled in)
+    monkeypatch.chdir(lu)
+    r = serq("run", "../x.ir.json", "--no-progress")
+    assert (r.returncode, r.stderr) == (1, QUOTED)
+    # from a folder that has neither: the places alone, not another file's lines
+    monkeypatch.chdir(elsewhere)
+    r = serq("run", "../x.ir.json", "--no-progress")
+    assert (r.returncode, r.stderr) == (1, "".join(QUOTED.splitlines(keepends=True)[i] for i in (0, 3)))

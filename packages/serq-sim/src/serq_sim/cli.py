@@ -235,8 +235,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         from .trace import check_replaceable
 
         check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
-    # a run-time error of a program given --set: the values it ran with, after it; one in a --def body: its line
-    with sets_noted(options.sets), defs_quoted(options.defs):
+    # a run-time error of a program given --set: the values it ran with, after it; one in a --def body: its line;
+    # one of an IR file: the lines of the files its spans name, from where it was compiled
+    from .errors import spans_of
+
+    with sets_noted(options.sets), defs_quoted(options.defs), spans_of(file, program):
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs, pm)

@@ -97,6 +97,39 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
 
 
 
+def span_folders(file: str, program) -> tuple[str, ...] | None:
+    """The folders a run of ``program``, read from ``file``, quotes its spans' relative files from
+    (serq.errors.spans_read_from). A ``.sq`` program is compiled where it runs, its spans naming files from the
+    current folder: None, nothing changes. An IR file's spans and its ``source`` name files relative to the
+    folder it was compiled in, which it does not record (an IR is the same bytes wherever it is made): that
+    folder is taken to be the IR file's own when every relative file its spans and ``source`` name is there,
+    else the current folder when every one is there, and the spans are read from that one folder only (a file
+    of the same name elsewhere, another program's, is not quoted under the message; docs/simulator.md). When
+    neither has them all, no relative span is quoted."""
+    import os
+
+    from serq.files import path_name
+
+    if path_name(file).endswith(".sq"):
+        return None
+    from serq_ir.analysis import span_files
+
+    # (only a .sq file is quoted: a span of another name, `--def f`'s, is no file to look for)
+    names = [f for f in span_files(program) if f.endswith(".sq") and not os.path.isabs(f)]
+    for folder in dict.fromkeys((os.path.dirname(file) or ".", ".")):
+        if all(os.path.isfile(os.path.join(folder, f)) for f in names):
+            return (folder,)
+    return ()
+
+
+def spans_of(file: str, program):
+    """The block a program read from ``file`` runs in: its run-time errors quote its spans' files from where
+    :func:`span_folders` says."""
+    from serq.errors import spans_read_from
+
+    return spans_read_from(span_folders(file, program))
+
+
 def session_error(sim, span, t: float | None, serial: int | None, replay, message: str) -> SimError:
     """The run-time error ``message`` at ``span`` and time ``t`` of session ``serial`` (None: of none), as
     :func:`format_error` says it, with the note naming the trace row the session replays (``replay``: its

@@ -69,9 +69,12 @@ blocked here too, whatever the worker's environment says)."""
     program = _program(ir, ir_hash, name)
     limits = dict(limits)
     slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)
+    from serq_sim.errors import spans_of
+
     t0, c1 = time.perf_counter(), time.process_time()
     try:
-        report = serq_sim.run(program, seed=seed, pm=pm, trace=trace, trace_digest=digest, **limits)
+        with spans_of(name, program):  # (an IR file's spans quoted from where it was compiled, as serq run does)
+            report = serq_sim.run(program, seed=seed, pm=pm, trace=trace, trace_digest=digest, **limits)
         if slo is not None and report.result.requests is not None:
             report.set_slo(slo)
     except Exception as e:

@@ -176,6 +176,24 @@ def texts_given(texts: Mapping[str, str | None]) -> Iterator[None]:
         _GIVEN_TEXTS.reset(token)
 
 
+#: the folders a span's relative file is looked for in, in order, while a command runs a program it read from
+#: an IR file (:func:`spans_read_from`); None: as the spans were written, from the current folder and beside the
+#: program's source
+_SPAN_FOLDERS: ContextVar[tuple[str, ...] | None] = ContextVar("serq_span_folders", default=None)
+
+
+@contextmanager
+def spans_read_from(folders: tuple[str, ...] | None) -> Iterator[None]:
+    """Within, a span's relative file is quoted from the first of ``folders`` that has it (serq.loading.span_folders:
+    an IR file's spans name files relative to the folder it was compiled in, which the run may not be in), and from
+    no other place; None changes nothing."""
+    token = _SPAN_FOLDERS.set(folders)
+    try:
+        yield
+    finally:
+        _SPAN_FOLDERS.reset(token)
+
+
 def _excerpt(text: str, line: int, col: int) -> str:
     """The excerpt of line ``line`` of a source's ``text`` at ``col`` (:func:`source_excerpt`), ``""`` past its end."""
     lines = text.split("\n")  # lines as the parser counts them
@@ -193,7 +211,8 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
     as every source is (:func:`serq.files.read_input`, at most ``MAX_SOURCE`` bytes): one an IR's span
     names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
     (6 s and 2 GB). ``base``: the file the program was loaded from, beside which a relative span's file is
-    looked for too. A span in a text :func:`texts_given` holds (``--def m``, the command line's) is quoted
+    looked for too; a program read from an IR file, in the folders :func:`spans_read_from` names instead
+    (serq.loading.span_folders). A span in a text :func:`texts_given` holds (``--def m``, the command line's) is quoted
     from that text."""
     given = _GIVEN_TEXTS.get()
     if given is not None and file in given:
@@ -205,9 +224,13 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
 
     from .files import MAX_SOURCE, read_input
 
-    candidates = [Path(file)]
-    if base:
-        candidates.append(Path(base).parent / file)
+    folders = _SPAN_FOLDERS.get()
+    if folders is not None and not Path(file).is_absolute():
+        candidates = [Path(folder) / file for folder in folders]
+    else:
+        candidates = [Path(file)]
+        if base:
+            candidates.append(Path(base).parent / file)
     for p in candidates:
         try:
             data = read_input(p, limit=MAX_SOURCE)
