@@ -113,8 +113,16 @@ def _write_and_list(changed: list[tuple[str, bytes, str]], check: bool) -> None:
     from .diagnostics import CompileError
 
     if not check:
+        from serq.errors import shown_path
         from serq.files import write_atomic
 
+        for f, _data, _new in changed:
+            # a path under /dev is written through (serq.files), never replaced: /dev/stdin (or /dev/fd/3) of a
+            # program's file was read whole, and its new layout appended to the old text of that file
+            if os.name == "posix" and os.path.abspath(f).startswith("/dev/"):
+                raise CompileError(f"error: {shown_path(f)}: serq fmt replaces the file it formats, and a path under "
+                                   "/dev is written through, never replaced (the new layout would follow the old "
+                                   "text); give the file's own name (--check reads it there); nothing was written")
         # a file that changed since it was read (an editor saved it while serq fmt parsed) is not written
         # over: its new text would be lost for the layout of the old one (one that another serq fmt has
         # just given this very layout needs no write)
