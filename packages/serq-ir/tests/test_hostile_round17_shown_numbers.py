@@ -43,7 +43,7 @@ workload { arrive poisson(1); }
 session { run s[serial * 1e300] (1); end; }
 run { horizon 10; seed 1; }
 """)
-    assert msg.endswith("session 1: stage index 1e+300 out of range (the family has 2)"), msg
+    assert msg.endswith("session 1: stage s: index 1e+300 out of range (the family has 2)"), msg
 
 
 def test_a_negative_amount_far_from_zero_is_shown_short():

@@ -96,13 +96,13 @@ run { horizon 10; }
 
 @pytest.mark.parametrize("change, said", [
     (lambda d: d["pools"][0]["spill"]["tier"].update(index={"kind": "Num", "value": 5.0}),
-     "pool index 5 out of range (the family has 2) - at '$.pools[0].spill.tier.index'"),
+     "pool tier: index 5 out of range (the family has 2) - at '$.pools[0].spill.tier.index'"),
     (lambda d: d["pools"][0]["spill"]["tier"].update(index={"kind": "Num", "value": 0.5}),
-     "pool index 0.5 is not a whole number (the family has 2) - at '$.pools[0].spill.tier.index'"),
+     "pool tier: index 0.5 is not a whole number (the family has 2) - at '$.pools[0].spill.tier.index'"),
     (lambda d: d["session"][0]["pools"][0]["pool"].update(index={"kind": "Num", "value": 1.0}),
-     "pool index 1 out of range (the family has 1) - at '$.session[0].pools[0].pool.index'"),
+     "pool kv: index 1 out of range (the family has 1) - at '$.session[0].pools[0].pool.index'"),
     (lambda d: d["session"][0]["body"][0]["stages"][0].update(index={"kind": "Num", "value": -1.0}),
-     "stage index -1 out of range (the family has 1) - at '$.session[0].body[0].stages[0].index'"),
+     "stage s: index -1 out of range (the family has 1) - at '$.session[0].body[0].stages[0].index'"),
 ])
 def test_a_constant_index_that_names_no_member_is_refused(change, said):
     """serq check took kv[5] of a family of 2 (a spill's tier: serq run refused it at its build; a hold's

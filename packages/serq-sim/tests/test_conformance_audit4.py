@@ -798,10 +798,10 @@ run { horizon 10; }
     # an index past the family, below it, or not whole names no member: the error of every reference
     # (docs/language.md, "A computed member index is a whole number"); before, member() gave the index
     # itself (2, -1, 0.5) and the record kept it
-    ("member(s[serial])", "<source>:5:33: error: at t=0, session 2: stage index 2 out of range (the family has 2)"),
-    ("member(m[serial - 1])", "<source>:5:33: error: at t=0, session 0: pool index -1 out of range (the family has 2)"),
+    ("member(s[serial])", "<source>:5:33: error: at t=0, session 2: stage s: index 2 out of range (the family has 2)"),
+    ("member(m[serial - 1])", "<source>:5:33: error: at t=0, session 0: pool m: index -1 out of range (the family has 2)"),
     ("member(m[serial / 2])",
-     "<source>:5:33: error: at t=0, session 1: pool index 0.5 is not a whole number (the family has 2)"),
+     "<source>:5:33: error: at t=0, session 1: pool m: index 0.5 is not a whole number (the family has 2)"),
 ])
 def test_member_of_a_computed_index_that_names_no_member_is_an_error(monkeypatch, expr, first):
     src = f"""
@@ -829,29 +829,29 @@ def test_member_of_a_constant_index_past_the_family_does_not_link():
     # number: one that is NaN, negative, at least the family's size or not whole … is a run-time error at the
     # reference, naming the time and the session", wherever the reference stands
     ("stage s[2] : fifo;", "run s[serial + 1] (1);",
-     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+     "<source>:4:26: error: at t=1, session 1: stage s: index 2 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "hold m[serial * 2] (1) { run d (1); }",
-     "<source>:4:27: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+     "<source>:4:27: error: at t=1, session 1: pool m: index 2 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "choose j in 2 by (holders(m[j + serial]));",
-     "<source>:4:48: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+     "<source>:4:48: error: at t=1, session 1: pool m: index 2 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "hold m[0] (1) { release m[serial + 1]; }",
-     "<source>:4:46: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+     "<source>:4:46: error: at t=1, session 1: pool m: index 2 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "hold m[0] (1) { grow m[serial * 3] (1); }",
-     "<source>:4:43: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+     "<source>:4:43: error: at t=1, session 1: pool m: index 3 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "hold m[0] (1) { load m[serial * 3] (1); }",
-     "<source>:4:43: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+     "<source>:4:43: error: at t=1, session 1: pool m: index 3 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "drop m[serial * 3];",
-     "<source>:4:27: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+     "<source>:4:27: error: at t=1, session 1: pool m: index 3 out of range (the family has 2)"),
     ("pool m[2] { cap 5; }", "hold m[serial] (1) { run d (1); } cache (1) lease m[2 * serial] (1);",
-     "<source>:4:72: error: at t=2, session 1: pool index 2 out of range (the family has 2)"),
+     "<source>:4:72: error: at t=2, session 1: pool m: index 2 out of range (the family has 2)"),
     ("stage s[2] : fifo;", "set x = queue(s[0 / 0 * serial]);",
-     "<source>:4:36: error: at t=1, session 0: stage index NaN out of range (the family has 2)"),
+     "<source>:4:36: error: at t=1, session 0: stage s: index NaN out of range (the family has 2)"),
     ("stage e[2] : step { budget 4; cost 1; }", "run e[serial + 1] prefill (1);",
-     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+     "<source>:4:26: error: at t=1, session 1: stage e: index 2 out of range (the family has 2)"),
     ("stage e[2] : step { budget 4; cost 1; }", "set x = budget_left(e[serial + 1]);",
-     "<source>:4:42: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+     "<source>:4:42: error: at t=1, session 1: stage e: index 2 out of range (the family has 2)"),
     ("stage a[2] : ps(1); stage b : ps(1); share maxmin;", "run a[serial + 1], b (1);",
-     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+     "<source>:4:26: error: at t=1, session 1: stage a: index 2 out of range (the family has 2)"),
 ])
 def test_a_computed_index_out_of_range_is_an_error_at_the_statement(monkeypatch, decls, stmt, first):
     src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"

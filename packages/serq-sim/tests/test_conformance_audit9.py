@@ -253,9 +253,9 @@ run { horizon 10; }
 
 
 @pytest.mark.parametrize("statement, message", [
-    ("hold kv[serial] (1) { run d (1); }", "pool index 1 out of range (the family has 1)"),
-    ("run E[serial] (1);", "stage index 1 out of range (the family has 1)"),
-    ("observe m = member(kv[serial]);", "pool index 1 out of range (the family has 1)"),
+    ("hold kv[serial] (1) { run d (1); }", "pool kv: index 1 out of range (the family has 1)"),
+    ("run E[serial] (1);", "stage E: index 1 out of range (the family has 1)"),
+    ("observe m = member(kv[serial]);", "pool kv: index 1 out of range (the family has 1)"),
 ])
 def test_a_computed_index_into_a_family_of_one_is_checked(monkeypatch, statement, message):
     """§2 Queues: "a family of one is still a family"; docs/language.md: a computed member index "at least

@@ -148,9 +148,9 @@ def test_a_sessions_own_prefix_chooses_its_member(monkeypatch):
 
 @pytest.mark.parametrize("index, message", [
     # s0 names kv[0] and goes on; s1, at 1, names no member and stops the run there
-    ("serial / 2", "pool index 0.5 is not a whole number (the family has 2)"),
-    ("serial + 1", "pool index 2 out of range (the family has 2)"),
-    ("serial * -1", "pool index -1 out of range (the family has 2)"),
+    ("serial / 2", "pool kv: index 0.5 is not a whole number (the family has 2)"),
+    ("serial + 1", "pool kv: index 2 out of range (the family has 2)"),
+    ("serial * -1", "pool kv: index -1 out of range (the family has 2)"),
 ])
 def test_a_computed_member_index_is_a_whole_member(monkeypatch, index, message):
     src = ("pool kv[2] { cap 100; }\nstage d : delay;\nworkload { arrive batch(2); }\n"

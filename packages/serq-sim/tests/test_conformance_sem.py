@@ -695,10 +695,10 @@ run { horizon 10; warmup 2.5; arrivals 4; }
     # (`m[0.5]`: `m` has members 0 … 1), so a computed one that is not a whole number is the run-time error
     # at the reference, naming the time and the session (it was taken as m[0], and m[1.5] as m[1]).
     ("hold m[serial + 0.5] (2) { run d[0] (1); }", "m[", 0,
-     "pool index 0.5 is not a whole number (the family has 2)"),
-    ("run d[serial * 0.5 + 0.5] (1);", "d[serial", 0, "stage index 0.5 is not a whole number (the family has 2)"),
-    ("set k = used(m[serial / 2]);", "m[serial", 1, "pool index 0.5 is not a whole number (the family has 2)"),
-    ("hold m[2 * serial] (2) { run d[0] (1); }", "m[", 1, "pool index 2 out of range (the family has 2)"),
+     "pool m: index 0.5 is not a whole number (the family has 2)"),
+    ("run d[serial * 0.5 + 0.5] (1);", "d[serial", 0, "stage d: index 0.5 is not a whole number (the family has 2)"),
+    ("set k = used(m[serial / 2]);", "m[serial", 1, "pool m: index 0.5 is not a whole number (the family has 2)"),
+    ("hold m[2 * serial] (2) { run d[0] (1); }", "m[", 1, "pool m: index 2 out of range (the family has 2)"),
     # §3 load: the innermost hold's position advances by n, "which its allocation must cover".
     ("hold m[0] (2) { load m[0] (serial * 3); }", "load", 1,
      "load m[0] (3): the hold has 2 allocated and 0 computed; a load must fit the allocation (grow first)"),

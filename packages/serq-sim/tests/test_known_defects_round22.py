@@ -62,7 +62,7 @@ def test_a_keys_error_names_the_grower(src, line, col, t, caret, monkeypatch, tm
     text = same_error(serq_frontend.compile(p), monkeypatch)
     shown = src.splitlines()[line - 1]
     assert text.splitlines() == [
-        f"{p}:{line}:{col}: error: at t={t}, session 1: pool index 5 out of range (the family has 2)",
+        f"{p}:{line}:{col}: error: at t={t}, session 1: pool q: index 5 out of range (the family has 2)",
         f"  {shown}", " " * (2 + shown.index(caret)) + "^",
         f"note: while choosing whom pool kv preempts for the growth of session 0 at t={t} by the statement at "
         f"{p}:13:5 (its keys are evaluated for each candidate)"]

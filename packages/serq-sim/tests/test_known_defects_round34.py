@@ -7,6 +7,9 @@
    the current folder's file of that name (another program's line) or nothing. The run reads them from the
    IR file's folder when every file they name is there, else from the current folder when every one is
    there, else quotes none (serq_sim.errors.span_folders).
+3. A member index that names no member said ``pool index 2 out of range (the family has 2)``, not which
+   family, where a statement may index several: ``pool q: index 2 …`` (serq_ir.rules.member_problem, every
+   site: the general engine's pool_at/stage_at, the fast tier's generated code, a spill's tier, an IR file).
 """
 
 from __future__ import annotations
@@ -109,3 +112,52 @@ def test_an_ir_file_run_from_another_folder_quotes_the_files_it_was_compiled_fro
     monkeypatch.chdir(elsewhere)
     r = serq("run", "../x.ir.json", "--no-progress")
     assert (r.returncode, r.stderr) == (1, "".join(QUOTED.splitlines(keepends=True)[i] for i in (0, 3)))
+
+
+def _program(src: str):
+    import serq_frontend
+
+    return serq_frontend.compile(source=src, sets={}, defs={})
+
+
+TWO_FAMILIES = """\
+pool q[2] { cap 4; }
+stage s[2] : fifo;
+workload { arrive batch(3); }
+session {
+  hold q[serial] (1) {
+    run s[SECOND] (1);
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_an_index_that_names_no_member_names_its_family(monkeypatch):
+    from tiers import same_error
+
+    # session 1 holds q[0] and runs s[2]: the stage family is the one out of range
+    text = same_error(_program(TWO_FAMILIES.replace("SECOND", "serial + 1").replace("q[serial]", "q[0]")),
+                      monkeypatch)
+    assert text.splitlines()[0] == ("<source>:6:9: error: at t=0, session 1: stage s: index 2 out of range "
+                                    "(the family has 2)"), text
+    # session 2 holds q[2]: the pool family
+    text = same_error(_program(TWO_FAMILIES.replace("SECOND", "0")), monkeypatch)
+    assert text.splitlines()[0].endswith("session 2: pool q: index 2 out of range (the family has 2)"), text
+    # a fraction, in the expression of a member's observable
+    text = same_error(_program(TWO_FAMILIES.replace("SECOND", "0").replace(
+        "hold q[serial] (1)", "hold q[0] (used(q[serial / 2]))")), monkeypatch)
+    assert text.splitlines()[0].endswith("session 1: pool q: index 0.5 is not a whole number (the family has 2)")
+
+
+def test_a_constant_index_of_an_ir_file_names_its_family():
+    import json
+
+    import serq_ir
+    from serq_ir import IRError
+
+    d = json.loads(serq_ir.encode(_program(TWO_FAMILIES.replace("SECOND", "1"))))
+    d["session"][0]["pools"][0]["pool"]["index"] = {"kind": "Num", "value": 7.0}
+    with pytest.raises(IRError) as info:
+        serq_ir.decode(json.dumps(d).encode(), name="p.ir.json")
+    assert "pool q: index 7 out of range (the family has 2)" in str(info.value)

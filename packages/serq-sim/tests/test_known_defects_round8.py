@@ -151,7 +151,7 @@ def test_a_key_that_can_fail_is_read_at_every_attempt_as_before(tier, monkeypatc
     assert admission.room_floors(prog) == [0.0, 0.0]  # (its error would otherwise come at t = 4)
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(prog)
-    assert "error: at t=3, session 2: pool index 2 out of range (the family has 2)" in str(e.value)
+    assert "error: at t=3, session 2: pool r: index 2 out of range (the family has 2)" in str(e.value)
 
 
 # priorities drawn at the join into a pool of two slots, served by key with waited breaking nothing: the

@@ -125,9 +125,9 @@ def test_a_computed_member_is_refused_in_the_rules_words_on_both_tiers(monkeypat
     for ref, idx, kind in (("s[serial + 0.5]", 0.5, "stage"), ("s[serial + 2]", 2.0, "stage")):
         src = f"stage s[2] : fifo(1);\nworkload {{ arrive batch(1); }}\nsession {{ run {ref} (1); }}\nrun {{ horizon 5; }}\n"
         prog = serq_frontend.compile(source=src, sets={}, defs={})
-        assert member_problem(kind, idx, 2) in same_error(prog, monkeypatch)
+        assert member_problem(kind, idx, 2, "s") in same_error(prog, monkeypatch)
     for ref, idx in (("p[serial - 1]", -1.0), ("p[serial + 0.25]", 0.25)):
         src = (f"pool p[2] {{ cap 2; }}\nstage s : fifo(1);\nworkload {{ arrive batch(1); }}\n"
                f"session {{ hold {ref} (1) {{ run s (1); }} }}\nrun {{ horizon 5; }}\n")
         prog = serq_frontend.compile(source=src, sets={}, defs={})
-        assert member_problem("pool", idx, 2) in same_error(prog, monkeypatch)
+        assert member_problem("pool", idx, 2, "p") in same_error(prog, monkeypatch)

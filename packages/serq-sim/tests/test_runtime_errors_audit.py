@@ -46,13 +46,13 @@ CASES = [
     # a computed pool index past the family (the member's index named)
     ('pool_member',
      {'p.sq': 'pool p[2] { cap 4; }\nstage s : fifo;\nworkload { arrive batch(3); }\nsession {\n  run s (1);\n  hold p[serial] (1) { run s (1); }\n}\n'},
-     '{d}/p.sq:6:8: error: at t=3, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:6:8: error: at t=3, session 2: pool p: index 2 out of range (the family has 2)\n' +
      '    hold p[serial] (1) { run s (1); }\n' +
      '         ^'),
     # a computed stage index past the family
     ('stage_member',
      {'p.sq': 'stage s[2] : fifo;\nworkload { arrive batch(3); }\nsession {\n  run s[0] (1);\n  run s[serial] (1);\n}\n'},
-     '{d}/p.sq:5:7: error: at t=3, session 2: stage index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:5:7: error: at t=3, session 2: stage s: index 2 out of range (the family has 2)\n' +
      '    run s[serial] (1);\n' +
      '        ^'),
     # a loop whose passes take no time
@@ -160,7 +160,7 @@ CASES = [
     # a lease of a computed member past the family
     ('lease_member',
      {'p.sq': 'pool p[2] { cap 10; }\nstage s : fifo;\nworkload { arrive batch(2); }\nsession { run s (1); hold p[0] (1), p[1] (1) { run s (1); } lease p[serial * 2] (1); }\n'},
-     '{d}/p.sq:4:67: error: at t=4, session 1: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:4:67: error: at t=4, session 1: pool p: index 2 out of range (the family has 2)\n' +
      '  session { run s (1); hold p[0] (1), p[1] (1) { run s (1); } lease p[serial * 2] (1); }\n' +
      '                                                                    ^'),
     # a transfer whose computed from and to are one member
@@ -229,45 +229,45 @@ CASES = [
     # a queue by key: the waiting session's
     ('queue_by_key',
      {'p.sq': 'pool q[2] { cap 1; queue by (used(q[serial])); }\nstage s : fifo;\nworkload { arrive batch(4); }\nsession {\n  hold q[0] (1) { run s (1); }\n}\n'},
-     '{d}/p.sq:1:35: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:35: error: at t=0, session 2: pool q: index 2 out of range (the family has 2)\n' +
      '  pool q[2] { cap 1; queue by (used(q[serial])); }\n' +
      '                                    ^'),
     # a serve by key: the resident's session
     ('serve_by_key',
      {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\npool x[2] { cap 1; }\nstage E : step { budget 10; cost 0.01; memory kv; serve by (used(x[serial])); }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (4) { prefill on E 4; decode on E 3; }\n}\n'},
-     '{d}/p.sq:4:66: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:4:66: error: at t=0, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '  stage E : step { budget 10; cost 0.01; memory kv; serve by (used(x[serial])); }\n' +
      '                                                                   ^'),
     # a choose key
     ('choose_key',
      {'p.sq': 'stage s[2] : fifo;\npool p[2] { cap 1; }\nworkload { arrive batch(4); }\nsession {\n  run s[0] (1);\n  choose j in 2 by (used(p[j + serial]));\n  run s[j] (1);\n}\n'},
-     '{d}/p.sq:6:26: error: at t=2, session 1: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:6:26: error: at t=2, session 1: pool p: index 2 out of range (the family has 2)\n' +
      '    choose j in 2 by (used(p[j + serial]));\n' +
      '                           ^'),
     # a preempt by key: the candidate, and a note naming the grower and its statement
     ('preempt_by_key',
      {'p.sq': 'pool reqs { cap 8; admit via E; }\npool x[2] { cap 1; }\npool kv { cap 8; preempt by (used(x[serial])); }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (2) { run E prefill (2) growing kv; run E decode (6) growing kv; }\n}\n'},
-     '{d}/p.sq:3:35: error: at t=0.01, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:3:35: error: at t=0.01, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '  pool kv { cap 8; preempt by (used(x[serial])); }\n' +
      '                                    ^\n' +
      'note: while choosing whom pool kv preempts for the growth of session 0 at t=0.01 by the statement at {d}/p.sq:7:57 (its keys are evaluated for each candidate)'),
     # an evict by key of an entry whose session lives: that session
     ('evict_by_key_live',
      {'p.sq': 'pool p[2] { cap 2; evict by (used(p[serial - 2])); }\nstage s : fifo;\nstage t : delay;\nworkload { arrive batch(6); }\nsession {\n  hold p[0] (1) { run s (1); } cache (2);\n  run t (100);\n}\n'},
-     '{d}/p.sq:1:35: error: at t=1, session 0: pool index -2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:35: error: at t=1, session 0: pool p: index -2 out of range (the family has 2)\n' +
      '  pool p[2] { cap 2; evict by (used(p[serial - 2])); }\n' +
      '                                    ^'),
     # an evict by key of an entry whose session ended: that session too
     ('evict_by_key_ended',
      {'p.sq': 'pool p[2] { cap 2; evict by (used(p[serial - 2])); }\nstage s : fifo;\nworkload { arrive batch(6); }\nsession {\n  hold p[0] (1) { run s (1); } cache (2);\n}\n'},
-     '{d}/p.sq:1:35: error: at t=1, session 0: pool index -2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:35: error: at t=1, session 0: pool p: index -2 out of range (the family has 2)\n' +
      '  pool p[2] { cap 2; evict by (used(p[serial - 2])); }\n' +
      '                                    ^'),
     # an evict by key of an ended session's entry that replayed a trace: the note of its row too
     ('evict_by_key_trace',
      {'p.sq': 'pool p[2] { cap 2; evict by (used(p[serial - 2])); }\nstage s : fifo;\nworkload { arrive batch(4); trace "t.csv"; session { turn; request; } }\nserver { hold p[0] (1) { run s (new); } cache (2); }\n',
       't.csv': 'session,turn,new,out,think,forced\n0,1,1,1,0,0\n1,1,1,1,0,0\n2,1,1,1,0,0\n3,1,1,1,0,0\n'},
-     '{d}/p.sq:1:35: error: at t=1, session 0: pool index -2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:35: error: at t=1, session 0: pool p: index -2 out of range (the family has 2)\n' +
      '  pool p[2] { cap 2; evict by (used(p[serial - 2])); }\n' +
      '                                    ^\n' +
      '{d}/t.csv:5:1: note: session 0 replays the trace\'s session 3, turn 1: new 1, out 1, think 0, forced 0\n' +
@@ -282,7 +282,7 @@ CASES = [
     # a spill's tier index of an entry whose session ended
     ('spill_tier_ended',
      {'p.sq': 'pool p { cap 2; spill q[serial] via L (1) when (1); }\npool q[2] { cap 100; }\nstage L : delay;\nstage s : fifo;\nworkload { arrive batch(6); }\nsession {\n  hold p (1) { run s (1); } cache (2);\n}\n'},
-     "{d}/p.sq:1:25: error: at t=3, session 2: pool p: the spill's pool index 2 out of range (the family has 2)\n" +
+     "{d}/p.sq:1:25: error: at t=3, session 2: pool p: the spill's pool q: index 2 out of range (the family has 2)\n" +
      '  pool p { cap 2; spill q[serial] via L (1) when (1); }\n' +
      '                          ^'),
     # an observe's value
@@ -321,7 +321,7 @@ CASES = [
     # a call of a queue's member past the family
     ('queue_member',
      {'p.sq': 'queue P[2] : prefill {\n  pool kv { cap 64; }\n  serve step { budget 32; cost 0.01; memory kv; }\n  prefill (prompt) {\n    hold kv (4) {\n      prefill (prompt) growing kv;\n    }\n  }\n}\nstage s : delay;\nworkload { arrive batch(3); }\nsession {\n  run s (1);\n  P[serial].prefill (4);\n}\n'},
-     '{d}/p.sq:5:10: error: at t=1, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:5:10: error: at t=1, session 2: pool P.kv: index 2 out of range (the family has 2)\n' +
      '      hold kv (4) {\n' +
      '           ^\n' +
      '{d}/p.sq:14:3: note: in the expansion of `P.prefill`, used here\n' +
@@ -388,32 +388,32 @@ CASES = [
     # an at admission binding, read at the admission
     ('at_admission',
      {'p.sq': 'pool p { cap 8; }\npool x[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(3); }\nsession {\n  run s (1);\n  hold p (h) at admission (h = 1 + used(x[serial])) { run s (1); }\n}\n'},
-     '{d}/p.sq:7:41: error: at t=3, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:7:41: error: at t=3, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '    hold p (h) at admission (h = 1 + used(x[serial])) { run s (1); }\n' +
      '                                          ^'),
     # a queue by key that reads attributes alone (read at the join, kept in order)
     ('queue_by_key_kept',
      {'p.sq': 'pool q { cap 1; queue by (member(q2[serial])); }\npool q2[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(4); }\nsession {\n  hold q (1) { run s (1); }\n}\n'},
-     '{d}/p.sq:1:34: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:34: error: at t=0, session 2: pool q2: index 2 out of range (the family has 2)\n' +
      '  pool q { cap 1; queue by (member(q2[serial])); }\n' +
      '                                   ^'),
     # a serve by key that reads attributes alone
     ('serve_by_key_kept',
      {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\npool x[2] { cap 1; }\nstage E : step { budget 10; cost 0.01; memory kv; serve by (member(x[serial])); }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (4) { prefill on E 4; decode on E 3; }\n}\n'},
-     '{d}/p.sq:4:68: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:4:68: error: at t=0, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '  stage E : step { budget 10; cost 0.01; memory kv; serve by (member(x[serial])); }\n' +
      '                                                                     ^'),
     # a preempt by key that reads attributes alone (the kept order)
     ('preempt_by_key_kept',
      {'p.sq': 'pool reqs { cap 8; admit via E; }\npool x[2] { cap 1; }\npool kv { cap 8; preempt by (member(x[serial])); }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(4); }\nsession {\n  hold reqs (1), kv (2) { run E prefill (2) growing kv; run E decode (6) growing kv; }\n}\n'},
-     '{d}/p.sq:3:37: error: at t=0.01, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:3:37: error: at t=0.01, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '  pool kv { cap 8; preempt by (member(x[serial])); }\n' +
      '                                      ^\n' +
      'note: while choosing whom pool kv preempts for the growth of session 0 at t=0.01 by the statement at {d}/p.sq:7:57 (its keys are evaluated for each candidate)'),
     # a definition used in a queue by key: at its body, a note at the key
     ('def_in_queue_key',
      {'p.sq': 'def k(i) = used(q2[i]);\npool q { cap 1; queue by (k(serial)); }\npool q2[2] { cap 1; }\nstage s : fifo;\nworkload { arrive batch(4); }\nsession {\n  hold q (1) { run s (1); }\n}\n'},
-     '{d}/p.sq:1:17: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:17: error: at t=0, session 2: pool q2: index 2 out of range (the family has 2)\n' +
      '  def k(i) = used(q2[i]);\n' +
      '                  ^\n' +
      '{d}/p.sq:2:27: note: in the expansion of `k`, used here\n' +
@@ -440,7 +440,7 @@ CASES = [
     # a definition used in an evict by key, of an ended session's entry
     ('def_in_evict_key',
      {'p.sq': 'def k(i) = used(p[i - 2]);\npool p[2] { cap 2; evict by (k(serial)); }\nstage s : fifo;\nworkload { arrive batch(6); }\nsession {\n  hold p[0] (1) { run s (1); } cache (2);\n}\n'},
-     '{d}/p.sq:1:17: error: at t=1, session 0: pool index -2 out of range (the family has 2)\n' +
+     '{d}/p.sq:1:17: error: at t=1, session 0: pool p: index -2 out of range (the family has 2)\n' +
      '  def k(i) = used(p[i - 2]);\n' +
      '                  ^\n' +
      '{d}/p.sq:2:30: note: in the expansion of `k`, used here\n' +
@@ -478,7 +478,7 @@ CASES = [
     # in an aggregate's body, written out
     ('aggregate',
      {'p.sq': 'stage s[2] : fifo;\nworkload { arrive batch(2); }\nsession {\n  run s[0] (1);\n  set m = max j in 2 (queue(s[j + serial]));\n}\n'},
-     '{d}/p.sq:5:29: error: at t=2, session 1: stage index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:5:29: error: at t=2, session 1: stage s: index 2 out of range (the family has 2)\n' +
      '    set m = max j in 2 (queue(s[j + serial]));\n' +
      '                              ^'),
 
@@ -503,7 +503,7 @@ CASES = [
     # a computed member past the family in its header there
     ('admitted_member',
      {'p.sq': 'pool reqs { cap 8; admit via E; }\npool kv { cap 100; }\npool x[2] { cap 1; }\nstage E : step { budget 10; cost 0.01; memory kv; }\nworkload { arrive batch(3); }\nsession {\n  hold reqs (1), kv (4 + used(x[serial])) { prefill on E 4; }\n}\n'},
-     '{d}/p.sq:7:31: error: at t=0, session 2: pool index 2 out of range (the family has 2)\n' +
+     '{d}/p.sq:7:31: error: at t=0, session 2: pool x: index 2 out of range (the family has 2)\n' +
      '    hold reqs (1), kv (4 + used(x[serial])) { prefill on E 4; }\n' +
      '                                ^'),
 

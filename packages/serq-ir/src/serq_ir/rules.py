@@ -362,15 +362,16 @@ def spill_to_itself_message(pool: str) -> str:
             "making room writes nothing, so this spill never writes; spill to another pool (a tier)")
 
 
-def member_problem(kind: str, idx: float, size: int) -> str | None:
-    """Why ``idx`` names no member of a ``kind`` (pool, stage) family of ``size``, or None: the rule of a
-    computed index at run time (the simulator), of a spill's constant index at its build, and of a constant
-    index in an IR file (serq_ir.validate: ``serq check`` took ``kv[5]`` of a family of 2, which ``serq run``
-    refused)."""
+def member_problem(kind: str, idx: float, size: int, name: str) -> str | None:
+    """Why ``idx`` names no member of the ``kind`` (pool, stage) family ``name`` of ``size``, or None: the rule
+    of a computed index at run time (the simulator, both tiers), of a spill's constant index at its build, and
+    of a constant index in an IR file (serq_ir.validate: ``serq check`` took ``kv[5]`` of a family of 2, which
+    ``serq run`` refused). The family is named (``pool kv: index 2 out of range (the family has 2)``): a
+    statement may name several (``hold kv[i] (1) { run E[j] (1); }``), and the words said only ``pool``."""
     if not (idx == idx) or idx < 0 or idx >= size:
-        return f"{kind} index {show_number(idx)} out of range (the family has {size})"
+        return f"{kind} {name}: index {show_number(idx)} out of range (the family has {size})"
     if int(idx) != idx:
-        return f"{kind} index {show_number(idx)} is not a whole number (the family has {size})"
+        return f"{kind} {name}: index {show_number(idx)} is not a whole number (the family has {size})"
     return None
 
 

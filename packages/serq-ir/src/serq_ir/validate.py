@@ -329,7 +329,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "stage"), f"stage {obj.stage} does not exist (the program has {n_stages})")
         elif (PoolRef in mro or StageRef in mro) and isinstance(obj.index, Num) and (why := rules.member_problem(
                 "pool" if PoolRef in mro else "stage", _value(obj.index),
-                program.pools[obj.pool].size if PoolRef in mro else program.stages[obj.stage].size)):
+                *((program.pools[obj.pool].size, program.pools[obj.pool].name) if PoolRef in mro
+                  else (program.stages[obj.stage].size, program.stages[obj.stage].name)))):
             fail((path, "index"), why)  # a constant index naming no member (serq run refused it, serq check not)
         elif (Pool in mro or Stage in mro) and obj.size < 1:
             fail((path, "size"), f"a family has at least one member, not {obj.size}")

@@ -339,7 +339,7 @@ def spill_pool(sim, r: N.PoolRef, pool: Pool):
     if size == 1:
         return sim.pools[base]
     if r.index is not None:
-        return spill_member(sim, r.index, r.span, "pool", sim.pools, base, size, pool)
+        return spill_member(sim, r.index, r.span, "pool", sim.pools, base, size, pool, sim.program.pools[r.pool].name)
     if size == pool.node.size:
         return sim.pools[base + pool.index]
     return sim.pools[base]
@@ -350,24 +350,26 @@ def spill_stage(sim, r: N.StageRef, pool: Pool):
     size = sim.program.stages[r.stage].size
     base = sim.stage_base[r.stage]
     if size > 1 and r.index is not None:
-        return spill_member(sim, r.index, r.span, "stage", sim.stages, base, size, pool)
+        return spill_member(sim, r.index, r.span, "stage", sim.stages, base, size, pool,
+                            sim.program.stages[r.stage].name)
     if size == pool.node.size:
         return sim.stages[base + pool.index]
     return sim.stages[base]
 
 
-def spill_member(sim, index: N.Expr, span, kind: str, members: list, base: int, size: int, pool: Pool):
-    """The member of a family a spill clause names by ``index``: at once for a number (one naming no
+def spill_member(sim, index: N.Expr, span, kind: str, members: list, base: int, size: int, pool: Pool,
+                 family: str):
+    """The member of the family ``family`` a spill clause names by ``index``: at once for a number (one naming no
     member is an error at it, as the linker's), else a :class:`SpillMember` the spill evaluates (the Evict
     moment: the entry's session's attributes, ``size``, ``age``, ``last``, ``waiting``)."""
     span = getattr(index, "span", None) or span
     if isinstance(index, N.Num):
-        why = member_problem(kind, float(index.value), size)
+        why = member_problem(kind, float(index.value), size, family)
         if why is not None:
             raise SimError(format_error(span, None, None, f"pool {pool.name}: the spill's {why}", sim.source))
         return members[base + int(index.value)]
     fn = sim.compiler.fn(index, rng="eviction", span=span)
-    return SpillMember(kind, members, base, size, fn, span, pool.name)
+    return SpillMember(kind, members, base, size, fn, span, pool.name, family)
 
 
 def stage_factory(sim, reg, node: N.Stage):

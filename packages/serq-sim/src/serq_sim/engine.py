@@ -747,7 +747,7 @@ class Simulation:
             i = int(idx)
             if i == idx:
                 return self.pools[base + i]
-        raise self.error(member_problem("pool", idx, size), sid, s)
+        raise self.error(member_problem("pool", idx, size, self.pools[base].name), sid, s)
 
     def stage_at(self, base: int, size: int, idx: float, sid: int, s=None):
         """The member ``idx`` of a stage family, as :meth:`pool_at`."""
@@ -755,7 +755,7 @@ class Simulation:
             i = int(idx)
             if i == idx:
                 return self.stages[base + i]
-        raise self.error(member_problem("stage", idx, size), sid, s)
+        raise self.error(member_problem("stage", idx, size, self.stages[base].name), sid, s)
 
     # ----------------------------------------------------------------------------------- events
     def at(self, t: float, cb, arg=None) -> None:

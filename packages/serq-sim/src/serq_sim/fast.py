@@ -494,7 +494,7 @@ class _Gen(Compiler):
         if self._candidate(r, size):
             return "_j"
         sid = self.span_id(getattr(r, "span", None))
-        return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
+        return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now, {r.stage})"
 
     def pv(self, g: int, field: str, m: str = "0") -> str:
         """State ``field`` of member ``m`` of pool family ``g``."""
@@ -514,7 +514,7 @@ class _Gen(Compiler):
         if self._candidate(r, size):
             return "_j"
         sid = self.span_id(getattr(r, "span", None))
-        return f"_pidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
+        return f"_pidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now, {r.pool})"
 
     def pool_observable(self, e: N.Observable, rng: str) -> str:
         r = e.target
@@ -1765,21 +1765,21 @@ def build(sim, progress: bool):
     def _dfail(msg, sid, A, now):
         raise _err(msg, sid, A, now)
 
-    def _sidx(idx, size, sid, A, now):
-        # engine.Simulation.stage_at: the words are the rule's (serq_ir.rules.member_problem)
+    def _sidx(idx, size, sid, A, now, g):
+        # engine.Simulation.stage_at: the words are the rule's (serq_ir.rules.member_problem), naming family g
         if 0.0 <= idx < size:
             i = int(idx)
             if i == idx:
                 return i
-        raise _err(member_problem("stage", idx, size), sid, A, now)
+        raise _err(member_problem("stage", idx, size, p.stages[g].name), sid, A, now)
 
-    def _pidx(idx, size, sid, A, now):
+    def _pidx(idx, size, sid, A, now, g):
         # engine.Simulation.pool_at, likewise
         if 0.0 <= idx < size:
             i = int(idx)
             if i == idx:
                 return i
-        raise _err(member_problem("pool", idx, size), sid, A, now)
+        raise _err(member_problem("pool", idx, size, p.pools[g].name), sid, A, now)
 
     def _amt(name, x, sid, A, now):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)

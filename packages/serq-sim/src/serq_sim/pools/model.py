@@ -828,15 +828,15 @@ class SpillMember:
     """A spill's tier or link named by a computed index, evaluated at each spill (pools.cache.spill); one
     naming no member is a run-time error at the index, naming the spilling pool and the time."""
 
-    __slots__ = ("kind", "members", "base", "size", "fn", "span", "pool")
+    __slots__ = ("kind", "members", "base", "size", "fn", "span", "pool", "family")
 
-    def __init__(self, kind: str, members: list, base: int, size: int, fn, span, pool: str) -> None:
+    def __init__(self, kind: str, members: list, base: int, size: int, fn, span, pool: str, family: str) -> None:
         self.kind, self.members, self.base, self.size, self.fn = kind, members, base, size, fn
-        self.span, self.pool = span, pool
+        self.span, self.pool, self.family = span, pool, family
 
     def at(self, sim, owner, attrs, ctx):
         idx = self.fn(owner, attrs, ctx)
-        why = member_problem(self.kind, idx, self.size)
+        why = member_problem(self.kind, idx, self.size, self.family)
         if why is not None:
             raise sim.error(f"pool {self.pool}: the spill's {why}", span=self.span)
         return self.members[self.base + int(idx)]
