@@ -817,6 +817,9 @@ def _unexpected_character(ch: str) -> str:
                 "serQ does not read as one)")
     if ch in _OTHER_LANGUAGES:
         return f"unexpected character {_quoted(ch)}: {_OTHER_LANGUAGES[ch]}"
+    if ch == "\x00":  # (a file of UTF-16 without a byte-order mark is UTF-8 to the byte, a NUL at every other one)
+        return (f"unexpected character {_quoted(ch)} (a NUL byte): a program is text, and a file saved as UTF-16 "
+                "has a NUL byte beside each ASCII character (iconv -f UTF-16LE -t UTF-8 converts one)")
     if not ch or ch.isascii():
         return f"unexpected character {_quoted(ch)}"
     import unicodedata

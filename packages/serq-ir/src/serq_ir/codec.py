@@ -69,10 +69,10 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
         return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
                                                  "(a bracket, a brace or a quote is missing)"))
     if m:  # (a compressed file's first bytes are malformed JSON before they are not UTF-8: said as what it is)
-        from serq.files import packed_note
+        from serq.files import packed_note, utf16_note
 
-        return IRError(_located(data, name, int(m.group(1)),
-                                f"{msg[: m.start()]} (at offset {m.group(1)}){packed_note(data[:4])}"))
+        note = packed_note(data[:4]) or utf16_note(data[:4])
+        return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)}){note}"))
     # a schema fault: msgspec's words, with the JSON path it names (none at the top: "$"); an unknown field
     # is the key itself
     at = re.search(r" - at '(\$[^']*)'$", msg)

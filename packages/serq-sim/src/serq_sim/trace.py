@@ -639,8 +639,11 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
             raise _err(path, at[0], at[1], f"the header names the column {name} twice")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
+        from serq.files import utf16_note
+
+        note = utf16_note("".join(header)[:4].encode("utf-8", "replace")) if at_line == 1 else ""
         raise _err(path, at_line, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
-                   "session,turn,new,out,think,forced)")
+                   f"session,turn,new,out,think,forced){note}")
     width = len(names)
     idx = [names.index(c) for c in COLUMNS]
     cells = itemgetter(*idx)

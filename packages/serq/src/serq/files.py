@@ -57,7 +57,7 @@ from .errors import UserError, shown_path
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
+           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "utf16_note", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -254,13 +254,34 @@ def packed_note(head: bytes) -> str:
     return ""
 
 
+def utf16_note(head: bytes) -> str:
+    """What the error of a text input adds when it begins with ``head`` (its first bytes) as UTF-16 text
+    without a byte-order mark does, a NUL byte beside each of its first two ASCII characters: ``; it begins
+    as UTF-16LE text without a byte-order mark does (a NUL byte beside each ASCII character): serQ reads
+    UTF-8 text (iconv -f UTF-16LE -t UTF-8 converts it)``; else nothing. Such text is UTF-8 as far as its
+    bytes go (a NUL is a character), so each reader found something else wrong with it (a trace's header
+    lacked every column, an IR file's key was no string, a source's second character was unexpected)."""
+    if len(head) < 4:
+        return ""
+    a, b, c, d = head[:4]
+    if b == d == 0 and 0 < a < 0x80 and 0 < c < 0x80:
+        order = "LE"
+    elif a == c == 0 and 0 < b < 0x80 and 0 < d < 0x80:
+        order = "BE"
+    else:
+        return ""
+    return (f"; it begins as UTF-16{order} text without a byte-order mark does (a NUL byte beside each ASCII "
+            f"character): serQ reads UTF-8 text (iconv -f UTF-16{order} -t UTF-8 converts it)")
+
+
 def not_utf8(byte: int, head: bytes, what: str | None = "the file", at: str = "") -> str:
     """The one wording of an input that is not UTF-8 text (a source, an IR file, a JSON file, a trace, a
     sweep's table): ``WHAT is not UTF-8 text (byte 0xNN AT)`` and, when the input begins with a UTF-16 or
     UTF-32 byte-order mark (``head``, its first bytes), :func:`byte_order_note`, or as a compressed file or a
     Parquet table does, :func:`packed_note`; ``what`` None gives the phrase alone, ``not UTF-8 text (…)``,
     for a message that names the input itself."""
-    text = f"not UTF-8 text (byte 0x{byte:02X}{at}){byte_order_note(head) or packed_note(head)}"
+    note = byte_order_note(head) or packed_note(head) or utf16_note(head)
+    text = f"not UTF-8 text (byte 0x{byte:02X}{at}){note}"
     return text if what is None else f"{what} is {text}"
 
 
