@@ -194,7 +194,7 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, want", [
     (PREEMPT, "the `preempt by` key at K.sq:3:31 is NaN (first at t=4, session 1): a NaN counts as inf (the "
               "candidate comes after every one whose key is a number)"),
-    (EVICT, "the `evict by` key at K.sq:3:36 is NaN (first at t=4): a NaN does not order (the entry it keys is "
+    (EVICT, "the `evict by` key at K.sq:3:36 is NaN (first at t=4, session 0): a NaN does not order (the entry it keys is "
             "evicted first only when it comes first in the pool's order)"),
     (SERVE, "the `serve by` key at K.sq:3:46 is NaN (first for the run of session 1 that joined the stage at t=0): "
             "a NaN counts as inf (the resident is served after every one whose key is a number)"),

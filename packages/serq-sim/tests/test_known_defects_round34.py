@@ -10,6 +10,9 @@
 3. A member index that names no member said ``pool index 2 out of range (the family has 2)``, not which
    family, where a statement may index several: ``pool q: index 2 …`` (serq_ir.rules.member_problem, every
    site: the general engine's pool_at/stage_at, the fast tier's generated code, a spill's tier, an IR file).
+4. The report's warning of an ``evict by`` key that came out NaN named no session when the entry's session
+   had ended, where a run-time error of the same key names the entry's owner (errors.of_entry): the NaN is
+   noted for the entry's owner, living or ended (policies.evict_context's ``owner``, compile.nan_seen).
 """
 
 from __future__ import annotations
@@ -161,3 +164,34 @@ def test_a_constant_index_of_an_ir_file_names_its_family():
     with pytest.raises(IRError) as info:
         serq_ir.decode(json.dumps(d).encode(), name="p.ir.json")
     assert "pool q: index 7 out of range (the family has 2)" in str(info.value)
+
+
+#: every key NaN (0 * inf): at t=1 sessions 0 and 1 end, caching an entry each, and session 2's hold evicts;
+#: the keys are read for the entries in their release order, session 0's first, whose session has ended
+NAN_EVICT = """\
+let A = inf;
+pool p { cap 2; evict by (prio * A - age); }
+stage s : fifo;
+workload {
+  arrive batch(4);
+  init {
+    set prio = 0;
+  }
+}
+session {
+  hold p (1) { run s (1); } cache (1);
+}
+run { horizon 10; }
+"""
+
+
+def test_a_nan_evict_key_of_an_ended_sessions_entry_names_the_session(monkeypatch):
+    import serq_sim
+    from tiers import same_json
+
+    prog = _program(NAN_EVICT)
+    same_json(prog, monkeypatch)
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        notes = [n for n in serq_sim.run(prog).notes if "`evict by`" in n]
+        assert len(notes) == 1 and "is NaN (first at t=1, session 0):" in notes[0], notes

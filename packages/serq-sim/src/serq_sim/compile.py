@@ -798,9 +798,13 @@ class Compiler:
         """The call noting the NaN keys of the tuple ``keys`` (source) of the clause ``places`` (its name), a
         ``kind`` clause. A ``serve by`` key's time is when the resident's run joined the stage, not when the
         key is read: the per-job planning reads it at every iteration, the ranked residents once, at the join
-        (step.stage.StepStage.attach), and both name the same time."""
+        (step.stage.StepStage.attach), and both name the same time. An ``evict by`` key's session is the
+        entry's owner (``C.owner``), which its expressions are not given once it has ended: the rule of the
+        keys' run-time errors (serq_sim.errors.of_entry), which named it where the NaN named none."""
         if kind == "serve by":
             return f"_nk({places}, s.job.started if s is not None and s.job is not None else E.now, s, {keys})"
+        if kind == "evict by":  # the entry's session, whether it lives or has ended (policies.evict_context)
+            return f"_nk({places}, E.now, C.owner, {keys})"
         return f"_nk({places}, E.now, s, {keys})"
 
     def choose_fn(self, st: N.Choose, sid: int, kf: str) -> str:

@@ -475,12 +475,13 @@ def fixed_slots(program) -> set[int]:
 
 def evict_context(ctx, entry, size: float, now: float):
     """Set the context of the Evict moment of ``entry`` in ``ctx`` (``size``, ``last``, ``age``,
-    ``waiting``), ``size`` the units at stake; return the session and the attributes its expressions
-    read: the owner's while it lives, else ``None`` and the snapshot taken at release (if any)."""
+    ``waiting``, and ``owner``, the entry's session, living or ended, whom a NaN key names: nankeys),
+    ``size`` the units at stake; return the session and the attributes its expressions read: the owner's
+    while it lives, else ``None`` and the snapshot taken at release (if any)."""
     ctx.size = size
     ctx.last = entry.last
     ctx.age = now - entry.last
-    owner = entry.owner
+    owner = ctx.owner = entry.owner
     live = owner is not None and owner.status != ENDED
     ctx.waiting = 1.0 if (live and owner.status == QUEUED) else 0.0
     attrs = owner.attrs if (live or entry.snap is None) else entry.snap
