@@ -1124,10 +1124,20 @@ class TableFault(ValueError):
         self.path, self.line, self.col, self.why = path, line, col, why
 
     def message(self, what: str, after: str = "") -> str:
-        """``PATH:LINE:COL: error: WHAT (WHY)AFTER``, then the line quoted with a caret under the column."""
+        """``PATH:LINE:COL: error: WHAT (WHY)AFTER``, then the line quoted with a caret under the column; WHY says
+        what the file is when it begins as UTF-16 text without a byte-order mark (:func:`serq.files.utf16_note`:
+        such a table was only "line 4 has 1 fields, the header 42", its last NUL byte a line of its own)."""
+        from serq.files import utf16_note
         from serq_sim.trace import csv_located
 
-        return csv_located(self.path, self.line, self.col, f"{what} ({self.why}){after}")
+        why = self.why
+        if "UTF-16" not in why:
+            try:
+                with open(self.path, "rb") as f:
+                    why += utf16_note(f.read(4))
+            except OSError:
+                pass
+        return csv_located(self.path, self.line, self.col, f"{what} ({why}){after}")
 
 
 def not_utf8_fault(path: str) -> TableFault:
