@@ -478,7 +478,7 @@ class Linker:
             raise self.error(pos, "`cached` in the body of a hold without `cache`: that hold consumes no "
                              "prefix, so `cached` would read 0; give the hold a `cache (…)` clause")
         if m is ADMIT and name in self.tainted:
-            raise self.error(pos, stale_message(name, self.stale.chain(name, self.tainted[name]), *HEADER))
+            raise self.error(pos, stale_message(name, self.stale.chain(name, self.tainted[name]), *HEADER, at=pos))
         return ir.Attr(slot=self.slots[name], span=span(pos))
 
     def call(self, e: A.Call, m: Moment) -> Any:
@@ -1072,7 +1072,7 @@ class Linker:
                     told.add(n)
                     where, when, instead = place
                     self.ctx.reporter.warn(x.pos, stale_message(n, self.stale.chain(n, state[n]),
-                                                                where.format(name), when, instead))
+                                                                where.format(name), when, instead, at=x.pos))
 
     def unloaded_columns(self, init: list[Any], session: list[Any]) -> None:
         """A warning at the first read of a trace's column that no `turn;` has loaded on some path to it

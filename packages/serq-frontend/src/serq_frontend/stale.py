@@ -285,11 +285,29 @@ class Taint:
         return f" ({head}" + "".join(s if s.startswith(",") else " " + s for s in steps) + ")"
 
 
-def stale_message(name: str, chain: str, where: str, when: str, instead: str) -> str:
+def stale_message(name: str, chain: str, where: str, when: str, instead: str, at: Pos | None = None) -> str:
     """The lint's words: ``name`` set from live state (``chain``, :meth:`Taint.chain`) and read in ``where``,
-    which is read ``when``, later than the set; what to write ``instead``."""
-    return (f"`{name}` is set from live pool or stage state{chain} and read in {where}: {when}; "
-            f"{instead}")
+    which is read ``when``, later than the set; what to write ``instead``. ``at``: the read, whose queue
+    entry's own names are said as the entry writes them (:func:`as_written`)."""
+    return (f"`{as_written(name, at)}` is set from live pool or stage state{as_written(chain, at)} and read in "
+            f"{where}: {when}; {instead}")
+
+
+def as_written(text: str, at: Pos | None) -> str:
+    """``text``, a name or the words of a :meth:`Taint.chain`, with the names of a queue's entry as the entry
+    writes them when ``at`` is in one (the innermost expansion of its place is ``Q.verb``): the queue sugar
+    gives the entry's attributes and pools the long names ``Q.g`` and ``Q.kv`` (a member: ``Q.kv[…]``), which
+    the entry writes ``g`` and ``kv``; the lint said `` `D.g` is set from live pool or stage state (… from
+    `used(D.kv[…])`)`` of a ``set g = used(kv);`` in ``D.decode``. The note of the expansion names the entry."""
+    link, entry = (at.uses if at is not None else None), None
+    while link is not None:  # (outermost first: the last is the body the text is written in)
+        entry, link = link[1], link[2]
+    if entry is None or "." not in entry:
+        return text
+    import re
+
+    queue = re.escape(entry.partition(".")[0])
+    return re.sub(rf"(?<![\w.]){queue}\.(\w+)(?:\[…\])?", r"\1", text)
 
 
 #: where a session's attribute is read later than the statements, and what to say of each: the place, when it
