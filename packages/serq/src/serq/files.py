@@ -934,6 +934,12 @@ def _write_through(path: str, mode: str) -> Iterator[IO]:
         with io.BufferedWriter(raw_fd) as raw, _as_mode(raw, mode) as f:
             yield f
     except OSError as e:
+        if e.errno == errno.EPIPE:
+            # a FIFO (or /dev/stdout, a pipe) whose reader closed it before the whole was written: said as the
+            # output it is; an EPIPE was taken by click for standard output's, and the command ended with
+            # status 1 and no word
+            raise OutputError(f"{shown_path(path)}: the process reading it closed it before the whole was written "
+                              "(a broken pipe); what was written before is all it got") from None
         if e.filename is None and e.errno is not None:  # a full device: name the file
             raise type(e)(e.errno, e.strerror, path) from None
         raise
