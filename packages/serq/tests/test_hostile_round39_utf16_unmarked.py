@@ -68,19 +68,23 @@ def test_the_note():
         assert utf16_note(head) == ""
 
 
-def test_a_sweep_table_and_records_saved_as_utf16le_say_so(tmp_path):
+@pytest.mark.parametrize("order", ["LE", "BE"])
+def test_a_sweep_table_and_records_saved_as_utf16_say_so(tmp_path, order):
     (tmp_path / "p.sq").write_text("let a = 1;\nstage s : delay;\nworkload { arrive poisson(1); }\n"
                                    "session { run s (a); record r { y = now; } }\nrun { horizon 5; seed 1; }\n")
     args = ("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv", "--records", "r.csv")
     assert _serq(tmp_path, *args).returncode == 0
     table, records = (tmp_path / "t.csv").read_text(), (tmp_path / "r.csv").read_text()
-    (tmp_path / "t.csv").write_bytes(table.encode("utf-16-le"))
-    (tmp_path / "r.csv").write_bytes(records.encode("utf-16-le"))
+    (tmp_path / "t.csv").write_bytes(table.encode(f"utf-16-{order.lower()}"))
+    (tmp_path / "r.csv").write_bytes(records.encode(f"utf-16-{order.lower()}"))
     for cmd, lead in ((args, "cannot read the table to resume from ("),
                       (("plot", "t.csv", "--x", "a", "--y", "events", "-o", "t.svg"), "cannot read the table ("),
                       (("plot", "r.csv", "--cdf", "y", "-o", "r.svg"), "cannot read the records (")):
         r = _serq(tmp_path, *cmd)
         assert r.returncode == 1 and "Traceback" not in r.stderr, (cmd, r.stderr)
         first = r.stderr.splitlines()[0]
-        assert f": error: {lead}" in first and note("LE") in first, first
+        # at its first byte: the header read as UTF-8 (a NUL beside each letter) is refused before its columns
+        assert first.startswith(f"{cmd[1] if cmd[0] == 'plot' else 't.csv'}:1:1: error: {lead}it begins as UTF-16"
+                                f"{order} "), first
+        assert note(order).removeprefix("; ") in first, first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq", "r.csv", "t.csv", "t.points.csv"]

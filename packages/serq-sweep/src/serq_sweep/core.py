@@ -1212,6 +1212,20 @@ def repeated_name(names: Sequence[Any]) -> tuple[int, int] | None:
     return None
 
 
+def unmarked_utf16(path: str, header: Sequence[str] | None) -> None:
+    """Refuse (a :class:`TableFault` at 1:1) a CSV table whose ``header`` begins as UTF-16 text without a
+    byte-order mark does (:func:`serq.files.utf16_note`), read as UTF-8 (a NUL beside each letter): such a
+    table was told by whatever its reader met first, a row of one field, or no column of the name asked
+    for, its names quoted with a NUL between every two letters."""
+    if not header or "\x00" not in header[0][:2]:
+        return
+    from serq.files import utf16_note
+
+    note = utf16_note("".join(header)[:4].encode("utf-8", "replace"))
+    if note:
+        raise TableFault(path, 1, 1, note.removeprefix("; "))
+
+
 def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """The header and the rows of a CSV table written by a sweep (its runs or its points), each row's first and
     last line appended to ``lines`` when given. A malformed row or cell, or a byte that is not UTF-8, is a
@@ -1227,6 +1241,7 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
             header = next(reader, [])
         except UnicodeDecodeError:
             raise not_utf8_fault(path) from None
+        unmarked_utf16(path, header)
         repeated_column(path, header, reader.line_num)
         records = csv_rows(path, reader)
         rows: list[dict[str, Any]] = []

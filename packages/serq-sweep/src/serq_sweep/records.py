@@ -37,6 +37,7 @@ from .core import (
     csv_rows,
     not_utf8_fault,
     repeated_column,
+    unmarked_utf16,
     wide_fields,
     width_fault,
 )
@@ -230,6 +231,7 @@ def _read_csv(path: str, swept: Sequence[str] = ()) -> tuple[list[str], dict[str
             raise not_utf8_fault(path) from None
         if header is None:
             return [], {}
+        unmarked_utf16(path, header)
         repeated_column(path, header, reader.line_num)
         if "key" not in header:
             raise ValueError("no column key")
