@@ -13,6 +13,9 @@
 4. The report's warning of an ``evict by`` key that came out NaN named no session when the entry's session
    had ended, where a run-time error of the same key names the entry's owner (errors.of_entry): the NaN is
    noted for the entry's owner, living or ended (policies.evict_context's ``owner``, compile.nan_seen).
+6. The not-steady warning fired on tiny ``arrivals N`` runs that are all ramp-up (pd_tiny.sq's four requests:
+   "arrivals outpace the service"): the backlog is judged only when at least MIN_SAMPLES (40) sessions
+   arrived over the bins judged (serq_sim.notes.steadiness); the few-samples warning says the rest.
 """
 
 from __future__ import annotations
@@ -195,3 +198,33 @@ def test_a_nan_evict_key_of_an_ended_sessions_entry_names_the_session(monkeypatc
         monkeypatch.setenv("SERQ_SIM_TIER", tier)
         notes = [n for n in serq_sim.run(prog).notes if "`evict by`" in n]
         assert len(notes) == 1 and "is NaN (first at t=1, session 0):" in notes[0], notes
+
+
+def _ramp(n: int) -> str:
+    """``n`` sessions, one a time unit, each living ``n``: the backlog climbs 1, 2, …, n through the arrivals
+    (none ends before the last arrives), a ramp from empty and nothing else."""
+    return (f"stage s : delay;\nworkload {{ arrive renewal(1); }}\nsession {{ run s ({n}); }}\n"
+            f"run {{ horizon 10000; arrivals {n}; }}\n")
+
+
+def test_a_backlog_of_too_few_sessions_is_not_judged(monkeypatch):
+    from pathlib import Path
+
+    from tiers import same_json
+
+    def steady(report: dict) -> list[str]:
+        return [n for n in report["notes"] if n.startswith("warning: the run is not steady")]
+
+    # 39 arrivals over the bins: no warning; 40: the climb is told, "40 sessions arrived and 2 ended"
+    assert steady(same_json(_program(_ramp(39)), monkeypatch)) == []
+    (note,) = steady(same_json(_program(_ramp(40)), monkeypatch))
+    assert "40 sessions arrived and 2 ended in that time" in note, note
+    # pd_tiny.sq's four requests fill its engines from empty: told of its few request rows, not of a climb
+    import serq_frontend
+
+    tiny = serq_frontend.compile(path=str(Path(__file__).parent / "peer_programs27" / "pd_tiny.sq"))
+    notes = same_json(tiny, monkeypatch)["notes"]
+    assert steady({"notes": notes}) == []
+    assert any(n.startswith("warning: too few samples after the warm-up (t = 0) for the CI of the request "
+                            "metrics (at least 40 rows; their quantiles are given all the same): record "
+                            "request 4") for n in notes), notes

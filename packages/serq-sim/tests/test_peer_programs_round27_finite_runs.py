@@ -1,8 +1,9 @@
 """The not-steady warning of a run that drains under `run { arrivals N; }`: pd_tiny.sq's four requests fill
 its engines from empty (each lives longer than the gap between them), and the warning said "the means depend
 on the horizon", which a run of N arrivals does not: its horizon is a deadline only (language.txt §2), and
-its figures are those of its N arrivals. It says "the means depend on how many arrive (`arrivals 4`)"; a run
-to its horizon is told as before."""
+its figures are those of its N arrivals. It says "the means depend on how many arrive (`arrivals N`)"; a run
+to its horizon is told as before. (Since round 34 a run of fewer than 40 arrivals over the bins judged, as
+pd_tiny.sq's four, is not judged at all.)"""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ def steady_note(report) -> str:
 
 
 def test_a_finite_run_is_told_its_means_depend_on_its_arrivals(monkeypatch):
+    # (pd_tiny.sq's four requests are too few to judge a level by: no such warning, test_known_defects_round34;
+    # an overload of 400 arrivals is told)
+    src = OVERLOADED.replace("horizon 2000;", "horizon 2000; arrivals 400;")
     for tier in ("", "general"):
         monkeypatch.setenv("SERQ_SIM_TIER", tier) if tier else monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-        note = steady_note(serq_sim.run(serq_frontend.compile(path=str(HERE / "pd_tiny.sq"))))
-        assert note.endswith("the means depend on how many arrive (`arrivals 4`)"), note
-        assert "4 sessions arrived and 0 ended" in note
+        note = steady_note(serq_sim.run(serq_frontend.compile(source=src, sets={}, defs={})))
+        assert note.endswith("the means depend on how many arrive (`arrivals 400`)"), note
 
 
 def test_a_run_to_its_horizon_is_told_as_before():

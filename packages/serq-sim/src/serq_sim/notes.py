@@ -18,6 +18,11 @@ after the warm-up (the bins after the last arrival left out, the drain of ``arri
   :data:`HALF_T` and its fitted growth more than :data:`HALF_RISE` of the mean backlog (a backlog that
   fills to its level after a short warm-up, as a chat workload's live conversations do, levels off).
 
+It is judged only when at least :data:`serq_sim.stats.MIN_SAMPLES` sessions arrived over those bins: the
+backlog of fewer has no level to judge (four requests of ``arrivals 4`` that each live longer than the gap
+between them climb from empty to four, a run that is all ramp-up, and were told "arrivals outpace the
+service"); their figures are few, which the few-samples warning says of the observes and requests.
+
 An overloaded queue grows by its excess of arrivals over service all through the run, and so does the
 live count; a steady one scatters about a level. On an M/M/1 queue over 2 000 mean service times after a
 warm-up of 200 the warning fired at rho = 0.9 for 2 of 1 000 seeds (711 and 911), at rho = 1.1 for 277
@@ -131,6 +136,8 @@ def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
     if got is None:
         return []
     means, end, live_end, arrived = got
+    if arrived < MIN_SAMPLES:  # a level of so few sessions cannot be judged (few_samples says their figures are few)
+        return []
     r = trend(means, b.live0, live_end)
     if not climbs(r):
         return []
