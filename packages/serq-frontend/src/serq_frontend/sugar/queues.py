@@ -183,6 +183,8 @@ class QueueRewriter:
         self.pools: set[str] = set()
         self._kinds: dict[str, str] | None = None
         self._outside: set[str] | None = None
+        #: what check_header reads of each entry, by the entry's id (:meth:`_entry_sets`, made once an entry)
+        self._entry_facts: dict[int, tuple] = {}
         #: the pull relations seen, each naming the program's share: the first writes it, the others agree
         self.pulled: list[A.PullItem] = []
         for item in module.items:
@@ -688,10 +690,11 @@ class QueueRewriter:
         # `computed` too: the hold's own position at its last preemption, which the pool sets, and what
         # a header that resumes rather than restarts reads (lib/vllm.sq's `known`)
         ok = lets | own_pools | {q.name, "inf", "self", "computed"}
-        nested = any(s is t for h in A.walk_stmts(e.body) if isinstance(h, A.SHold) for t in A.walk_stmts(h.body))
-        before, tainted = self._entry_sets(e, s) if nested else (set(), set())
+        inner, first_set, tainted, place = self._entry_sets(e)
+        nested = id(s) in inner
         if nested:
-            ok = ok | {"cached"} | (before - tainted)
+            here = place[id(s)]
+            ok = ok | {"cached"} | {n for n, at in first_set.items() if at < here and n not in tainted}
         params = set(e.params)
         roots: list[Any] = []
         # the pools the hold names (its `from` pool among them) are its statement's, not a read
@@ -745,36 +748,56 @@ class QueueRewriter:
                                      "parameters, its queue's pools and stage and the constants (the body "
                                      "may read more: set the value there, or pass it)")
 
-    def _entry_sets(self, e: A.QEntry, hold: A.SHold) -> tuple[set[str], set[str]]:
-        """The names the entry's statements set before ``hold`` (in source order), and the names any of
-        its statements sets from the clock or a hidden attribute, directly or through another such name."""
-        before: set[str] = set()
-        for t in A.walk_stmts(e.body):
-            if t is hold:
-                break
-            if isinstance(t, (A.SSet, A.SChoose)):
-                before.add(t.name)
-            elif isinstance(t, A.SHold):
-                before.update(b.name for b in t.bindings)
+    def _entry_sets(self, e: A.QEntry) -> tuple[set[int], dict[str, int], set[str], dict[int, int]]:
+        """What the headers of the entry's holds may read, made once for the entry (each a single walk, so
+        that an entry of many holds and sets links in time linear in its size): the ids of its holds within
+        another hold, the place (in source order) of each name's first set, the names any of its statements
+        sets from the clock or a hidden attribute, directly or through another such name, and each hold's
+        place. A name is set before a hold when its first set's place is below the hold's."""
+        got = self._entry_facts.get(id(e))
+        if got is not None and got[0] is e:
+            return got[1]
+        inner: set[int] = set()
+        first_set: dict[str, int] = {}
+        place: dict[int, int] = {}
         sources: dict[str, list[Any]] = {}
-        for t in A.walk_stmts(e.body):
-            if isinstance(t, (A.SSet, A.SChoose)):
-                sources.setdefault(t.name, []).extend(A.stmt_exprs(t))
-            elif isinstance(t, A.SHold):
-                for b in t.bindings:
-                    sources.setdefault(b.name, []).append(b.value)
+
+        def walk(stmts: list[Any], within: bool) -> None:
+            for t in stmts:
+                place[id(t)] = len(place)
+                if isinstance(t, (A.SSet, A.SChoose)):
+                    first_set.setdefault(t.name, place[id(t)])
+                    sources.setdefault(t.name, []).extend(A.stmt_exprs(t))
+                elif isinstance(t, A.SHold):
+                    if within:
+                        inner.add(id(t))
+                    for b in t.bindings:
+                        first_set.setdefault(b.name, place[id(t)])
+                        sources.setdefault(b.name, []).append(b.value)
+                for b in A.blocks_of(t):
+                    walk(b, within or isinstance(t, A.SHold))
+
+        walk(e.body, False)
+        # tainted: the least set of names whose sources read `now`, a hidden attribute or a tainted name,
+        # by a walk from the names that read the first two along who reads whom
+        readers: dict[str, list[str]] = {}
+        todo: list[str] = []
+        seeds = self.hidden | {"now"}
+        for name, exprs in sources.items():
+            reads = {x.parts[0][0] for r in exprs for x in A.walk_expr(r) if type(x) is A.Var}
+            if reads & seeds:
+                todo.append(name)
+            for r in reads:
+                readers.setdefault(r, []).append(name)
         tainted: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for name, exprs in sources.items():
-                if name in tainted:
-                    continue
-                reads = {x.parts[0][0] for r in exprs for x in A.walk_expr(r) if type(x) is A.Var}
-                if reads & (self.hidden | tainted | {"now"}):
-                    tainted.add(name)
-                    changed = True
-        return before, tainted
+        while todo:
+            name = todo.pop()
+            if name not in tainted:
+                tainted.add(name)
+                todo.extend(readers.get(name, ()))
+        facts = (inner, first_set, tainted, place)
+        self._entry_facts[id(e)] = (e, facts)
+        return facts
 
     def check_reads(self, q: Queue, e: A.QEntry, root: Any, own_pools: set[str]) -> None:
         """An observable in an entry reads the queue's own pools and stage (and the pool its ``from``
