@@ -46,8 +46,8 @@ def key_places(kind: str, keys, span) -> KeyPlaces:
 
 def seen(first: dict, places: KeyPlaces, t: float, serial: int | None, keys: tuple) -> tuple:
     """Note in ``first`` (by key, its first NaN: ``(t, serial)``) the keys of ``keys``, the values of the
-    clause ``places`` evaluated at time ``t`` for session ``serial`` (None: of none, an entry
-    that no session owns or a job of no session; an ended session's entry names its owner), that are NaN and were not before; ``keys`` is returned."""
+    clause ``places`` evaluated at time ``t`` for session ``serial`` (None: of none, a job of no
+    session; a cached entry's key names its owner, living or ended), that are NaN and were not before; ``keys`` is returned."""
     for p, x in zip(places, keys):
         if x != x and p not in first:
             first[p] = (t, serial)
