@@ -627,6 +627,16 @@ def _header(reader) -> tuple[list[str] | None, int]:
             return header, first
 
 
+def _case_note(names: list[str], missing: list[str]) -> str:
+    """The note of a header that lacks columns it names in another case (``SESSION`` for ``session``):
+    the column names are lower case, as the trace attributes are (an empty string when none is)."""
+    lower = {n.lower(): n for n in names if n not in COLUMNS}
+    told = [f"{lower[c]} for {c}" for c in missing if c in lower]
+    if not told:
+        return ""
+    return f"; the column names are lower case ({', '.join(told)})"
+
+
 def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
     header, at_line = _header(reader)
     if header is None:
@@ -642,6 +652,8 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
         from serq.files import utf16_note
 
         note = utf16_note("".join(header)[:4].encode("utf-8", "replace")) if at_line == 1 else ""
+        if not note:
+            note = _case_note(names, missing)
         raise _err(path, at_line, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
                    f"session,turn,new,out,think,forced){note}")
     width = len(names)
