@@ -68,7 +68,7 @@ def test_a_run_time_error_forty_definitions_deep_notes_four_and_four():
     with pytest.raises(serq_sim.SimError) as info:
         serq_sim.run(program)
     message = str(info.value)
-    assert message.splitlines()[0] == ("<source>:1:18: error: at t=0, session 0: pool index 5 out of range (the "
+    assert message.splitlines()[0] == ("<source>:1:18: error: at t=0, session 0: pool kv: index 5 out of range (the "
                                        "family has 2)")
     notes = _notes(message)
     assert notes == [f"<source>:{i + 2}:13: note: in the expansion of `f{i}`, used here" for i in range(4)] + \

@@ -269,7 +269,7 @@ def test_a_spills_computed_member_index_that_names_no_member_is_an_error_at_it(m
     src = SPILL_MEMBER.replace("TIER", "serial + 0.5").replace("LINK", "0")
     with pytest.raises(serq_sim.SimError) as e:
         _run(src, monkeypatch, tier)
-    assert str(e.value).splitlines()[0] == ("<source>:2:29: error: at t=1, session 0: pool kv: the spill's pool index 0.5 is "
+    assert str(e.value).splitlines()[0] == ("<source>:2:29: error: at t=1, session 0: pool kv: the spill's pool tier: index 0.5 is "
                                             "not a whole number (the family has 2)")
 
 

@@ -497,7 +497,7 @@ def test_and_or_and_the_conditional_evaluate_only_what_decides(monkeypatch):
     # the other order evaluates the reference first: an error at it for serial 0
     src = EXPR.format(n=2, body="observe bad = used(m[serial - 1]) >= 0 && serial > 0;")
     first = run_error(src, monkeypatch)
-    assert first.startswith("<source>:8:") and "at t=0, session 0: pool index -1" in first, first
+    assert first.startswith("<source>:8:") and "at t=0, session 0: pool m: index -1" in first, first
 
 
 def test_precedence_and_associativity(monkeypatch):

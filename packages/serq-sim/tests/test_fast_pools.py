@@ -233,7 +233,7 @@ def test_the_lazy_admission_is_taken_where_it_is_sound():
 
 
 ERRORS = [
-    ("pool index 3 out of range", """
+    ("pool b: index 3 out of range", """
 pool b[3] { cap 5; }
 stage d : delay;
 workload { arrive poisson(1); }
@@ -262,7 +262,7 @@ workload { arrive poisson(1); }
 session { hold a (1), b (now > 30 ? -1 : 1) { run d (1); } }
 run { horizon 100; warmup 0; seed 1; }
 """),
-    ("stage index", """
+    ("stage d: index", """
 pool a { cap 5; queue by (queue(d[floor(now) % 3])); }
 stage d[2] : delay;
 workload { arrive poisson(3); }

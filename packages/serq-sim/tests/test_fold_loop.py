@@ -85,7 +85,7 @@ def test_the_loop_gives_the_written_out_calls_results(monkeypatch, expr):
     else:
         assert made, "no loop was made"
     if "N (used(p[k + x]))" in expr:
-        assert written[""][0][0] == "error" and "pool index 40 out of range" in written[""][0][2]
+        assert written[""][0][0] == "error" and "pool p: index 40 out of range" in written[""][0][2]
 
 
 def _generated_size(sim) -> int:

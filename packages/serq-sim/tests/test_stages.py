@@ -71,7 +71,7 @@ def test_stage_family_index_out_of_range():
     s = p.stage("s", N.Delay(), size=2)
     prog = p.build([p.run(N.StageRef(stage=s.stage, index=N.Num(value=2.0)), 1)], arrive=N.Batch(n=1))
     # a constant index is checked with the program (serq_ir.validate, as serq check checks an IR file)
-    with pytest.raises(serq_ir.IRError, match="stage index 2 out of range .* at '\\$.session\\[0\\].stages"):
+    with pytest.raises(serq_ir.IRError, match="stage s: index 2 out of range .* at '\\$.session\\[0\\].stages"):
         serq_sim.run(prog)
 
 
