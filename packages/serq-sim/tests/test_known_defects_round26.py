@@ -32,7 +32,7 @@ def test_an_iteration_past_the_run_planned_before_the_warmup_is_said(monkeypatch
     said = [(n, c) for n, c in zip(r["notes"], r["codes"]) if c == "unfinished-iteration"]
     assert said == [("warning: step stage E was busy after the warm-up with one iteration that no figure counts: "
                      "planned at t=0, before the warm-up's end (t=10), and still under way at the end of the run "
-                     "(t=100); its cost ends it at t=1e+09; the cost reads kv_decode or kv_prefill, the units the "
+                     "(t=100); its cost ends it at t=1000000001; the cost reads kv_decode or kv_prefill, the units the "
                      "residents hold on kv (a block is 1e+16 units), not tokens; its iterations (0) and engine "
                      "figures describe no iteration of the run", "unfinished-iteration")]
 

@@ -253,7 +253,7 @@ def test_a_counted_iteration_past_the_run_is_said(monkeypatch, warmup):
     # it is planned before the warm-up's end, and said so as before (round 26)
     r = same_json(serq_frontend.compile(source=ENGINE.format(block="1e16", warmup=warmup)), monkeypatch)
     engine = r["stages"][0]
-    tail = ("and still under way at the end of the run (t=100); its cost ends it at t=1e+09; the cost reads "
+    tail = ("and still under way at the end of the run (t=100); its cost ends it at t=1000000001; the cost reads "
             "kv_decode or kv_prefill, the units the residents hold on kv (a block is 1e+16 units), not tokens; ")
     if warmup == "0":
         assert (engine["iterations"], engine["utilisation"]) == (1, 1.0)

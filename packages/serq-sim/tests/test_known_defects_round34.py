@@ -16,6 +16,9 @@
 6. The not-steady warning fired on tiny ``arrivals N`` runs that are all ramp-up (pd_tiny.sq's four requests:
    "arrivals outpace the service"): the backlog is judged only when at least MIN_SAMPLES (40) sessions
    arrived over the bins judged (serq_sim.notes.steadiness); the few-samples warning says the rest.
+7. The no-progress message mixed number formats for its times (``at t=9.88131e-320: … in 9.88e-320 s of
+   simulated time since t=…``, ``%.3g`` and ``%.6g`` beside the errors' own): every time a message shows is
+   serq_sim.errors.fmt_time's (the stall guards, the spin guard's clock, the report's warnings and notes).
 """
 
 from __future__ import annotations
@@ -228,3 +231,26 @@ def test_a_backlog_of_too_few_sessions_is_not_judged(monkeypatch):
     assert any(n.startswith("warning: too few samples after the warm-up (t = 0) for the CI of the request "
                             "metrics (at least 40 rows; their quantiles are given all the same): record "
                             "request 4") for n in notes), notes
+
+
+def test_the_stall_message_shows_its_times_as_every_message_does(monkeypatch):
+    from tiers import same_error
+
+    # arrivals 5e-324 apart (the least subnormal): the clock crawls, and the guard stops the run at 9.88131e-320;
+    # the span since the instant began is that time too, shown alike (it was 9.88e-320)
+    src = "stage s : delay;\nworkload { arrive renewal(5e-324); }\nsession { run s (1); }\nrun { horizon 1; }\n"
+    text = same_error(_program(src), monkeypatch)
+    assert text.splitlines()[0] == (
+        "<source>:2:12: error: at t=9.88131e-320: no progress: more than 10000 arrivals in 9.88131e-320 s of "
+        "simulated time since t=0 (steps far below any time scale: at that pace the run would not reach its end); "
+        "the events due now: arrive renewal"), text
+
+
+def test_the_spin_message_shows_the_clock_as_every_message_does():
+    from serq_sim.compile import spin_message
+    from serq_sim.errors import fmt_time
+
+    # at t = 2**40 the doubles are 2**-12 apart: times below 2**-13 do not move the clock
+    text = spin_message(2.0 ** 40)
+    assert text.endswith(f"; at t=1099511627776 a time below {fmt_time(2.0 ** -13)} does not move the clock: its "
+                         f"doubles there are {fmt_time(2.0 ** -12)} apart)"), text

@@ -37,7 +37,7 @@ from serq_ir.analysis import taken_arm
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
 from . import fold, nankeys, rand
-from .errors import Preempted, work_message
+from .errors import Preempted, fmt_time, work_message
 from .tier_env import forced_general
 
 #: loops and trys open at once in one generated function (Python allows 20), and its deepest indentation
@@ -76,8 +76,8 @@ def spin_message(now: float) -> str:
     1e16 + 0.5 is 1e16, and the words "no run … that took time" alone did not say why."""
     if not 0.0 < now < math.inf:
         return SPIN_MESSAGE
-    return (SPIN_MESSAGE[:-1] + f"; at t={now:g} a time below {math.ulp(now) / 2:g} does not move the clock: "
-            f"its doubles there are {math.ulp(now):g} apart)")
+    return (SPIN_MESSAGE[:-1] + f"; at t={fmt_time(now)} a time below {fmt_time(math.ulp(now) / 2)} does not move "
+            f"the clock: its doubles there are {fmt_time(math.ulp(now))} apart)")
 
 
 #: "one instant" for the no-progress guards (the event loop's, Simulation.tick; a step stage's iterations of

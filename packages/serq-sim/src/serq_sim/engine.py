@@ -48,6 +48,7 @@ from .errors import (
     SessionGone,
     SimError,
     StopRun,
+    fmt_time,
     format_error,
     guard_message,
     printable,
@@ -1024,8 +1025,8 @@ class Simulation:
                    "simulated time passing")
         else:
             msg = (f"no progress: the iterations of stage {stage.name} take next to no time (its cost is far below "
-                   f"any time scale at this time) and served more than {cap} jobs in {now - t0:.3g} s of simulated "
-                   f"time since t={t0:.6g}")
+                   f"any time scale at this time) and served more than {cap} jobs in {fmt_time(now - t0)} s of "
+                   f"simulated time since t={fmt_time(t0)}")
         self.residents_error(stage, msg)
 
     def _runs_of(self, jobs) -> list[tuple[int, Any, Any]]:
@@ -1065,8 +1066,8 @@ class Simulation:
             msg = (f"no progress: more than {cap} {counted} at one instant without simulated time passing "
                    "(the clock cannot move past it")
         else:
-            msg = (f"no progress: more than {cap} {counted} in {now - t0:.3g} s of simulated time since "
-                   f"t={t0:.6g} (steps far below any time scale: at that pace the run would not reach its end")
+            msg = (f"no progress: more than {cap} {counted} in {fmt_time(now - t0)} s of simulated time since "
+                   f"t={fmt_time(t0)} (steps far below any time scale: at that pace the run would not reach its end")
         if runs:
             serial, span, replay = runs[0]
             again = ("put off to this same instant again and again" if now == t0 else

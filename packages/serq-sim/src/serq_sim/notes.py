@@ -141,12 +141,14 @@ def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
     r = trend(means, b.live0, live_end)
     if not climbs(r):
         return []
+    from .errors import fmt_time
+
     n = len(means)
     width = (end - b.start) / n
     ended = arrived - (live_end - b.live0)
     return [warning("not-steady", f"the run is not steady: the live sessions (the backlog) climb through the run: "
-            f"{b.live0:g} at the warm-up's end (t = {b.start:g}) and {live_end:g} at t = {end:g}, a mean of "
-            f"{r['level']:.4g} over {n} bins of {width:.4g}, the fitted growth {r['rise'] * r['level']:.4g} "
+            f"{b.live0:g} at the warm-up's end (t = {fmt_time(b.start)}) and {live_end:g} at t = {fmt_time(end)}, a "
+            f"mean of {r['level']:.4g} over {n} bins of {fmt_time(width)}, the fitted growth {r['rise'] * r['level']:.4g} "
             f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
             f"over the second half t = {r['half_t']:.3g}); {arrived:g} {number_of(arrived, 'session')} arrived and "
             f"{ended:g} ended "
@@ -421,9 +423,11 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
     ``stages``: ``(label, planned, ends, memory)``, ``ends`` the time its end is due (None when not known),
     ``memory`` ``(pool's label, block)`` when the cost reads ``kv_decode`` or ``kv_prefill`` of a memory pool,
     else None."""
+    from .errors import fmt_time as ft
+
     out = []
     for label, planned, ends, memory in stages:
-        due = f"; its cost ends it at t={ends:g}" if ends is not None else ""
+        due = f"; its cost ends it at t={ft(ends)}" if ends is not None else ""
         why = ""
         if memory is not None:
             pool, block = memory
@@ -431,13 +435,13 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
                    + (f" (a block is {block:g} units)" if block is not None else "") + ", not tokens")
         if planned < warmup:
             text = (f"step stage {label} was busy after the warm-up with one iteration that no figure counts: "
-                    f"planned at t={planned:g}, before the warm-up's end (t={warmup:g}), and still under way at the "
-                    f"end of the run (t={end:g}){due}{why}; its iterations (0) and engine figures describe no "
+                    f"planned at t={ft(planned)}, before the warm-up's end (t={ft(warmup)}), and still under way at the "
+                    f"end of the run (t={ft(end)}){due}{why}; its iterations (0) and engine figures describe no "
                     "iteration of the run")
         else:
             text = (f"step stage {label} was busy after the warm-up with one iteration that never ended: planned "
-                    f"at t={planned:g}, not before the warm-up's end (t={warmup:g}), and still under way at the end of "
-                    f"the run (t={end:g}){due}{why}; its iterations (1) and engine figures count it, though its "
+                    f"at t={ft(planned)}, not before the warm-up's end (t={ft(warmup)}), and still under way at the end of "
+                    f"the run (t={ft(end)}){due}{why}; its iterations (1) and engine figures count it, though its "
                     "tokens, applied when it ends, never were: they describe no iteration the run finished")
         out.append(warning("unfinished-iteration", text))
     return out
@@ -458,7 +462,9 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) 
     if rows:
         parts.append(f"for the CI of the request metrics (at least {MIN_SAMPLES} rows; their quantiles are "
                      f"given all the same): record {requests[0]} {requests[1]}")
-    return [warning("few-samples", f"too few samples after the warm-up (t = {warmup:g}) {'; '.join(parts)}; "
+    from .errors import fmt_time
+
+    return [warning("few-samples", f"too few samples after the warm-up (t = {fmt_time(warmup)}) {'; '.join(parts)}; "
                     "lengthen the run (--horizon) or shorten the warm-up (--warmup)")]
 
 

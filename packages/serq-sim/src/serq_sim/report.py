@@ -479,7 +479,9 @@ def build_report(sim) -> Report:
         notes.append(forever)
     if sim.interrupted:
         why = getattr(sim, "partial_note", "") or "interrupted"
-        notes.append(f"note: {why} at t={end:g}{STOPPED_TAIL}")
+        from .errors import fmt_time
+
+        notes.append(f"note: {why} at t={fmt_time(end)}{STOPPED_TAIL}")
     import serq
 
     result = Result(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InvariantError
+from ..errors import InvariantError, fmt_time
 from ..status import ENDED, GROWING, QUEUED
 from .model import INF
 
@@ -12,7 +12,7 @@ def check_invariants(sim) -> None:
     cached equal to what the holders and entries account for, and the queues consistent."""
     now = sim.now
     for pool in sim.pools:
-        where = f"t={now:g}: pool {pool.name}[{pool.index}]"
+        where = f"t={fmt_time(now)}: pool {pool.name}[{pool.index}]"
         used = sum(sl.alloc for sl in pool.holders)
         cached = sum(e.size for e in pool.iter_entries())
         tol = 1e-6 * max(1.0, pool.cap if pool.cap != INF else 1.0, used, cached)
