@@ -1124,20 +1124,12 @@ class TableFault(ValueError):
         self.path, self.line, self.col, self.why = path, line, col, why
 
     def message(self, what: str, after: str = "") -> str:
-        """``PATH:LINE:COL: error: WHAT (WHY)AFTER``, then the line quoted with a caret under the column; WHY says
-        what the file is when it begins as UTF-16 text without a byte-order mark (:func:`serq.files.utf16_note`:
-        such a table was only "line 4 has 1 fields, the header 42", its last NUL byte a line of its own)."""
-        from serq.files import utf16_note
+        """``PATH:LINE:COL: error: WHAT (WHY)AFTER``, then the line quoted with a caret under the column. (A file
+        saved as UTF-16 without a byte-order mark is refused at its header by :func:`unmarked_utf16`, which every
+        reader of a table, the records and a dump calls, before any other fault of it.)"""
         from serq_sim.trace import csv_located
 
-        why = self.why
-        if "UTF-16" not in why:
-            try:
-                with open(self.path, "rb") as f:
-                    why += utf16_note(f.read(4))
-            except OSError:
-                pass
-        return csv_located(self.path, self.line, self.col, f"{what} ({why}){after}")
+        return csv_located(self.path, self.line, self.col, f"{what} ({self.why}){after}")
 
 
 def not_utf8_fault(path: str) -> TableFault:

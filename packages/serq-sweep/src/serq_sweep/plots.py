@@ -587,7 +587,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         raise UserError(f"{path}: cannot read: {_why(e)}") from None
     from serq_sim.trace import csv_located
 
-    from .core import TableFault, cell_fault, csv_rows, not_utf8_fault, repeated_column
+    from .core import TableFault, cell_fault, csv_rows, not_utf8_fault, repeated_column, unmarked_utf16
 
     with f:
         reader = csv.reader(f)
@@ -596,6 +596,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
                 header = next(reader, None)
             except UnicodeDecodeError:
                 raise not_utf8_fault(path) from None
+            unmarked_utf16(path, header)
             if header is None or "time" not in header or "value" not in header:
                 raise UserError(f"{path}:1: error: not a dump's CSV (its header has no columns time and value)")
             # a column named twice (value,value: the first was read, the other ignored) is refused at the second
