@@ -133,7 +133,9 @@ def keys_order(engine, policy) -> ResidentOrder | None:
                 from .nankeys import key_places
 
                 places = key_places("preempt by", policy.node.keys, policy.pool.node.span)
-            policy.kept_nan.update(p for p, x in zip(places, k) if x != x)
+            for p, x in zip(places, k):
+                if x != x:
+                    policy.kept_nan.setdefault(p, []).append(job)
         return (kk, -s.adm_seq)
 
     return order_of(engine, policy, key)

@@ -168,11 +168,12 @@ class PreemptByKeys(PreemptionPolicy):
                      and all(_admission_sign(k) != 0 for k in keys if reads_context([k], ("admission",))))
         self.kctx = Ctx()
         #: the keys as the kept order reads them (serq_sim.orders.keys_order: at a job's join, not checked for
-        #: NaN), and the keys' places of a NaN that order met, not noted yet: the next victim asked for walks
-        #: the candidates as the per-job reference does, which notes it at the time and for the session the
-        #: reference's walk would (serq_sim.nankeys)
+        #: NaN), and the keys' places of a NaN that order met, not noted yet, each with the jobs it was NaN
+        #: for: while one of those is resident, the next victim asked for walks the candidates as the per-job
+        #: reference does, which notes it at the time and for the session the reference's walk would
+        #: (serq_sim.nankeys); once none is, the reference can no longer meet it there, and no walk is made
         self.kept_keys = sim.compiler.keys_fn(keys, span=pool.node.span) if self.kept else None
-        self.kept_nan: set = set()
+        self.kept_nan: dict = {}
         self._cand = growth._CANDIDATE
         self._holds_on = growth.holds_on
 
@@ -202,12 +203,19 @@ class PreemptByKeys(PreemptionPolicy):
 
     def _note_kept_nan(self, pool) -> None:
         """The kept order met a NaN key not noted yet: the candidates walked as the reference walks them, for
-        the keys they note (their victim is the kept order's)."""
+        the keys they note (their victim is the kept order's), while a job it was NaN for is still resident
+        (one that has left is met by no walk: a walk at every victim for it undid the kept order)."""
         first = self.sim.nan_keys
-        self.kept_nan = {p for p in self.kept_nan if p not in first}
-        if self.kept_nan:
+        live = {}
+        for p, jobs in self.kept_nan.items():
+            if p not in first:
+                jobs = [j for j in jobs if j.owner is not None and j.owner.job is j]
+                if jobs:
+                    live[p] = jobs
+        self.kept_nan = live
+        if live:
             self._walked(pool)
-            self.kept_nan = {p for p in self.kept_nan if p not in first}
+            self.kept_nan = {p: jobs for p, jobs in live.items() if p not in first}
 
     def _walked(self, pool):
         """:meth:`victim` by the walk of the candidates, their keys evaluated now."""
