@@ -71,3 +71,22 @@ def test_a_nan_key_of_a_job_gone_before_any_victim_walks_nothing(monkeypatch):
     assert seen["general"][:2] == (21, 21)
     assert seen[""] == (0, 21, {})
     assert seen["general"][2] == {}
+
+
+
+def test_the_pending_jobs_are_let_go_when_no_victim_comes():
+    # sessions 2 to 199 all have the NaN key and each decodes one token after its think: none is preempted (the
+    # pool is short only for sessions 0 and 1), so no walk lets their jobs go; the pending list is cut back to
+    # the resident ones as it grows, not kept for every job of the run (198 before)
+    src = PROGRAM.replace("serial == 2 ? 0", "serial >= 2 ? 0").replace("branch (serial == 2)", "branch (serial >= 2)")
+    src = src.replace("arrivals 12", "arrivals 200").replace("horizon 60", "horizon 1000")
+    seen = {}
+
+    def check(tier, sim):
+        (pool,) = sim.pools
+        seen[tier] = (sum(len(jobs) for jobs in pool.preempt.kept_nan.values()), pool.preemptions, dict(sim.nan_keys))
+
+    on_both_tiers(serq_frontend.compile(source=src, sets={}, defs={}), check)
+    pending, preemptions, nan = seen[""]
+    assert preemptions > 0 and nan == {} and seen["general"][1:] == (preemptions, {})
+    assert pending <= 12  # (cut back once above twice the residents and 8)

@@ -135,7 +135,10 @@ def keys_order(engine, policy) -> ResidentOrder | None:
                 places = key_places("preempt by", policy.node.keys, policy.pool.node.span)
             for p, x in zip(places, k):
                 if x != x:
-                    policy.kept_nan.setdefault(p, []).append(job)
+                    jobs = policy.kept_nan.setdefault(p, [])
+                    jobs.append(job)
+                    if len(jobs) > 2 * len(engine.residents) + 8:  # (those that left, let go: no victim came)
+                        jobs[:] = [j for j in jobs if j.owner is not None and j.owner.job is j]
         return (kk, -s.adm_seq)
 
     return order_of(engine, policy, key)
