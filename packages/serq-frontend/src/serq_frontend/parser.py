@@ -801,12 +801,12 @@ def _number_start(text: str, i: int) -> bool:
     return text[i:i + 1].isdigit() or text[i:i + 1] == "." and text[i + 1:i + 2].isdigit()
 
 
-def _unexpected_character(ch: str) -> str:
+def _unexpected_character(ch: str, order: str = "LE") -> str:
     """The message for a character no token begins with. One that is not ASCII is named by its code point
     and Unicode name as well (a minus sign `−` and a hyphen `-` look alike), with the ASCII it stands for
     when it is a look-alike of one (a typographic quote, a minus sign, a full-width letter, a no-break
     space); a combining mark is written as an escape, since between backquotes it would sit on one. A
-    ``"`` is a string left open on its line."""
+    ``"`` is a string left open on its line. A NUL names how to convert a file of UTF-16 in ``order`` (LE, BE)."""
     if ch == '"':
         return "a string is not closed: `\"` … `\"` on one line"
     if ch == "\r":
@@ -819,7 +819,7 @@ def _unexpected_character(ch: str) -> str:
         return f"unexpected character {_quoted(ch)}: {_OTHER_LANGUAGES[ch]}"
     if ch == "\x00":  # (a file of UTF-16 without a byte-order mark is UTF-8 to the byte, a NUL at every other one)
         return (f"unexpected character {_quoted(ch)} (a NUL byte): a program is text, and a file saved as UTF-16 "
-                "has a NUL byte beside each ASCII character (iconv -f UTF-16LE -t UTF-8 converts one)")
+                f"has a NUL byte beside each ASCII character (iconv -f UTF-16{order} -t UTF-8 converts one)")
     if not ch or ch.isascii():
         return f"unexpected character {_quoted(ch)}"
     import unicodedata
@@ -1671,7 +1671,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
 def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any) -> CompileError:
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        return reporter.error(Pos(file, e.line, e.column), _unexpected_character(ch))
+        # (a NUL: a file of UTF-16BE begins with one, before its first ASCII character, one of UTF-16LE after it)
+        return reporter.error(Pos(file, e.line, e.column),
+                              _unexpected_character(ch, "BE" if text.startswith("\x00") else "LE"))
     if isinstance(e, UnexpectedEOF):
         unclosed = _unclosed_brace(text)
         if unclosed is not None:
