@@ -114,7 +114,6 @@ def admission_order(engine) -> ResidentOrder | None:
 def keys_order(engine, policy) -> ResidentOrder | None:
     keys = policy.kept_keys
     ctx = policy.kctx
-    places = None
     r_dec = policy.r_dec
     inf = math.inf
 
@@ -127,18 +126,8 @@ def keys_order(engine, policy) -> ResidentOrder | None:
             ctx.decoding = 1.0 if job.mode == "decode" else 0.0
         k = keys(s, s.attrs, ctx)
         kk = nan_last(k)
-        if kk is not k:  # a NaN: noted where the reference's walk would note it (PreemptByKeys.kept_nan)
-            nonlocal places
-            if places is None:
-                from .nankeys import key_places
-
-                places = key_places("preempt by", policy.node.keys, policy.pool.node.span)
-            for p, x in zip(places, k):
-                if x != x:
-                    jobs = policy.kept_nan.setdefault(p, [])
-                    jobs.append(job)
-                    if len(jobs) > 2 * len(engine.residents) + 8:  # (those that left, let go: no victim came)
-                        jobs[:] = [j for j in jobs if j.owner is not None and j.owner.job is j]
+        if kk is not k:  # a NaN: noted where the reference's walk would note it (PreemptByKeys.kept_nan_met)
+            policy.kept_nan_met(job, k, len(engine.residents))
         return (kk, -s.adm_seq)
 
     return order_of(engine, policy, key)

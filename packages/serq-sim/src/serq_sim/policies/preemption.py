@@ -174,6 +174,7 @@ class PreemptByKeys(PreemptionPolicy):
         #: (serq_sim.nankeys); once none is, the reference can no longer meet it there, and no walk is made
         self.kept_keys = sim.compiler.keys_fn(keys, span=pool.node.span) if self.kept else None
         self.kept_nan: dict = {}
+        self._kept_places = None  # (the keys' places, made at the first NaN the kept order meets)
         self._cand = growth._CANDIDATE
         self._holds_on = growth.holds_on
 
@@ -201,6 +202,22 @@ class PreemptByKeys(PreemptionPolicy):
                     return found
         return self._walked(pool)
 
+    def kept_nan_met(self, job, keys: tuple, residents: int) -> None:
+        """The kept order (serq_sim.orders.keys_order) read ``keys``, with a NaN among them, for ``job`` at its
+        join: the job is listed under each NaN key's place (:attr:`kept_nan`); a list grown past twice the
+        ``residents`` (and 8) is cut back to the jobs still resident (the others left before a victim came)."""
+        places = self._kept_places
+        if places is None:
+            from ..nankeys import key_places
+
+            places = self._kept_places = key_places("preempt by", self.node.keys, self.pool.node.span)
+        for p, x in zip(places, keys):
+            if x != x:
+                jobs = self.kept_nan.setdefault(p, [])
+                jobs.append(job)
+                if len(jobs) > 2 * residents + 8:
+                    jobs[:] = [j for j in jobs if _resident(j)]
+
     def _note_kept_nan(self, pool) -> None:
         """The kept order met a NaN key not noted yet: the candidates walked as the reference walks them, for
         the keys they note (their victim is the kept order's), while a job it was NaN for is still resident
@@ -209,7 +226,7 @@ class PreemptByKeys(PreemptionPolicy):
         live = {}
         for p, jobs in self.kept_nan.items():
             if p not in first:
-                jobs = [j for j in jobs if j.owner is not None and j.owner.job is j]
+                jobs = [j for j in jobs if _resident(j)]
                 if jobs:
                     live[p] = jobs
         self.kept_nan = live
@@ -308,3 +325,8 @@ def none_factory(sim, pool, node):
 
 def by_factory(sim, pool, node):
     return PreemptByKeys(sim, pool, node)
+
+
+def _resident(job) -> bool:
+    """Whether ``job`` is still its session's job (it has not left: ended, preempted or its session gone)."""
+    return job.owner is not None and job.owner.job is job
