@@ -363,17 +363,17 @@ def nan_keys(first: dict) -> list[str]:
     ``nan_keys``, by key ``(kind, where, i)`` its first NaN ``(t, serial)``, in the order they came,
     serq_sim.nankeys): where it is written, when and for which session it first was, and what a NaN there
     does (docs/language.md)."""
-    from .errors import show
+    from .errors import fmt_time
     from .nankeys import MEANING
 
     out = []
     for (kind, at, i), (t, serial) in first.items():
         key = f"the `{kind}` key at {at}" if at else f"key {i + 1} of a `{kind}`"
         if kind == "serve by" and serial is not None:
-            first = f"first for the run of session {serial} that joined the stage at t={show(t)}"
+            when = f"first for the run of session {serial} that joined the stage at t={fmt_time(t)}"
         else:
-            first = f"first at t={show(t)}" + (f", session {serial}" if serial is not None else "")
-        out.append(warning("nan-key", f"{key} is NaN ({first}): {MEANING[kind]}; a key that can be NaN (`0 * inf`, "
+            when = f"first at t={fmt_time(t)}" + (f", session {serial}" if serial is not None else "")
+        out.append(warning("nan-key", f"{key} is NaN ({when}): {MEANING[kind]}; a key that can be NaN (`0 * inf`, "
                            "`inf - inf`, `x % 0`) orders by no number of its own"))
     return out
 
