@@ -108,9 +108,9 @@ def _not_json(fault, raw: str, e: json.JSONDecodeError) -> UserError:
     bom = raw.find("\ufeff")
     if bom >= 0 and bom <= e.pos:
         return fault("a byte-order mark (U+FEFF) here: only the file's first character may be one", pos=bom)
-    from serq.files import utf16_note
+    from serq.files import text_utf16_note
 
-    note = utf16_note(raw[:4].encode("utf-8", "replace"))  # (the first line of a file of UTF-16, said as such)
+    note = text_utf16_note(raw)  # (the first line of a file of UTF-16, said as such)
     return fault(f"not a JSON object: {e.msg}{note}", pos=e.colno - 1)
 
 

@@ -649,9 +649,9 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
             raise _err(path, at[0], at[1], f"the header names the column {name} twice")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        from serq.files import utf16_note
+        from serq.files import text_utf16_note
 
-        note = utf16_note("".join(header)[:4].encode("utf-8", "replace")) if at_line == 1 else ""
+        note = text_utf16_note("".join(header)) if at_line == 1 else ""
         if not note:
             note = _case_note(names, missing)
         raise _err(path, at_line, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "

@@ -1211,9 +1211,9 @@ def unmarked_utf16(path: str, header: Sequence[str] | None) -> None:
     for, its names quoted with a NUL between every two letters."""
     if not header or "\x00" not in header[0][:2]:
         return
-    from serq.files import utf16_note
+    from serq.files import text_utf16_note
 
-    note = utf16_note("".join(header)[:4].encode("utf-8", "replace"))
+    note = text_utf16_note("".join(header))
     if note:
         raise TableFault(path, 1, 1, note.removeprefix("; "))
 

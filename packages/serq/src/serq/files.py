@@ -57,7 +57,8 @@ from .errors import UserError, shown_path
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "utf16_note", "write_atomic"]
+           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "utf16_note",
+           "write_atomic"]
 
 
 class OutputError(UserError):
@@ -272,6 +273,12 @@ def utf16_note(head: bytes) -> str:
         return ""
     return (f"; it begins as UTF-16{order} text without a byte-order mark does (a NUL byte beside each ASCII "
             f"character): serQ reads UTF-8 text (iconv -f UTF-16{order} -t UTF-8 converts it)")
+
+
+def text_utf16_note(text: str) -> str:
+    """:func:`utf16_note` of an input already read as UTF-8 ``text`` (a trace's or a table's header cells
+    joined, a step trace's first line): its first characters are the bytes it began with (a NUL is one)."""
+    return utf16_note(text[:4].encode("utf-8", "replace"))
 
 
 def not_utf8(byte: int, head: bytes, what: str | None = "the file", at: str = "") -> str:
