@@ -184,7 +184,7 @@ _SPAN_FOLDERS: ContextVar[tuple[str, ...] | None] = ContextVar("serq_span_folder
 
 @contextmanager
 def spans_read_from(folders: tuple[str, ...] | None) -> Iterator[None]:
-    """Within, a span's relative file is quoted from the first of ``folders`` that has it (serq.loading.span_folders:
+    """Within, a span's relative file is quoted from the first of ``folders`` that has it (serq_sim.errors.span_folders:
     an IR file's spans name files relative to the folder it was compiled in, which the run may not be in), and from
     no other place; None changes nothing."""
     token = _SPAN_FOLDERS.set(folders)
@@ -212,7 +212,7 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
     names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
     (6 s and 2 GB). ``base``: the file the program was loaded from, beside which a relative span's file is
     looked for too; a program read from an IR file, in the folders :func:`spans_read_from` names instead
-    (serq.loading.span_folders). A span in a text :func:`texts_given` holds (``--def m``, the command line's) is quoted
+    (serq_sim.errors.span_folders). A span in a text :func:`texts_given` holds (``--def m``, the command line's) is quoted
     from that text."""
     given = _GIVEN_TEXTS.get()
     if given is not None and file in given:
