@@ -281,13 +281,8 @@ def entry_points(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, Distrib
     :raises _Unusual: something on the path the scanner does not handle (the caller falls back to
         ``importlib.metadata``).
     """
-    seen: dict[str, str] = {}
     out = []
-    where = list(sys.path)
-    for norm, path in _distribution_paths():
-        if norm in seen:
-            continue
-        seen[norm] = path
+    for path in _scan().values():
         dist = Distribution(path)
         try:
             text = dist.read_text("entry_points.txt")
@@ -298,7 +293,6 @@ def entry_points(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, Distrib
                 out.extend((name, value, dist) for name, value in _parse_entry_points(text, group))
             except _Malformed as e:
                 raise PluginError(_unreadable_entry_points(dist, str(e))) from None
-    _SCANNED[:] = [where, seen]
     return out
 
 
@@ -317,6 +311,16 @@ def installed_distributions() -> dict[str, str]:
     """
     if _SCANNED and _SCANNED[0] == sys.path:
         return _SCANNED[1]
+    return _scan()
+
+
+def _scan() -> dict[str, str]:
+    """A new scan of the distributions on ``sys.path``: ``{normalized name: metadata folder}``, the first of
+    each name, in the path's order (the order :func:`entry_points` reads them in); kept as the last
+    (:data:`_SCANNED`).
+
+    :raises _Unusual: something on the path the scanner does not handle.
+    """
     where = list(sys.path)
     seen: dict[str, str] = {}
     for norm, path in _distribution_paths():
