@@ -140,3 +140,38 @@ def pool_json(report, name: str, index=None) -> dict:
     """One pool's entry of the JSON report, its name and index left out."""
     entry = next(p for p in report_json(report)["pools"] if p["name"] == name and p["index"] == index)
     return {k: v for k, v in entry.items() if k not in ("name", "index")}
+
+
+#: one vLLM engine of lib/vllm.sq on the step clock, KV blocks of 4 tokens, N requests sent at 0 (the
+#: §7 conformance cases): the words in capitals are filled by :func:`vllm_engine`
+VLLM_ENGINE = """
+use "vllm.sq";
+pool reqs { cap MAXSEQ; admit via engine; }
+pool kv { cap BLOCKS * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget B; cost 1; CHUNK memory kv; }
+workload { arrive batch(N); hidden o; }
+session {
+  set prompt = PROMPT;
+  set o = OUT;
+  set t0 = now;
+  REQUEST;
+}
+run { horizon 100; }
+"""
+
+
+def vllm_engine(**subs: str) -> str:
+    """:data:`VLLM_ENGINE` with each word of ``subs`` replaced by its text, in the order given."""
+    src = VLLM_ENGINE
+    for k, v in subs.items():
+        src = src.replace(k, v)
+    return src
+
+
+def request_rows(report) -> list[tuple]:
+    """(session, sent, admitted, first_token, last_token, cached, preemptions) of each row of the request
+    table, in the table's order (the order the requests' last tokens came)."""
+    t = report.records("request")
+    cols = {k: list(t[k]) for k in ("session", "sent", "admitted", "first_token", "last_token", "cached",
+                                     "preemptions")}
+    return [tuple(cols[k][i] for k in cols) for i in range(len(cols["session"]))]

@@ -25,22 +25,7 @@ averages are over 100.
 from __future__ import annotations
 
 import pytest
-from conform import pool_json, report_json, run
-
-ENGINE = """
-use "vllm.sq";
-pool reqs { cap MAXSEQ; admit via engine; }
-pool kv { cap BLOCKS * 4; block 4; evict lru; preempt lifo; }
-stage engine : step { budget B; cost 1; CHUNK memory kv; }
-workload { arrive batch(N); hidden o; }
-session {
-  set prompt = PROMPT;
-  set o = OUT;
-  set t0 = now;
-  REQUEST;
-}
-run { horizon 100; }
-"""
+from conform import pool_json, report_json, request_rows, run, vllm_engine
 
 TWO_TURNS = """
 use "vllm.sq";
@@ -66,10 +51,7 @@ def _engine(**kw) -> str:
     subs = dict(MAXSEQ="256", BLOCKS="100", B="8", CHUNK="", N="2", PROMPT="serial == 0 ? 10 : 6",
                 OUT="serial == 0 ? 3 : 2", REQUEST="vllm_request(reqs, kv, engine, prompt, o, t0)")
     subs.update(kw)
-    src = ENGINE
-    for k, v in subs.items():
-        src = src.replace(k, v)
-    return src
+    return vllm_engine(**subs)
 
 
 def _two_turns(p1, o1, p2, second="vllm_request(reqs, kv, engine, prompt, o, t0)") -> str:
@@ -79,11 +61,7 @@ def _two_turns(p1, o1, p2, second="vllm_request(reqs, kv, engine, prompt, o, t0)
 
 def _requests(report) -> list[tuple]:
     """(session, sent, admitted, first_token, last_token, cached, preemptions) a request, in send order."""
-    t = report.records("request")
-    cols = {k: list(t[k]) for k in ("session", "sent", "admitted", "first_token", "last_token", "cached",
-                                     "preemptions")}
-    rows = [tuple(cols[k][i] for k in cols) for i in range(len(cols["session"]))]
-    return sorted(rows, key=lambda r: (r[1], r[0]))
+    return sorted(request_rows(report), key=lambda r: (r[1], r[0]))
 
 
 CASES = [
