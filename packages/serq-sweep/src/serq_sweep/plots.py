@@ -276,6 +276,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
 
     frame = _read(table)
     cols = list(frame.columns)
+    _not_records(cols, table, x, y)
     points_table = any(c.endswith(":mean") for c in cols)
     # a search's table has the figures' means and no CI: its knob (the column before outcome) ends its swept
     # names; it was read as a points table, and --y of a figure ended in a KeyError of its FIGURE:ci
@@ -359,6 +360,30 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     else:
         title = f"{_drawn(fig)} (mean{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
+
+
+def _not_records(cols: Sequence[str], table: Any, x: str, y: str) -> None:
+    """Refuse (one message, status 1) a curve of records (``serq run --records``, ``serq sweep --records``):
+    a row per request, with the columns every record has (``session``, ``turn``, ``time``) and none of a
+    sweep's tables (``status`` of a runs table, ``runs`` of a points table, ``outcome`` of a search's). A
+    curve averages a table's rows at each x as the seeds of one point, so records were drawn as if each
+    request were a seed: ``--x turn --y cached`` of one run's records was titled "mean, 95 % CI across
+    seeds" with a band over the requests of a turn, which are no independent samples, and of a sweep's
+    records ``turn``, no swept name, was taken for a figure, a point per point of the sweep at the mean
+    turn of all its requests."""
+    from serq_sim.records import OWN
+
+    names = {str(c) for c in cols}
+    if not set(OWN) <= names or names & {"status", "runs", "outcome"}:
+        return
+    where = f"{os.fspath(table)}: " if isinstance(table, (str, os.PathLike)) else ""
+    column = y if y in names else "COLUMN"
+    by = f" --hue {x}" if x in names else ""
+    raise UserError(f"{where}--x {clipped(x)} --y {clipped(y)}: these are records, a row per request "
+                    f"(columns {_columns_listed(cols)}), not a sweep's table: --x and --y draw a figure's mean "
+                    f"across seeds against a swept name (serq sweep --out). Of records draw a CDF, --cdf "
+                    f"{clipped(column)}{clipped(by)}, a line per value of {clipped(x) if by else 'a column'}, or "
+                    "group the rows yourself (pandas' groupby)")
 
 
 def _x_figure(cols: Sequence[str], x: str, end: str, points_table: bool, search_table: bool) -> str | None:
