@@ -1,0 +1,135 @@
+"""Conformance of language.txt §7, "vLLM v1 as a serQ program", by hand, in the scheduler's rules the oracle
+scenarios and the earlier rounds did not hold alone, each read against vLLM's scheduler (vllm/v1/core/sched/
+scheduler.py, schedule() and update_from_output()):
+
+* "preemption of running[-1], waiting.prepend_request": the running loop's `while True: new_blocks =
+  allocate_slots(…); if new_blocks is not None: break; preempted_req = self.running.pop(); …` pops as many
+  victims as the chunk's blocks need, last first, and each `_preempt_request` prepends its victim, so the
+  waiting queue gets them back in running order (the last victim, the earliest admitted, at the head);
+  serQ: a growing job "first grows its hold to the position it will reach (block by block, preempting if
+  needed)", each victim "re-enters the head of the pool's queue";
+* "the free queue: freed blocks appended tail first (LRU), in the order requests finish" and "evict lru per
+  block from the tail, ties by release order": update_from_output frees the requests that stopped in the
+  order of num_scheduled_tokens, which is the step's scheduling order (running first, then the new ones), so
+  two requests finishing at one step's end go to the free queue in serving order; serQ releases them in the
+  order the iteration served them, and evicts the first released first;
+* "a hit is the longest run of cached full blocks": a prefix whose tail block was evicted hits the blocks
+  before it.
+
+lib/vllm.sq's vllm_request on the step clock (cost 1: an iteration is one time unit), blocks of 4 tokens.
+Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
+samples). Per request the report's `request` table (session, sent, admitted, first_token, last_token,
+cached, preemptions), in session then send order; the engine's and kv's figures as the JSON report reads
+them. Horizon 100: time averages are over 100.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import pool_json, report_json, request_rows, run, vllm_engine
+
+#: sessions that send one or two requests: session s sends a request of prompt P1 and O1 tokens out after
+#: waiting W1, and, when P2 > 0, a second of prompt P2 (one token out) W2 after the first one's last token
+TURNS = """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; }
+pool kv { cap BLOCKS * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 16; cost 1; memory kv; }
+stage think : delay;
+workload { arrive batch(N); hidden o; }
+session {
+  run think (W1);
+  set prompt = P1;
+  set o = O1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  branch ((P2) > 0) {
+    run think (W2);
+    set prompt = P2;
+    set o = 1;
+    set t0 = now;
+    vllm_request(reqs, kv, engine, prompt, o, t0);
+  }
+}
+run { horizon 100; }
+"""
+
+
+def _turns(**kw) -> str:
+    src = TURNS
+    for k, v in kw.items():
+        src = src.replace(k, v)
+    return src
+
+
+CASES = [
+    # Two victims in one step. 4 blocks, budget 16, threshold 8 (chunk long_prefill(reqs, 8), the first
+    # chunk cut by the same rule). s0 (prompt 16, one token out), s1 and s2 (prompt 4, 3 out). [0, 1]: s0
+    # admitted with min(16, min(16, 8)) = 8 (2 blocks; its reserve of 16 fits the empty pool), s1 and s2 with
+    # 4 each (one block each: 16 tokens, the pool full); s1's and s2's first tokens at 1. [1, 2]: s0, first in
+    # running order, wants 8 more, 2 blocks: vLLM pops running[-1] = s2 (one block back, not enough) and then
+    # s1, both prepended (s1 at the head); serQ grows block by block, taking s2 then s1 (each caches its one
+    # computed block, and s0's growth evicts both). No admission in that step. s0's prefill ends at 2 (first
+    # and last token; it caches its 16). [2, 3]: s1 then s2, known = 4 + 1 = 5 (the output they keep), hit 0
+    # (their blocks were evicted), each allocates 5 (2 blocks) and recomputes 5; [3, 4] each decodes its
+    # last 3 - 1 - 1 = 1: done at 4. Tokens 16, 8, 10, 2: 9 a step; kv 5 admissions, 2 preemptions.
+    ("two_victims_in_one_step",
+     vllm_engine(MAXSEQ="256", BLOCKS="4", B="16", CHUNK="chunk long_prefill(reqs, 8);", N="3",
+                 PROMPT="serial == 0 ? 16 : 4", OUT="serial == 0 ? 1 : 3",
+                 REQUEST="vllm_request_at(reqs, kv, engine, prompt, o, t0, inf, 8)"),
+     [(0, 0.0, 0.0, 2.0, 2.0, 0, 0), (1, 0.0, 0.0, 1.0, 4.0, 0, 1), (2, 0.0, 0.0, 1.0, 4.0, 0, 1)],
+     {"iterations": 4, "tokens": 9.0},
+     {"preemptions": 2, "admissions": 5}),
+    # A hit is the longest run of cached full blocks, after its tail block was evicted. 4 blocks, budget 16.
+    # s0 sends 12 (one token out) at 0: [0, 1], caching 12 (3 blocks) at 1. s1 sends 8 at 1.5: admitted at
+    # 1.5 with 8 (2 blocks), 8 + 12 > 16, so one block of s0's entry goes, from its tail (vLLM: the free
+    # queue held [the unused block, s0's blocks tail first], and s1 takes the first two); done at 2.5, caching
+    # 8. s0's second request (prompt 16) at 3 hits min(8, floor(15 / 4) · 4) = 8, its first two blocks;
+    # admitted with 16 (evicting s1's 8), prefills 8: done at 4. kv used 12 + 8 + 16 = 36; cached 12 over [1,
+    # 1.5], 8 over [1.5, 2.5], 16 over [2.5, 3], 0 over [3, 4], 16 from 4: 6 + 8 + 8 + 1536 = 1558; evicted 4 +
+    # 8 units.
+    ("a_hit_after_a_tail_eviction",
+     _turns(BLOCKS="4", N="2", W1="serial == 0 ? 0 : 1.5", P1="serial == 0 ? 12 : 8", O1="1",
+            W2="2", P2="serial == 0 ? 16 : 0"),
+     [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (0, 3.0, 3.0, 4.0, 4.0, 8, 0), (1, 1.5, 1.5, 2.5, 2.5, 0, 0)],
+     {"iterations": 3},
+     {"used": 0.36, "cached": 15.58, "evicted_units": 12.0, "admissions": 3}),
+    # Requests finishing at one step's end go to the free queue in the order the step served them. 3 blocks,
+    # budget 16. s0 and s1 send 4 (one token out) at 0: [0, 1], each caching one block at 1, s0's released
+    # first. s2 sends 8 at 1.5: 8 + 8 > 12, one block goes: s0's (released first; vLLM: s0 first in
+    # num_scheduled_tokens, freed first, evicted first); done at 2.5, caching 8. s1's second request (prompt
+    # 8) at 2.9 hits min(4, floor(7 / 4) · 4) = 4: admitted with 8, one more block, evicting s2's tail; done
+    # at 3.9 (caching 8). s0's second at 3 waits for the engine (busy until 3.9) and hits 0: its block went
+    # at 1.5; admitted at 3.9 with 8 (evicting s2's first block, released at 2.5, then s1's tail, released at
+    # 3.9), done at 4.9.
+    ("finished_together_evicted_in_serving_order",
+     _turns(BLOCKS="3", N="3", W1="serial == 2 ? 1.5 : 0", P1="serial == 2 ? 8 : 4", O1="1",
+            W2="serial == 0 ? 2 : 1.9", P2="serial == 2 ? 0 : 8"),
+     [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (0, 3.0, 3.9, 4.9, 4.9, 0, 0), (1, 0.0, 0.0, 1.0, 1.0, 0, 0),
+      (1, 2.9, 2.9, 3.9, 3.9, 4, 0), (2, 1.5, 1.5, 2.5, 2.5, 0, 0)],
+     {"iterations": 4},
+     {"evicted_units": 16.0, "admissions": 5}),
+]
+
+
+def _requests(report) -> list[tuple]:
+    """(session, sent, admitted, first_token, last_token, cached, preemptions) a request, by session and sent."""
+    return sorted(request_rows(report), key=lambda row: (row[0], row[1]))
+
+
+@pytest.mark.parametrize("src, requests, engine, kv", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_vllm_scheduler_rule_by_hand(monkeypatch, src, requests, engine, kv):
+    r, _obs = run(src, monkeypatch)
+    assert _requests(r) == requests
+    e = next(s for s in report_json(r)["stages"] if s["name"] == "engine")
+    assert {k: e[k] for k in engine} == pytest.approx(engine, rel=1e-12)
+    got = pool_json(r, "kv")
+    assert {k: got[k] for k in kv} == pytest.approx(kv, rel=1e-12)
+
+
+def test_two_victims_come_back_in_running_order(monkeypatch):
+    # The table is in the order the last tokens came: s0 at 2, then s1 and s2 at one step's end (4), in the
+    # order that step served them, which is the order they were admitted again: s1 (the head of the waiting
+    # queue after the two prepends), then s2.
+    r, _obs = run(CASES[0][1], monkeypatch)
+    assert [row[0] for row in request_rows(r)] == [0, 1, 2]
