@@ -339,6 +339,65 @@ session {
 run { horizon 10; }
 """, {"a": [(0, 0.0, 0.0), (1, 3.0, 3.0), (2, 6.0, 6.0)], "t": [(0, 3.0, 3.0), (1, 6.0, 6.0), (2, 9.0, 9.0)]},
      {("reqs", None): {"admissions": 3, "wait": 2.5}, ("E", None): {"iterations": 9}}),
+    # reserve held's "r_i is the larger of units and reserve, evaluated at admission and rounded up to blocks"
+    # (cap 12, block 4): session 0's hold P (1) reserve (6) allocates 4 (1 rounded up) and reserves 8 (6
+    # rounded up): u = 4. Session 1's 4 at 0.5: 4 + 4 + 4 = 12 ≤ 12, admitted (unrounded, 6 - 1 = 5 would
+    # refuse it: 13). Session 2's 1 (4 in blocks) at 0.7: 8 + 4 + 4 = 16, waits for 0's end at 2. P: used 4
+    # over [0, 0.5], 8 to 2, 8 to 5.5 (1's end), 4 to 7: 2 + 12 + 28 + 6 = 48; admissions 3, waits 0, 0, 1.3.
+    ("reserve_held_in_blocks", """
+pool P { cap 12; block 4; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold P (1) reserve (6) { run d (2); }
+  } else {
+    run d (serial == 1 ? 0.5 : 0.7);
+    hold P (serial == 1 ? 4 : 1) { observe t = now + 0 * serial; run d (5); }
+  }
+}
+run { horizon 10; }
+""", {"t": [(1, 0.5, 0.5), (2, 2.0, 2.0)]},
+     {("P", None): {"used": 4.8, "queue": 0.13, "admissions": 3, "wait": 1.3 / 3}}),
+    # requeue tail on a step engine's memory, the hold's first pool stage-bound: "It re-enters the hold's
+    # first pool's queue". Two slots (reqs, admitted by E), kv of 3 units; each session holds a slot and 1
+    # unit and decodes 3 tokens growing kv (a token at position p needs p + 1). [0, 1]: 0 and 1 admitted,
+    # one token each (positions 1); 2 waits for a slot. [1, 2]: 0 grows to 2; 1's growth finds no room:
+    # by (-admission) takes the last admitted, 1 itself, which goes to the tail of reqs' queue, behind 2; no
+    # admission in that step. [2, 3]: 0 grows to 3 (done at 3); 2 heads the queue and does not fit kv (3 +
+    # 1), blocking 1. At 3: 2, then 1, admitted; [4, 5]: 2 grows, 1 is its own victim again at position 1
+    # (stuck: no further than its first preemption), to the tail; 2 done at 6; 1 alone [6, 9]. reqs: waits
+    # 0, 0, 3 (2), 2 and 2 (1): 7 / 5, queue 7 over 20; kv: used 2, 2, 3, 2, 2, 3, 1, 2, 3 a step: 20; E: 9
+    # iterations.
+    ("requeue_tail_on_a_step_memory", """
+pool reqs { cap 2; admit via E; }
+pool kv { cap 3; preempt by (-admission) requeue tail; }
+stage E : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1), kv (1) { run E decode (3) growing kv; }
+  observe t = now + 0 * serial;
+}
+run { horizon 20; }
+""", {"t": [(0, 3.0, 3.0), (2, 6.0, 6.0), (1, 9.0, 9.0)]},
+     {("reqs", None): {"wait": 1.4, "queue": 0.35, "admissions": 5},
+      ("kv", None): {"used": 1.0, "preemptions": 2, "stuck": 1}, ("E", None): {"iterations": 9}}),
+    # … and preempt lifo (by (-admission) requeue head): 1 goes back ahead of 2 and is admitted first at 3;
+    # at 4 2, the last admitted, is the victim (once: not stuck): 1 done at 6, 2 at 9. The same waits (2
+    # waits 3 and 2, 1 waits 2).
+    ("requeue_head_on_a_step_memory", """
+pool reqs { cap 2; admit via E; }
+pool kv { cap 3; preempt lifo; }
+stage E : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1), kv (1) { run E decode (3) growing kv; }
+  observe t = now + 0 * serial;
+}
+run { horizon 20; }
+""", {"t": [(0, 3.0, 3.0), (1, 6.0, 6.0), (2, 9.0, 9.0)]},
+     {("reqs", None): {"wait": 1.4, "queue": 0.35, "admissions": 5},
+      ("kv", None): {"used": 1.0, "preemptions": 2, "stuck": 0}, ("E", None): {"iterations": 9}}),
 ]
 
 
