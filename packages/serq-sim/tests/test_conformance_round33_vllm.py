@@ -14,7 +14,12 @@ scheduler.py, schedule() and update_from_output()):
   two requests finishing at one step's end go to the free queue in serving order; serQ releases them in the
   order the iteration served them, and evicts the first released first;
 * "a hit is the longest run of cached full blocks": a prefix whose tail block was evicted hits the blocks
-  before it.
+  before it;
+* the priority policy of examples/single-turn/vllm_priority.sq (`queue by (prio, t0)`, `preempt by (-prio,
+  -t0, admission) requeue tail`): vLLM's running loop takes `max(self.running, key=(priority,
+  arrival_time))`, which may be a request the step already scheduled, and then gives its tokens back to the
+  budget (`token_budget += num_scheduled_tokens.pop(…)`); serQ's victim leaves the iteration with the token
+  it was planned.
 
 lib/vllm.sq's vllm_request on the step clock (cost 1: an iteration is one time unit), blocks of 4 tokens.
 Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
@@ -109,6 +114,37 @@ CASES = [
       (1, 2.9, 2.9, 3.9, 3.9, 4, 0), (2, 1.5, 1.5, 2.5, 2.5, 0, 0)],
      {"iterations": 4},
      {"evicted_units": 16.0, "admissions": 5}),
+    # The priority policy's victim already served in the step. 4 blocks, budget 32. s0 (priority 1, prompt 4,
+    # 6 out) is sent at 0 and s1 (priority 0, prompt 6, 5 out) at 0.5. [0, 1]: s0 prefills 4 (first token 1).
+    # [1, 2]: s0 decodes at position 4 (a second block); s1 admitted (reserve 6, 2 blocks: 4 in use), prefills
+    # 6 (first token 2). [2, 3], [3, 4]: both decode (s0 positions 5, 6; s1 6, 7). [4, 5]: s0, first in running
+    # order, is given position 7 (no new block); s1's position 8 wants a third block: the least keys (-prio,
+    # -t0, admission) are s0's (-1), so s0, already served in this step, is the victim: its token is not
+    # computed (vLLM gives it back to the budget), it caches its 7 computed (one block) and goes to the
+    # queue by its keys. s1 decodes 8, 9 (done 6, caching 10 in blocks: 8). [6, 7]: s0 known 4 + 4 = 8 (the
+    # 4 outputs sampled by 4), hit min(4, floor(7 / 4) · 4) = 4, allocates 8 and recomputes 4 (its fifth
+    # token at 7); [7, 8] its last (a third block, evicting s1's tail block): done 8. Tokens 4, 7, 2, 2, 1, 1,
+    # 4, 1: 22 / 8; batch 1, 2, 2, 2, 1, 1, 1, 1: 11 / 8. kv used 4 + 16 · 3 + 12 · 2 + 8 + 12 = 96; cached s0's
+    # 4 over [4, 6], s1's 8 over [6, 7], 4 over [7, 8], s1's 4 and s0's 8 from 8: 8 + 8 + 4 + 1104.
+    ("priority_victim_already_served", """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; queue by (prio, t0); }
+pool kv { cap 4 * 4; block 4; evict lru; preempt by (-prio, -t0, admission) requeue tail; }
+stage engine : step { budget 32; cost 1; memory kv; }
+stage think : delay;
+workload { arrive batch(2); hidden o; }
+session {
+  run think (serial == 0 ? 0 : 0.5);
+  set prio = serial == 0 ? 1 : 0;
+  set prompt = serial == 0 ? 4 : 6;
+  set o = serial == 0 ? 6 : 5;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 100; }
+""", [(0, 0.0, 0.0, 1.0, 8.0, 0, 1), (1, 0.5, 1.0, 2.0, 6.0, 0, 0)],
+     {"iterations": 8, "tokens": 2.75, "batch": 1.375},
+     {"used": 0.96, "cached": 11.24, "preemptions": 1, "evicted_units": 4.0, "admissions": 3}),
 ]
 
 
