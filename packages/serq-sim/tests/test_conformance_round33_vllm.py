@@ -114,6 +114,16 @@ CASES = [
       (1, 2.9, 2.9, 3.9, 3.9, 4, 0), (2, 1.5, 1.5, 2.5, 2.5, 0, 0)],
      {"iterations": 4},
      {"evicted_units": 16.0, "admissions": 5}),
+    # A think time of 0 (§3's "A run of zero work completes at once"): the next turn is sent at the instant
+    # the last token came, and the step that starts then (no other event pending) admits it, with the
+    # prefix the previous request cached at that instant. s0 sends 8 (one token out): [0, 1], caching 8 at
+    # 1; its second request (prompt 12) at 1 hits min(8, floor(11 / 4) · 4) = 8, prefills 4: [1, 2]. Tokens
+    # 8, 4.
+    ("zero_think_next_turn_at_the_same_instant",
+     _turns(BLOCKS="100", N="1", W1="0", P1="8", O1="1", W2="0", P2="12"),
+     [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (0, 1.0, 1.0, 2.0, 2.0, 8, 0)],
+     {"iterations": 2, "tokens": 6.0},
+     {"admissions": 2, "evicted_units": 0.0}),
     # The priority policy's victim already served in the step. 4 blocks, budget 32. s0 (priority 1, prompt 4,
     # 6 out) is sent at 0 and s1 (priority 0, prompt 6, 5 out) at 0.5. [0, 1]: s0 prefills 4 (first token 1).
     # [1, 2]: s0 decodes at position 4 (a second block); s1 admitted (reserve 6, 2 blocks: 4 in use), prefills
