@@ -29,7 +29,8 @@ number is derived by hand in the row's comment.
 from __future__ import annotations
 
 import pytest
-from conform import report_json, run
+import serq_frontend
+from conform import refused, report_json, run
 
 #: sessions 0 and 1 hold one unit; 0 grows after 1 s, 1 after 2 s; each then runs 1 s more
 GROWERS = """
@@ -410,3 +411,48 @@ def test_pool_reference_by_hand(monkeypatch, src, obs, figures):
     for (name, index), want in figures.items():
         entry = next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
         assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), (name, index)
+
+
+#: a pool with the option OPTION beside a step engine whose memory it is, a hidden attribute o
+REFUSAL = """pool kv { cap 10; OPTION }
+stage E : step { budget 4; cost 1; memory kv; }
+workload { arrive batch(1); hidden o; }
+session { set o = 2; hold kv (1) { run E decode (o) growing kv; } }
+run { horizon 10; }
+"""
+
+REFUSALS = [
+    # preempt: "A key may not draw, read budget_left(…), or read computed, which is the position at the
+    # session's last preemption, not where the candidate is now"; hidden attributes are the scheduler's
+    # (language.txt §3, hidden: "a link error in … a queue or eviction key"); `waited` is the queue's.
+    ("preempt_reads_computed", "preempt by (computed);",
+     "a preemption key may not read `computed` (the position at the session's last preemption); `position` "
+     "is where the candidate is now"),
+    ("preempt_draws", "preempt by (~exp(1));", "a preemption key may not draw (`~exp`)"),
+    ("preempt_reads_budget_left", "preempt by (budget_left(E));", "a preemption key may not read `budget_left(…)`"),
+    ("preempt_reads_hidden", "preempt by (o);", "`o` is hidden: a preemption key is the scheduler's, and may not "
+                                                "read it"),
+    ("preempt_reads_waited", "preempt by (waited);", "`waited` is not readable in a preemption key: it exists in a "
+                                                     "pool's queue keys (reading it here would be a silent 0)"),
+    # queue by: "Keys may read visible session attributes, now and pool/stage queries, and may not draw";
+    # "Hidden attributes remain unreadable"; the Victim moment's decoding and position are not the queue's.
+    ("queue_draws", "queue by (~exp(1));", "a pool's queue key may not draw (`~exp`)"),
+    ("queue_reads_hidden", "queue by (o);", "`o` is hidden: a pool's queue key is the scheduler's, and may not "
+                                            "read it"),
+    ("queue_reads_position", "queue by (position);", "`position` is not readable in a pool's queue key: it exists "
+                                                     "in preemption keys (reading it here would be a silent 0)"),
+]
+
+
+@pytest.mark.parametrize("option, words", [c[1:] for c in REFUSALS], ids=[c[0] for c in REFUSALS])
+def test_what_a_key_may_not_read(option, words):
+    assert refused(REFUSAL.replace("OPTION", option)) == words
+
+
+@pytest.mark.parametrize("option", ["preempt by (decoding, position, admission, -serial);",
+                                    "queue by (waited, computed, now, used(kv), serial);"])
+def test_what_a_key_may_read(option):
+    # "Keys are read at the Victim moment, for each candidate: its visible attributes, admission …, decoding
+    # … and position …, constants, now and pool and stage queries"; "waited supplies seconds since the
+    # current hold entered the queue … Keys may read visible session attributes, now and pool/stage queries".
+    serq_frontend.compile(source=REFUSAL.replace("OPTION", option), sets={}, defs={})
