@@ -3,7 +3,8 @@ closed form: M/M/c written with `reserve held` (a call reserves a line and alloc
 reservations keep the fourth call out: Erlang C's wait), the M/M/1 queue with preemptive priority whose
 victim goes back with `requeue tail` (exponential service: Cobham's preemptive-resume means, whatever the
 order among the victims) and the M/M/1 queue served by `queue by (waited)` (the newest first: the mean
-wait FCFS's, its second moment FCFS's over 1 - rho) against `queue by (-waited)` (FCFS). Each seeded run's
+wait FCFS's, its second moment FCFS's over 1 - rho) against `queue by (-waited)` (FCFS); and M/G/1-PS under a
+heavy-tailed service, whose slowdown is 1 / (1 - rho) for short and long jobs alike. Each seeded run's
 95 % CI covers the closed form and is narrow, and the two simulator tiers give the same report; and a run of
 `arrivals 3` traced by hand (its end, the time averages over it)."""
 
@@ -151,6 +152,42 @@ def test_the_newest_first_by_waited_waits_as_fcfs_on_average_and_more_variably(t
     doc = same_json(compile_source(tmp_path, NEWEST, newest=newest), monkeypatch)
     covers(doc["observes"]["wait"], 1.0, 0.06)
     covers(doc["observes"]["wait2"], wait2, 0.13)
+
+
+SLOWDOWN = """let lam = 0.5;
+
+stage cpu : ps(1);
+
+workload {
+  arrive poisson(lam);
+}
+
+session {
+  set s = ~h2(1, 20);
+  set t0 = now;
+  run cpu (s);
+  observe slowdown = (now - t0) / s;
+  branch (s < 0.2) {
+    observe short = (now - t0) / s;
+  }
+  branch (s > 3) {
+    observe long = (now - t0) / s;
+  }
+  end;
+}
+
+run { horizon 100000; warmup 1000; seed 3; }
+"""
+
+
+def test_processor_sharing_slows_every_size_alike_under_a_heavy_tail(tmp_path, monkeypatch):
+    # M/G/1-PS: E[T | S = x] = x / (1 - rho), so the slowdown T / S has mean 1 / (1 - rho) = 2 at rho 0.5 for
+    # jobs of every size, the shortest and the longest of a service of cv2 20 alike (theory/test_ps.py checks
+    # the mean response over all jobs only, at cv2 4)
+    doc = same_json(compile_source(tmp_path, SLOWDOWN), monkeypatch)
+    for name in ("slowdown", "short", "long"):
+        covers(doc["observes"][name], 2.0, 0.06)
+    assert doc["observes"]["long"]["count"] > 1000 and doc["observes"]["short"]["count"] > 10000
 
 
 FINITE = """stage svc : fifo;
