@@ -27,7 +27,9 @@ the report's figures as its JSON reads them. Every number is derived by hand in 
 from __future__ import annotations
 
 import pytest
+import serq_frontend
 from conform import refused, report_json, run, run_error
+from tiers import same_json
 
 CASES = [
     # "Events at one instant: the order they were scheduled". renewal(1): session 0 arrives at 1; the arrival
@@ -194,6 +196,17 @@ session {
 }
 run { horizon 10; }
 """, {}, {("gauge", "g"): {"mean": 0.9, "min": 0.0, "max": 1.0}, ("P", None): {"admissions": 2}}),
+    # A gauge under run { arrivals N; }: "its time average over [warmup, end]", end the drain (4), not the
+    # horizon (100). renewal(1), 2 arrivals, each holds 1 of P for 2: used 0 over [0, 1], 1, 2, 1 over [1, 2],
+    # [2, 3], [3, 4]: mean 4 / 4; least 0 (held [0, 1]), greatest 2; the pool's used the same.
+    ("gauge_over_warmup_to_end", """
+pool P { cap 4; }
+stage d : delay;
+gauge g = used(P);
+workload { arrive renewal(1); }
+session { hold P (1) { run d (2); } }
+run { horizon 100; arrivals 2; }
+""", {}, {"end": 4.0, ("gauge", "g"): {"mean": 1.0, "min": 0.0, "max": 2.0}, ("P", None): {"used": 1.0}}),
 ]
 
 
@@ -257,3 +270,12 @@ def test_arrivals_only_with_an_open_workload():
     for n in ("0", "2.5"):
         assert refused("stage d : delay;\nworkload { arrive renewal(1); }\nsession { run d (2); }\n"
                        f"run {{ horizon 10; arrivals {n}; }}\n").startswith("arrivals is a whole number from 1")
+
+
+def test_arrivals_overridden(monkeypatch):
+    # "The CLI accepts --arrivals N for run and ir, overriding the source value" (serq_sim.run's arrivals=):
+    # the source says 3, the run 2: renewal(1) sends at 1 and 2, each runs 2, the run ends at 4.
+    prog = serq_frontend.compile(source="stage d : delay;\nworkload { arrive renewal(1); }\nsession { run d (2); }\n"
+                                        "run { horizon 100; arrivals 3; }\n", sets={}, defs={})
+    js = same_json(prog, monkeypatch, arrivals=2)
+    assert (js["end"], js["arrivals"], js["ended"], js["horizon"]) == (4.0, 2, 2, 100.0)
