@@ -155,6 +155,37 @@ run { horizon 100; }
 """, [(0, 0.0, 0.0, 1.0, 8.0, 0, 1), (1, 0.5, 1.0, 2.0, 6.0, 0, 0)],
      {"iterations": 8, "tokens": 2.75, "batch": 1.375},
      {"used": 0.96, "cached": 11.24, "preemptions": 1, "evicted_units": 4.0, "admissions": 3}),
+    # The priority policy's grower that is its own victim, and the resident after it: docs/language.md ("A
+    # grower that preempts itself, and the residents after it"): under an order other than lifo the serving
+    # goes on (the project's reading of vLLM 0.33.0's priority path). 3 blocks, budget 32. s0 (priority 1,
+    # prompt 7, 4 out) at 0, s1 (priority 0, prompt 4, 3 out) at 0.5. [0, 1]: s0 prefills 7 (2 blocks; first
+    # token 1). [1, 2]: s0 decodes position 7; s1 admitted (one block: 3 in use), prefills 4 (first token 2).
+    # [2, 3]: s0's position 8 wants a third block; the least keys are s0's own (-1): it is its own victim,
+    # caching its 8 computed; s1 is still served: its position 4 takes a second block, evicting s0's tail
+    # block. [3, 4]: s1's last (done 4, caching 4). s0, known 7 + 2 = 9 (3 blocks), waits for s1's blocks;
+    # [4, 5]: admitted, hit min(4, floor(8 / 4) · 4) = 4 (evicting s1's block), recomputes 5 (its third
+    # token); [5, 6] its last: done 6. Tokens 7, 5, 1, 1, 5, 1: 20 / 6; batch 7 / 6. kv used 8, 12, 8, 8, 12,
+    # 12: 60; cached s0's 4 over [2, 4], s0's 8 from 6: 8 + 752.
+    ("priority_grower_its_own_victim",
+     """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; queue by (prio, t0); }
+pool kv { cap 3 * 4; block 4; evict lru; preempt by (-prio, -t0, admission) requeue tail; }
+stage engine : step { budget 32; cost 1; memory kv; }
+stage think : delay;
+workload { arrive batch(2); hidden o; }
+session {
+  run think (serial == 0 ? 0 : 0.5);
+  set prio = serial == 0 ? 1 : 0;
+  set prompt = serial == 0 ? 7 : 4;
+  set o = serial == 0 ? 4 : 3;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 100; }
+""", [(0, 0.0, 0.0, 1.0, 6.0, 0, 1), (1, 0.5, 1.0, 2.0, 4.0, 0, 0)],
+     {"iterations": 6, "tokens": 20 / 6, "batch": 7 / 6},
+     {"used": 0.6, "cached": 7.6, "preemptions": 1, "evicted_units": 8.0, "admissions": 3}),
 ]
 
 
