@@ -19,7 +19,11 @@ scheduler.py, schedule() and update_from_output()):
   -t0, admission) requeue tail`): vLLM's running loop takes `max(self.running, key=(priority,
   arrival_time))`, which may be a request the step already scheduled, and then gives its tokens back to the
   budget (`token_budget += num_scheduled_tokens.pop(…)`); serQ's victim leaves the iteration with the token
-  it was planned.
+  it was planned. When the grower is its own victim, serQ serves the residents after it under such an order
+  (docs/language.md, "A grower that preempts itself, and the residents after it", which reads vLLM 0.33.0's
+  priority path so); the copies of scheduler.py this was read against end the running loop there under
+  both policies (`if preempted_req == request: break`, then `if new_blocks is None: break`), so that case
+  pins serQ's documented choice, not a line of those copies.
 
 lib/vllm.sq's vllm_request on the step clock (cost 1: an iteration is one time unit), blocks of 4 tokens.
 Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
