@@ -1,4 +1,4 @@
-"""serq plot --x/--y of records: refused, naming the CDF that draws them.
+"""serq plot --x/--y and aggregate of records: refused, naming the CDF that draws them.
 
 A user who replayed a trace asked for the prefix-cache hit per turn with ``serq plot requests.csv --x turn
 --y cached``. Records are a row per request, and a curve averages a table's rows at each x as the seeds of
@@ -6,15 +6,18 @@ one point: of one run's records it drew each turn's mean with a band "95 % CI ac
 requests of that turn (no seeds, and no independent samples), and of a sweep's records ``turn``, no swept
 name, was taken for a figure: a point per point of the sweep, all at the mean turn of its requests (5.48
 for both spacings of the replay). Both are refused now, at the source, with the CDF the records do draw
-(``--cdf cached --hue turn``), whose lines are checked here against the values by hand.
+(``--cdf cached --hue turn``), whose lines are checked here against the values by hand. The Python API's
+``aggregate`` took records for runs the same way (``runs`` 1196 at a point of 2 runs) and raises saying so.
 """
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -68,3 +71,14 @@ def test_a_runs_table_with_a_turn_named_column_is_still_a_curve(tmp_path):
     (tmp_path / "sw.csv").write_text("\n".join(lines) + "\n")
     fig, data = curve_data(str(tmp_path / "sw.csv"), "load", "requests.ttft.mean")
     assert fig == "requests.ttft.mean" and data[None][:2] == ([1, 2], [2.5, 3.5])
+
+
+def test_aggregate_refuses_records_and_averages_a_runs_table(tmp_path):
+    # aggregate took each request of a records frame for a run: runs 4 at the one point of one run
+    records = pd.read_csv(io.StringIO("\n".join(["point,spacing,seed,key," + HEADER, *("0,5,1,k0," + r for r in ROWS)])))
+    with pytest.raises(ValueError, match="these are records, a row per request"):
+        serq_sweep.aggregate(records)
+    table = pd.DataFrame({"point": [0, 0], "spacing": [5, 5], "seed": [1, 2], "status": ["ok", "ok"],
+                          "key": ["a", "b"], "requests.ttft.mean": [1.0, 2.0]})
+    points = serq_sweep.aggregate(table)
+    assert points["runs"].tolist() == [2] and points["requests.ttft.mean:mean"].tolist() == [1.5]

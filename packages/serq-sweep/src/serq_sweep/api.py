@@ -331,6 +331,10 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
         raise TypeError(f"frame must be a pandas DataFrame (a sweep's table), not {type(frame).__name__}")
     cols = list(frame.columns)
     core.repeated_parquet_column(cols, "frame")
+    if core.records_columns(cols):  # (a request was taken for a run: runs 1196 for a point of 2 runs)
+        raise ValueError("frame: these are records, a row per request (its columns session, turn, time), not a "
+                         "sweep's table: aggregate takes the table of runs (serq sweep --out, sweep(...)), a row "
+                         "per run; group records yourself (frame.groupby([...swept names, 'turn']))")
     what = "by"
     if by is None:
         axes = frame.attrs.get("axes")

@@ -846,6 +846,19 @@ def figure_columns(columns: Sequence[str]) -> list[str]:
     return [c for i, c in enumerate(columns) if c not in FIXED and (i >= after or report_figure(c))]
 
 
+def records_columns(columns: Sequence[str]) -> bool:
+    """Whether ``columns`` are those of records (``serq run --records``, ``serq sweep --records``), a row per
+    request, rather than of a sweep's table, a row per run or point: the columns every record has
+    (``session``, ``turn``, ``time``) and none of a table's (``status`` of a runs table, ``runs`` of a points
+    table, ``outcome`` of a search's). A curve (``serq plot --x --y``) and ``aggregate`` take a table's rows
+    at a point for its seeds, so records were read as a run a request: each turn's mean with a CI "across
+    seeds" over its requests, ``runs`` 1196 for a point of 2 runs."""
+    from serq_sim.records import OWN
+
+    names = {str(c) for c in columns}
+    return set(OWN) <= names and not names & {"status", "runs", "outcome"}
+
+
 def table_figures(columns: Sequence[str]) -> list[str]:
     """The columns a table of runs offers as figures (``serq plot``'s ``--y``, the Python API's
     ``aggregate``): in a sweep's table (one with ``key``) its figures by their names (:func:`figure_columns`),

@@ -363,19 +363,17 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
 
 
 def _not_records(cols: Sequence[str], table: Any, x: str, y: str) -> None:
-    """Refuse (one message, status 1) a curve of records (``serq run --records``, ``serq sweep --records``):
-    a row per request, with the columns every record has (``session``, ``turn``, ``time``) and none of a
-    sweep's tables (``status`` of a runs table, ``runs`` of a points table, ``outcome`` of a search's). A
-    curve averages a table's rows at each x as the seeds of one point, so records were drawn as if each
-    request were a seed: ``--x turn --y cached`` of one run's records was titled "mean, 95 % CI across
-    seeds" with a band over the requests of a turn, which are no independent samples, and of a sweep's
-    records ``turn``, no swept name, was taken for a figure, a point per point of the sweep at the mean
-    turn of all its requests."""
-    from serq_sim.records import OWN
+    """Refuse (one message, status 1) a curve of records (:func:`serq_sweep.core.records_columns`). A curve
+    averages a table's rows at each x as the seeds of one point, so records were drawn as if each request
+    were a seed: ``--x turn --y cached`` of one run's records was titled "mean, 95 % CI across seeds" with a
+    band over the requests of a turn, which are no independent samples, and of a sweep's records ``turn``,
+    no swept name, was taken for a figure, a point per point of the sweep at the mean turn of all its
+    requests."""
+    from .core import records_columns
 
-    names = {str(c) for c in cols}
-    if not set(OWN) <= names or names & {"status", "runs", "outcome"}:
+    if not records_columns(cols):
         return
+    names = {str(c) for c in cols}
     where = f"{os.fspath(table)}: " if isinstance(table, (str, os.PathLike)) else ""
     column = y if y in names else "COLUMN"
     by = f" --hue {x}" if x in names else ""
