@@ -279,3 +279,28 @@ def test_arrivals_overridden(monkeypatch):
                                         "run { horizon 100; arrivals 3; }\n", sets={}, defs={})
     js = same_json(prog, monkeypatch, arrivals=2)
     assert (js["end"], js["arrivals"], js["ended"], js["horizon"]) == (4.0, 2, 2, 100.0)
+
+
+GAPS = [
+    # "Gaps must be positive and finite": a constant gap that is not is refused at link time, and poisson's
+    # rate likewise (its gaps have mean 1 / rate); a NaN constant does not link (§2: "one that evaluates to
+    # NaN … does not link").
+    ("renewal(0)", "arrive renewal: the gap is 0; gaps must be positive and finite"),
+    ("renewal(-1)", "arrive renewal: the gap is -1; gaps must be positive and finite"),
+    ("renewal(inf)", "arrive renewal: the gap is inf; gaps must be positive and finite"),
+    ("renewal(0 / 0)", "this expression evaluates to NaN"),
+    ("poisson(0)", "the arrival rate must be a positive, finite number of arrivals per second, not 0"),
+    ("poisson(inf)", "the arrival rate must be a positive, finite number of arrivals per second, not inf"),
+]
+
+
+@pytest.mark.parametrize("arrive, words", GAPS, ids=[g[0] for g in GAPS])
+def test_a_constant_gap_outside_its_domain(arrive, words):
+    src = f"stage d : delay;\nworkload {{ arrive {arrive}; }}\nsession {{ run d (1); }}\nrun {{ horizon 10; }}\n"
+    assert refused(src) == words
+
+
+def test_a_drawn_gap_of_zero_is_the_runs_error(monkeypatch):
+    # … and a gap drawn as 0 is an error of the run, at the instant it is drawn: the first gap, at 0.
+    src = "stage d : delay;\nworkload { arrive renewal(~det(0)); }\nsession { run d (1); }\nrun { horizon 10; }\n"
+    assert run_error(src, monkeypatch).endswith("at t=0: arrive renewal: the gap is 0; gaps must be positive and finite")
