@@ -108,6 +108,32 @@ run { horizon 10; }
 """
 
 
+#: evict by KEY: session 0 caches 4 and ends, 1 caches 4 and lives, 2 needs room for 4 at 1
+EVICT = """pool P { cap 8; evict by (KEY); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    set k = 1;
+    hold P (4) { } cache (4);
+    set k = 100;
+    end;
+  } else {
+    branch (serial == 1) {
+      set k = 50;
+      hold P (4) { } cache (4);
+      run d (2);
+      observe c1 = cachedin(P);
+    } else {
+      run d (1);
+      hold P (4) { } cache (0);
+    }
+  }
+}
+run { horizon 10; }
+"""
+
+
 def fill(src: str, **subs: str) -> str:
     for k, v in subs.items():
         src = src.replace(k, v)
@@ -399,6 +425,17 @@ run { horizon 20; }
 """, {"t": [(0, 3.0, 3.0), (1, 6.0, 6.0), (2, 9.0, 9.0)]},
      {("reqs", None): {"wait": 1.4, "queue": 0.35, "admissions": 5},
       ("kv", None): {"used": 1.0, "preemptions": 2, "stuck": 0}, ("E", None): {"iterations": 9}}),
+    # evict by: "Keys are evaluated per cache entry at the Evict moment and may read … the entry's
+    # session's attributes: current while the session lives, as they were at its last release after it has
+    # ended. The smallest key goes first." Session 0 caches 4 with k = 1, then sets k = 100 and ends; 1
+    # caches 4 with k = 50 and lives on; at 1 session 2's 4 (cap 8) evicts one entry. By (k): 0's (1, its k
+    # at its release, not 100), so 1 still finds its 4 at 2; by (-k): 1's (-50 against -1): 0. Either way one
+    # entry of 4 goes at 1 and the other stays: cached 4 + 4 over [0, 1], 4 after (2's cache (0) keeps
+    # nothing): 44.
+    ("evict_by_an_ended_sessions_keys_at_release", EVICT.replace("KEY", "k"), {"c1": [(1, 2.0, 4.0)]},
+     {("P", None): {"cached": 4.4, "evicted_entries": 1, "evicted_units": 4.0}}),
+    ("evict_by_a_live_sessions_keys_now", EVICT.replace("KEY", "-k"), {"c1": [(1, 2.0, 0.0)]},
+     {("P", None): {"cached": 4.4, "evicted_entries": 1, "evicted_units": 4.0}}),
 ]
 
 
