@@ -195,6 +195,16 @@ def _sum(*xs: float) -> float:
     return t
 
 
+def _all_of(tests: list[str]) -> str:
+    """The source of ``t0 & t1 & …``, every test evaluated in order. Up to 32 as one chain; more split in
+    halves, ``(left) & (right)``, nesting as deep as the logarithm of their count: a chain nests as deep as
+    it is long, and Python's compiler refuses a few thousand (a clause of 3 000 keys was a RecursionError)."""
+    if len(tests) <= 32:
+        return " & ".join(tests)
+    half = len(tests) // 2
+    return f"({_all_of(tests[:half])}) & ({_all_of(tests[half:])})"
+
+
 #: the language's min and max (NaN passed over): serq_ir.rules, the linker's folding's too
 _min = least
 _max = greatest
@@ -785,7 +795,7 @@ class Compiler:
         comparison a key when none is NaN. ``one``: the value of the one key, not a tuple (a choose of one
         key compares numbers)."""
         names = [self.fresh("_nq") for _ in codes]
-        test = " & ".join(f"(({n} := {c}) == {n})" for n, c in zip(names, codes))
+        test = _all_of([f"(({n} := {c}) == {n})" for n, c in zip(names, codes)])
         tup = "(" + "".join(n + ", " for n in names) + ")"
         places = nankeys.key_places(kind, keys, span)
         self.key_places.append(places)
