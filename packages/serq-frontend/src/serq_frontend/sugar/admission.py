@@ -98,6 +98,9 @@ class Admission:
         if not h.bindings:
             return h
         env: dict[str, Any] = {}
+        # where each name is bound last: a name is bound at or after binding i when its last is (the names
+        # bound from i on, made for every binding, took a clause of 10 000 bindings 8 s)
+        last = {b.name: i for i, b in enumerate(h.bindings)}
         for i, b in enumerate(h.bindings):
             if A.draws(b.value):
                 raise ctx.error(b.value.pos, f"the binding `{b.name}` draws: a binding is substituted, so a "
@@ -107,9 +110,9 @@ class Admission:
             why = self.taken.get(b.name) or language_name(b.name, self.trace)
             if why is not None:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
-            later = {x.name for x in h.bindings[i:]} - env.keys() - self.sets
             for x in A.walk_expr(b.value):
-                if type(x) is A.Var and x.simple in later and A.same_text(h, x):
+                if (type(x) is A.Var and last.get(x.simple, -1) >= i and x.simple not in env
+                        and x.simple not in self.sets and A.same_text(h, x)):
                     what = "itself" if x.simple == b.name else f"`{x.simple}`, bound after it"
                     raise ctx.error(x.pos, f"the binding `{b.name}` reads {what}: a binding reads only the "
                                     "ones before it in its clause")
