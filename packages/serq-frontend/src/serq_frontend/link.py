@@ -35,7 +35,7 @@ from .names import (
     declared_name_problem,
 )
 from .names import supplied as _supplied
-from .stale import HEADER, QUEUE_KEY, SERVE_KEY, VICTIM_KEY, Taint, stale_message
+from .stale import HEADER, QUEUE_KEY, SERVE_KEY, VICTIM_KEY, Taint, as_written, stale_message
 
 #: a numeric literal's text (kernel.lark's NUMBER), to read a seed beyond 2**53 from its digits
 _LITERAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -145,6 +145,8 @@ class Family:
 
 #: the built-in stage kinds whose run's work is time, not tokens (no mode, no growth)
 _TIME_KINDS = ("fifo", "ps", "delay")
+#: how many of the pools a step stage admits from the warning of its `est_wait` names (the rest it counts)
+_VIA_SHOWN = 3
 
 
 class Linker:
@@ -545,9 +547,17 @@ class Linker:
         via = [n for n, fam in self.pools.items()
                if any(o.kind == "admit_via" and o.args and getattr(o.args[0], "dotted", None) == stage
                       for o in fam.item.opts)]
+        # every pool it admits from, in the order they are declared (the order the stage serves their queues),
+        # the first SHOWN of them by name: one named alone left the others' waits unsaid
+        named = [f"`queued({n})`" for n in via[:_VIA_SHOWN]]
+        more = len(via) - len(named)
+        if more:
+            named.append(f"{more} more")
+        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
         read = (f"read `queued({via[0]})`, the requests waiting in the queue of the pool it admits from"
-                if via else "read `queued(P)` of the pool its requests wait in (a pool with `admit via "
-                f"{stage}`)")
+                if len(via) == 1 else f"read {listed}, the requests waiting in the queues of the {len(via)} pools "
+                "it admits from" if via else "read `queued(P)` of the pool its requests wait in (a pool with "
+                f"`admit via {stage}`)")
         self.ctx.reporter.warn(pos, f"`est_wait({stage})` is 0 throughout the run: step stage `{stage}` has no "
                                "queue of its own (a run joins its residents at once, so no run waits there); "
                                + read)
@@ -1104,7 +1114,9 @@ class Linker:
         """A warning at the first read of each attribute the program sets that no path has set before it
         (:class:`Unset`): an attribute is 0 until the session sets it, so the read is of 0 on every path, and
         a P/D program that named its decoder's member `pkv[j]` one statement before its `choose j` prefilled
-        on member 0 whatever the router chose (an error only when a prefill member other than 0 held it)."""
+        on member 0 whatever the router chose (an error only when a prefill member other than 0 held it). In a
+        queue's entry the name is said as the entry writes it (`t`, not the `D.t` the queue sugar gives it),
+        as the live-state lint says it (stale.as_written)."""
         attributes = {a.name for a in self.attributes if not a.builtin}
         reads = Unset(attributes, turn).run(init, session)
         if not reads:
@@ -1119,9 +1131,9 @@ class Linker:
         for name, pos in reads.items():
             first = firsts.get(name)
             at = "" if first is None else f"; the first statement that sets it is at {first.seen_from(pos)}"
-            self.ctx.reporter.warn(pos, f"`{name}` is read here before any statement sets it, so it reads 0 (an "
-                                   f"attribute is 0 until the session sets it{at}): set it before this read, or "
-                                   "write 0")
+            self.ctx.reporter.warn(pos, f"`{as_written(name, pos)}` is read here before any statement sets it, so "
+                                   f"it reads 0 (an attribute is 0 until the session sets it{at}): set it before "
+                                   "this read, or write 0")
 
     def link(self) -> ir.Program:
         ctx = self.ctx

@@ -690,11 +690,10 @@ class QueueRewriter:
         # `computed` too: the hold's own position at its last preemption, which the pool sets, and what
         # a header that resumes rather than restarts reads (lib/vllm.sq's `known`)
         ok = lets | own_pools | {q.name, "inf", "self", "computed"}
-        inner, first_set, tainted, place = self._entry_sets(e)
+        inner, first_set, tainted, place, before = self._entry_sets(e)
         nested = id(s) in inner
         if nested:
-            here = place[id(s)]
-            ok = ok | {"cached"} | {n for n, at in first_set.items() if at < here and n not in tainted}
+            ok = ok | {"cached"} | (before[id(s)] - tainted)
         params = set(e.params)
         roots: list[Any] = []
         # the pools the hold names (its `from` pool among them) are its statement's, not a read
@@ -724,7 +723,15 @@ class QueueRewriter:
                                          "within another reads in its header what the entry set before it, "
                                          "`cached` and what the entry's first hold reads, not the clock or "
                                          "what the scheduler may not know")
-                elif nested and head in A.assigned_in(e.body):
+                elif nested and head in first_set and first_set[head][0] < place[id(s)]:
+                    # set earlier in the source, on some paths only (an arm of a branch): the header would
+                    # read the value of the path taken, 0 or one set before the entry was called, on the others
+                    raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads `{head}`, "
+                                         "which the entry sets before this hold on some paths only (at "
+                                         f"{first_set[head][1].seen_from(x.pos)}); a hold within another reads "
+                                         "in its header what the entry set on every path to it: set it on "
+                                         "each, or before the branch")
+                elif nested and head in first_set:
                     raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads `{head}`, "
                                          "which the entry sets only after this hold; a hold within another "
                                          "reads in its header what the entry set before it: set it first")
@@ -748,36 +755,48 @@ class QueueRewriter:
                                      "parameters, its queue's pools and stage and the constants (the body "
                                      "may read more: set the value there, or pass it)")
 
-    def _entry_sets(self, e: A.QEntry) -> tuple[set[int], dict[str, int], set[str], dict[int, int]]:
+    def _entry_sets(self, e: A.QEntry) -> tuple[set[int], dict[str, tuple[int, Pos]], set[str], dict[int, int],
+                                                dict[int, frozenset[str]]]:
         """What the headers of the entry's holds may read, made once for the entry (each a single walk, so
         that an entry of many holds and sets links in time linear in its size): the ids of its holds within
-        another hold, the place (in source order) of each name's first set, the names any of its statements
-        sets from the clock or a hidden attribute, directly or through another such name, and each hold's
-        place. A name is set before a hold when its first set's place is below the hold's."""
+        another hold, the place (in source order) and position of each name's first set, the names any of its
+        statements sets from the clock or a hidden attribute, directly or through another such name, each
+        hold's place, and for each hold within another the names every path from the entry's start to it
+        has set (:meth:`_set_on_every_path`): an attribute is read as the path taken set it (language.txt §3),
+        so a name one arm of a branch sets is not set before a hold in the other arm, nor after the branch."""
         got = self._entry_facts.get(id(e))
         if got is not None and got[0] is e:
             return got[1]
         inner: set[int] = set()
-        first_set: dict[str, int] = {}
+        first_set: dict[str, tuple[int, Pos]] = {}
         place: dict[int, int] = {}
         sources: dict[str, list[Any]] = {}
+        header_reads: list[Any] = []  # the expressions of the headers of the holds within another
 
         def walk(stmts: list[Any], within: bool) -> None:
             for t in stmts:
                 place[id(t)] = len(place)
                 if isinstance(t, (A.SSet, A.SChoose)):
-                    first_set.setdefault(t.name, place[id(t)])
+                    first_set.setdefault(t.name, (place[id(t)], t.pos))
                     sources.setdefault(t.name, []).extend(A.stmt_exprs(t))
                 elif isinstance(t, A.SHold):
                     if within:
                         inner.add(id(t))
+                        header_reads.extend(y for p in t.pools for y in A.stmt_exprs(p))
+                        header_reads.extend([t.reuse] if t.reuse is not None else [])
+                        header_reads.extend(b.value for b in t.bindings)
                     for b in t.bindings:
-                        first_set.setdefault(b.name, place[id(t)])
+                        first_set.setdefault(b.name, (place[id(t)], t.pos))
                         sources.setdefault(b.name, []).append(b.value)
                 for b in A.blocks_of(t):
                     walk(b, within or isinstance(t, A.SHold))
 
         walk(e.body, False)
+        # (only the names a header within another hold reads are followed: a set of every name the entry sets
+        # at every statement took a time quadratic in the entry's size)
+        wanted = {x.parts[0][0] for r in header_reads for x in A.walk_expr(r) if type(x) is A.Var} & set(first_set)
+        before: dict[int, frozenset[str]] = {}
+        self._set_on_every_path(e.body, frozenset(), before, wanted)
         # tainted: the least set of names whose sources read `now`, a hidden attribute or a tainted name,
         # by a walk from the names that read the first two along who reads whom
         readers: dict[str, list[str]] = {}
@@ -795,9 +814,42 @@ class QueueRewriter:
             if name not in tainted:
                 tainted.add(name)
                 todo.extend(readers.get(name, ()))
-        facts = (inner, first_set, tainted, place)
+        facts = (inner, first_set, tainted, place, before)
         self._entry_facts[id(e)] = (e, facts)
         return facts
+
+    def _set_on_every_path(self, stmts: list[Any], state: frozenset[str] | None,
+                           before: dict[int, frozenset[str]], wanted: set[str]) -> frozenset[str] | None:
+        """The names of ``wanted`` every path through ``stmts`` from ``state`` has set (a `set`, a `choose`, a
+        hold's bindings within its body), in execution order, noting at each hold (in ``before``) what every path to its
+        header has: a branch keeps what both arms set, a loop's body starts from what its entry has (its first
+        pass), a hold's body from its header's with its bindings; ``end;`` ends the path (None), though an
+        entry refuses it. A hold executed again after a preemption has set at least as much as the first
+        time, so the first pass is the one to judge."""
+        for t in stmts:
+            if state is None:
+                return None
+            if isinstance(t, (A.SSet, A.SChoose)):
+                if t.name in wanted and t.name not in state:
+                    state = state | {t.name}
+            elif isinstance(t, A.SHold):
+                before[id(t)] = state
+                state = self._set_on_every_path(t.body, state | ({b.name for b in t.bindings} & wanted), before,
+                                                wanted)
+            elif isinstance(t, (A.SBranch, A.SBranchWith)):
+                a = self._set_on_every_path(t.then, state, before, wanted)
+                b = self._set_on_every_path(t.orelse, state, before, wanted)
+                state = b if a is None else a if b is None else a & b
+            elif isinstance(t, A.SLoop):
+                self._set_on_every_path(t.body, state, before, wanted)
+            elif isinstance(t, A.SEnd):
+                return None
+            else:
+                for b in A.blocks_of(t):
+                    state = self._set_on_every_path(b, state, before, wanted)
+                    if state is None:
+                        return None
+        return state
 
     def check_reads(self, q: Queue, e: A.QEntry, root: Any, own_pools: set[str]) -> None:
         """An observable in an entry reads the queue's own pools and stage (and the pool its ``from``
