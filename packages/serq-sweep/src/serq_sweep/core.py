@@ -89,6 +89,9 @@ class Point:
     #: and :func:`run_hash` keyed the runs by; the worker's run is an error when it reads other bytes
     #: (serq_sim.trace.changed); None: no trace
     trace_digest: str | None = None
+    #: the ``--def`` bodies it was compiled with, by the name its spans give each (serq.loading.def_texts): a
+    #: worker's message of a run-time error there is quoted with the body's line here (serq.errors.texts_quoted)
+    texts: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -575,6 +578,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes),
                   given=given)
     load_traces(traces_given)
+    from serq.loading import def_texts
+
     out: list[Point] = []
     warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
@@ -606,7 +611,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 warnings.append(w)
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm, replayed), inputs,
                          {r.name: list(r.columns) for r in program.records}, replayed,
-                         replayed_digest(program, traces, replayed)))
+                         replayed_digest(program, traces, replayed), def_texts(d, given)))
     return Plan(axes, out, seed_list, limits, pm, warnings, given)
 
 
@@ -675,6 +680,7 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
     false."""
     done = dict(done or {})
     tasks = plan.tasks(done if skip is None else skip, records=records is not None)
+    texts = {p.index: p.texts for p in plan.points if p.texts}
     total = len(plan.points) * len(plan.seeds)
     bar = progress_bar(total, total - len(tasks), progress, desc)
     stop_after = _stop_after()
@@ -694,6 +700,12 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
                     raise signals.stop_requested()
                 _point, _seed, key = t[0]
                 result.setdefault("warnings", "")  # (a run that failed, or whose worker ended: none)
+                if result.get("status") == "error" and _point in texts:
+                    # (the worker runs IR, which keeps no text: a --def body's line is quoted by this process,
+                    # which compiled it, as serq run quotes it)
+                    from serq.errors import texts_quoted
+
+                    result["message"] = texts_quoted(str(result.get("message")), texts[_point])
                 if records is not None:
                     records(key, result.pop("records", {}))
                 done[key] = result

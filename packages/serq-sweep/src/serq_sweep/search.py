@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines
+from serq.loading import def_texts
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
 
@@ -436,7 +437,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                 f"{_beside(first, name)})") from None
             probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                      core.run_hash(program_, traces, pm, replayed), trace=replayed,
-                                     trace_digest=core.replayed_digest(program_, traces, replayed)))
+                                     trace_digest=core.replayed_digest(program_, traces, replayed),
+                                     texts=def_texts({a.name: first[a.name] for a in axes if a.kind == "def"},
+                                                     given)))
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
                 caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
@@ -473,7 +476,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
                                               serq_ir.encode(program_), core.run_hash(program_, traces, pm, replayed),
                                               inputs, trace=replayed,
-                                              trace_digest=core.replayed_digest(program_, traces, replayed)))
+                                              trace_digest=core.replayed_digest(program_, traces, replayed),
+                                              texts=def_texts(dv, given)))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))

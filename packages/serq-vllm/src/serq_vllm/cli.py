@@ -97,14 +97,15 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
-    from serq.loading import load_program, sets_noted
+    from serq.loading import defs_quoted, load_program, sets_noted
     from serq.options import to_load_options
 
     from .target import target
 
     options = to_load_options(sets, defs)
     program = load_program(pm, file, options)
-    with sets_noted(options.sets):  # (`budget B;` refused as inf named no --set B)
+    # (`budget B;` refused as inf named no --set B; one in a --def body quotes the body, as serq run does)
+    with sets_noted(options.sets), defs_quoted(options.defs):
         answer = target(program, file)
     for warning in answer.get("warnings", ()):  # (in the JSON too, under warnings)
         click.echo(f"warning: {warning}", err=True)

@@ -1,5 +1,6 @@
 """The host's errors. A user's mistake is an exception whose message is what the user sees."""
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -174,6 +175,32 @@ def texts_given(texts: Mapping[str, str | None]) -> Iterator[None]:
         yield
     finally:
         _GIVEN_TEXTS.reset(token)
+
+
+#: a diagnostic's first line or a note's: ``FILE:LINE:COL: error: …`` (:func:`located`)
+_HEADER = re.compile(r"(.+?):([0-9]+):([0-9]+): (?:error|note|warning): ")
+
+
+def texts_quoted(message: str, texts: Mapping[str, str | None]) -> str:
+    """``message`` (:func:`located`'s text of an error, written where ``texts`` were not given: a worker of a
+    sweep, which runs IR and has no ``--def`` body) with the line of each of its places in one of ``texts``
+    (:func:`texts_given`'s names and texts) quoted under it, with its caret, as :func:`located` quotes it where
+    they are given: the process that compiled the program has the text, the error comes back to it with the
+    place. A place already quoted is left as it is."""
+    if not texts or not message:
+        return message
+    lines = message.split("\n")
+    out: list[str] = []
+    with texts_given(texts):
+        for i, line in enumerate(lines):
+            out.append(line)
+            m = _HEADER.match(line)
+            if m is None or m.group(1) not in texts:
+                continue
+            excerpt = source_excerpt(m.group(1), int(m.group(2)), int(m.group(3)))
+            if excerpt and lines[i + 1: i + 2] != excerpt.split("\n")[1:2]:
+                out.append(excerpt[1:])
+    return "\n".join(out)
 
 
 #: the folders a span's relative file is looked for in, in order, while a command runs a program it read from

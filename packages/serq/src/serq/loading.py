@@ -241,12 +241,19 @@ def defs_quoted(defs: Mapping[str, str], given: Any = None) -> Any:
     m``, ``defs['m']``, the name cut as a message cuts one); two names cut alike quote neither."""
     from .errors import texts_given
 
+    return texts_given(def_texts(defs, given))
+
+
+def def_texts(defs: Mapping[str, str], given: Any = None) -> dict[str, str | None]:
+    """The bodies of ``defs`` (``--def NAME=BODY``) by the name a compile's spans give each (``given``,
+    :func:`given_or_option`: ``--def m``, ``defs['m']``, the name cut as a message cuts one); two names cut
+    alike map to None, quoted from neither (:func:`defs_quoted`, serq.errors.texts_quoted)."""
     given = given_or_option(given)
     texts: dict[str, str | None] = {}
     for name, body in defs.items():
         shown = given("def", clipped(name))
         texts[shown] = None if shown in texts else body
-    return texts_given(texts)
+    return texts
 
 
 @contextlib.contextmanager
