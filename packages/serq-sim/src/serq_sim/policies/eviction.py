@@ -454,14 +454,18 @@ def instant_keys(keys) -> bool:
 def fixed_slots(program) -> set[int]:
     """The attribute slots whose value cannot change once a session has run its ``init``: ``serial``,
     and every attribute but ``turn_no``, ``cached``, ``computed``, those a trace or a preset's turns
-    load, and those a ``set`` or ``choose`` of the session or ``turn`` block assigns."""
+    load, and those a ``set`` or ``choose`` of the session or ``turn`` block assigns. A turn's loading writes
+    the slots of its names (serq_sim.workload, the simulation's ``trace_slots`` and ``slot_more``: ``new``,
+    ``out``, ``think``, ``forced`` from a trace's row, ``more`` under a trace or presets), whether or not the IR
+    marks them ``builtin``: an IR file that did not was ranked by the keys they had when cached."""
     from serq_ir import nodes as N
     from serq_ir.analysis import blocks
 
     names = {a.name: i for i, a in enumerate(program.attributes)}
     changing = {names[n] for n in ("turn_no", "cached", "computed") if n in names}
-    changing |= {i for i, a in enumerate(program.attributes) if a.builtin and a.name in N.TRACE_ATTRIBUTES}
     wl = program.workload
+    loaded = N.TRACE_ATTRIBUTES if wl.trace is not None else ("more",) if wl.presets else ()
+    changing |= {names[n] for n in loaded if n in names}
     for pr in wl.presets:
         for row in pr.turns:
             changing |= {sv.slot for sv in row}
