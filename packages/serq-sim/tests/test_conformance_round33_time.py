@@ -304,3 +304,24 @@ def test_a_drawn_gap_of_zero_is_the_runs_error(monkeypatch):
     # … and a gap drawn as 0 is an error of the run, at the instant it is drawn: the first gap, at 0.
     src = "stage d : delay;\nworkload { arrive renewal(~det(0)); }\nsession { run d (1); }\nrun { horizon 10; }\n"
     assert run_error(src, monkeypatch).endswith("at t=0: arrive renewal: the gap is 0; gaps must be positive and finite")
+
+
+RUN_BLOCKS = [
+    # program-reference.txt's run: "horizon const required End of the simulation", "warmup const 0 … Must be
+    # below horizon", "seed const 1 Seed of the random streams"; one run block, each field once. (A block
+    # without a horizon compiles: `serq run` refuses it unless --horizon gives one, docs/simulator.md.)
+    ("horizon_twice", "run { horizon 5; horizon 6; }", "`horizon` is given twice in the run block"),
+    ("two_blocks", "run { horizon 5; }\nrun { horizon 6; }", "a second `run { … }` block"),
+    ("horizon_not_above_0", "run { horizon -1; }", "the horizon must be above 0"),
+    ("warmup_negative", "run { horizon 5; warmup -1; }", "the warmup must be a finite number of at least 0"),
+    ("warmup_at_the_horizon", "run { horizon 10; warmup 10; }", "warmup 10 is not below the horizon 10"),
+    ("seed_not_whole", "run { seed 2.5; horizon 5; }", "the seed must be an integer of at least 0, not 2.5"),
+]
+
+
+@pytest.mark.parametrize("block, words", [c[1:] for c in RUN_BLOCKS], ids=[c[0] for c in RUN_BLOCKS])
+def test_run_block_refusals(block, words):
+    src = f"stage d : delay;\nworkload {{ arrive renewal(1); }}\nsession {{ run d (2); }}\n{block}\n"
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(source=src, sets={}, defs={})
+    assert str(e.value).splitlines()[0].endswith("error: " + words)
