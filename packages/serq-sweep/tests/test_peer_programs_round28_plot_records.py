@@ -24,6 +24,7 @@ pytest.importorskip("matplotlib")
 
 import serq_sweep
 from serq.errors import UserError
+from serq_sweep.core import records_columns
 from serq_sweep.plots import curve_data, records_cdf_data
 
 SERQ = str(Path(sys.executable).parent / "serq")
@@ -82,3 +83,13 @@ def test_aggregate_refuses_records_and_averages_a_runs_table(tmp_path):
                           "key": ["a", "b"], "requests.ttft.mean": [1.0, 2.0]})
     points = serq_sweep.aggregate(table)
     assert points["runs"].tolist() == [2] and points["requests.ttft.mean:mean"].tolist() == [1.5]
+
+
+def test_what_tells_records_from_a_table():
+    # a record's own column may be named as one mark of a table (status, runs, outcome), never as all of a
+    # runs table's (status, message, warnings); a sweep may sweep lets named session, turn and time
+    assert records_columns(["session", "turn", "time", "status", "runs", "outcome"])
+    assert not records_columns(["point", "session", "turn", "time", "seed", "status", "message", "warnings", "key"])
+    assert not records_columns(["point", "session", "turn", "time", "runs", "requests.ttft.mean:mean"])
+    assert not records_columns(["session", "turn", "time", "knob", "outcome", "holds", "fails", "evaluations"])
+    assert not records_columns(["session", "turn", "sent"])

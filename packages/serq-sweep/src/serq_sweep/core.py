@@ -861,14 +861,19 @@ def figure_columns(columns: Sequence[str]) -> list[str]:
 def records_columns(columns: Sequence[str]) -> bool:
     """Whether ``columns`` are those of records (``serq run --records``, ``serq sweep --records``), a row per
     request, rather than of a sweep's table, a row per run or point: the columns every record has
-    (``session``, ``turn``, ``time``) and none of a table's (``status`` of a runs table, ``runs`` of a points
-    table, ``outcome`` of a search's). A curve (``serq plot --x --y``) and ``aggregate`` take a table's rows
-    at a point for its seeds, so records were read as a run a request: each turn's mean with a CI "across
-    seeds" over its requests, ``runs`` 1196 for a point of 2 runs."""
+    (``session``, ``turn``, ``time``) and not the marks of a table (a runs table's ``status``, ``message`` and
+    ``warnings``, a points table's ``FIGURE:mean``, a search's ``outcome``, ``holds`` and ``fails``), each
+    of which a record's own column may be alone. A curve (``serq plot --x --y``) and ``aggregate`` take a
+    table's rows at a point for its seeds, so records were read as a run a request: each turn's mean with a
+    CI "across seeds" over its requests, ``runs`` 1196 for a point of 2 runs."""
     from serq_sim.records import OWN
 
+    from .search import COLUMNS
+
     names = {str(c) for c in columns}
-    return set(OWN) <= names and not names & {"status", "runs", "outcome"}
+    table = ({"status", "message", "warnings"} <= names or any(c.endswith(":mean") for c in names)
+             or set(COLUMNS[:3]) <= names)
+    return set(OWN) <= names and not table
 
 
 def table_figures(columns: Sequence[str]) -> list[str]:
