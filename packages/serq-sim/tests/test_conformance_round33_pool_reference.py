@@ -436,6 +436,26 @@ run { horizon 20; }
      {("P", None): {"cached": 4.4, "evicted_entries": 1, "evicted_units": 4.0}}),
     ("evict_by_a_live_sessions_keys_now", EVICT.replace("KEY", "-k"), {"c1": [(1, 2.0, 0.0)]},
      {("P", None): {"cached": 4.4, "evicted_entries": 1, "evicted_units": 4.0}}),
+    # "Selection occurs at admission attempts; there is no implicit aging timer": cap 2; session 2's key
+    # falls from 2 to 0 once it has waited 1 s, the others' is 1. At 0: 0 (key 1, serial 0) is admitted, then
+    # 1 (1, 1) heads the queue and does not fit (2 more): it blocks 2 (2, 2). At 1 2's key becomes 0, but
+    # nothing happens then; at 1.5 session 3's run ends, the settle tries the queue again and takes 2 (0, 2),
+    # which fits: t = 1.5. 1 waits for both (0's 10 s, 2's to 11.5): t = 11.5. P: used 1, 2, 1, 2 over [0,
+    # 1.5], [1.5, 10], [10, 11.5], [11.5, 20]: 37; queue 11.5 + 1.5 = 13; waits 0, 1.5, 11.5.
+    ("no_aging_timer", """
+pool P { cap 2; queue by (serial == 2 ? (waited >= 1 ? 0 : 2) : 1, serial); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 3) {
+    run d (1.5);
+  } else {
+    hold P (serial == 1 ? 2 : 1) { observe t = now + 0 * serial; run d (10); }
+  }
+}
+run { horizon 20; }
+""", {"t": [(0, 0.0, 0.0), (2, 1.5, 1.5), (1, 11.5, 11.5)]},
+     {("P", None): {"used": 1.85, "queue": 0.65, "wait": 13 / 3, "admissions": 3}}),
 ]
 
 
