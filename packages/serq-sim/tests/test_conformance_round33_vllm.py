@@ -190,6 +190,29 @@ run { horizon 100; }
 """, [(0, 0.0, 0.0, 1.0, 6.0, 0, 1), (1, 0.5, 1.0, 2.0, 4.0, 0, 0)],
      {"iterations": 6, "tokens": 20 / 6, "batch": 7 / 6},
      {"used": 0.6, "cached": 7.6, "preemptions": 1, "evicted_units": 8.0, "admissions": 3}),
+    # arrive closed(1): a session ends at its request's last token and its replacement arrives at that
+    # instant, its request admitted by the step that starts then (§3: a step "sees every arrival up to it").
+    # Prompt 4, one token out, horizon 5: session k's request runs [k, k + 1] for k = 0 … 4; session 5 arrives
+    # at 5 and the step planned then (at the horizon) counts (docs/language.md: "an iteration planned then
+    # … is counted in iterations"), its row never written. Iterations 6, admissions 6, requests 5; kv used 4
+    # throughout; cached 4 from 1, 2, 3, 4 (and 5): 4 · (4 + 3 + 2 + 1) = 40.
+    ("closed_replacement_at_the_same_instant", """use "vllm.sq";
+pool reqs { cap 256; admit via engine; }
+pool kv { cap 100 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+workload { arrive closed(1); hidden o; }
+session {
+  set prompt = 4;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 5; }
+""",
+     [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (1, 1.0, 1.0, 2.0, 2.0, 0, 0), (2, 2.0, 2.0, 3.0, 3.0, 0, 0),
+      (3, 3.0, 3.0, 4.0, 4.0, 0, 0), (4, 4.0, 4.0, 5.0, 5.0, 0, 0)],
+     {"iterations": 6, "requests": 5, "tokens": 4.0},
+     {"used": 4.0, "cached": 8.0, "admissions": 6}),
 ]
 
 
