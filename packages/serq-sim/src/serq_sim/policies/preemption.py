@@ -22,7 +22,8 @@ returns a :class:`PreemptionPolicy`. The engine talks to it through two members:
     the serving goes on to them (``False``). vLLM's scheduler does the first under its FCFS policy (the
     victim is ``running[-1]``, the grower itself when it is last: ``break``) and the second under its
     priority policy (the victim is the lowest priority, and the requests after it "have higher priority
-    and may still fit": ``continue``). ``preempt lifo`` stops; ``preempt by`` any other keys goes on.
+    and may still fit": ``continue``). ``preempt lifo`` stops, and so do keys that order the candidates as
+    it does (:func:`lifo_order`); ``preempt by`` any other order goes on.
 """
 
 from __future__ import annotations
@@ -85,11 +86,13 @@ def lifo_order(keys) -> bool:
     since no two candidates have one admission the keys after it order nothing either. Such keys pick
     lifo's victim, and a grower that is its own victim ends the serving as under ``preempt lifo``: the
     rule follows the order, not its spelling: a conditional of a number's test is the branch it chooses
-    (:func:`_chosen`), so a let that switches the policy (``vict == 1 ? -cls : 0``) is lifo at 0."""
+    (:func:`_chosen`), so a let that switches the policy (``vict == 1 ? -cls : 0``) is lifo at 0. Keys that
+    are all numbers (``by (0)``) order nothing: every candidate ties, and ties go to the last admitted,
+    lifo's victim."""
     for k in keys:
         if not isinstance(_chosen(k), N.Num):
             return _admission_sign(k) == -1
-    return False
+    return True
 
 
 class PreemptionPolicy:
