@@ -456,6 +456,57 @@ session {
 run { horizon 20; }
 """, {"t": [(0, 0.0, 0.0), (2, 1.5, 1.5), (1, 11.5, 11.5)]},
      {("P", None): {"used": 1.85, "queue": 0.65, "wait": 13 / 3, "admissions": 3}}),
+    # The grower its own victim on a step engine served newest first (serve by (-admission)), under three
+    # spellings of lifo's victims: lifo, by (0) (every candidate ties; "ties go to the last admitted") and by
+    # (0, -admission) (docs/language.md: such keys stop the serving as lifo does). kv cap 3; session 0 holds 1
+    # at 0, session 1 at 1, each decoding 3 growing kv. [0, 1]: 0 (position 1). [1, 2]: 1 (1), 0 grows (2; 3
+    # in use). [2, 3]: 1 is served first, its growth does not fit, the last admitted is 1 itself: preempted,
+    # and 0 gets nothing (the step only preempted). At 3 1 is admitted again; [3, 4]: 1 is planned its token,
+    # then 0's growth to 3 takes it as the victim (its token given back; position 0, no further than its
+    # first preemption: stuck); 0 done at 4. 1 is admitted at 4 and decodes [4, 7]. kv used 1, 3, 2, 3, 1, 2,
+    # 3: 15; queue 1 over [2, 4]; waits 0, 0, 1, 1; E: 7 iterations, tokens 1, 2, 0, 1, 1, 1, 1.
+    ("self_victim_stops_the_serving_lifo", """pool kv { cap 3; preempt lifo; }
+stage E : step { budget 8; cost 1; memory kv; serve by (-admission); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold kv (1) { run E decode (3) growing kv; }
+  observe t = now + 0 * serial;
+}
+run { horizon 20; }
+""",
+     {"t": [(0, 4.0, 4.0), (1, 7.0, 7.0)]},
+     {("kv", None): {"used": 0.75, "queue": 0.1, "wait": 0.5, "preemptions": 2, "stuck": 1},
+      ("E", None): {"iterations": 7, "tokens": 1.0}}),
+    ("self_victim_stops_the_serving_by_constant", """pool kv { cap 3; preempt by (0); }
+stage E : step { budget 8; cost 1; memory kv; serve by (-admission); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold kv (1) { run E decode (3) growing kv; }
+  observe t = now + 0 * serial;
+}
+run { horizon 20; }
+""",
+     {"t": [(0, 4.0, 4.0), (1, 7.0, 7.0)]},
+     {("kv", None): {"used": 0.75, "queue": 0.1, "wait": 0.5, "preemptions": 2, "stuck": 1},
+      ("E", None): {"iterations": 7, "tokens": 1.0}}),
+    ("self_victim_stops_the_serving_by_constant_then_admission", """pool kv { cap 3; preempt by (0, -admission); }
+stage E : step { budget 8; cost 1; memory kv; serve by (-admission); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold kv (1) { run E decode (3) growing kv; }
+  observe t = now + 0 * serial;
+}
+run { horizon 20; }
+""",
+     {"t": [(0, 4.0, 4.0), (1, 7.0, 7.0)]},
+     {("kv", None): {"used": 0.75, "queue": 0.1, "wait": 0.5, "preemptions": 2, "stuck": 1},
+      ("E", None): {"iterations": 7, "tokens": 1.0}}),
 ]
 
 
