@@ -233,3 +233,19 @@ def test_two_victims_of_one_step_are_two_preemptions_and_a_one_token_request_has
     assert pool(r, "kv").preemptions == sum(want["preemptions"]) == 2
     # vllm:prefix_cache_queries 16 + 2 + 2 (new), hits 0; the re-admissions' 3 + 3 counted apart
     assert m.prefix_cache_hit_rate == 0 / 20
+
+
+def test_a_preemption_counts_when_it_is_made_where_vllms_counter_waits_for_the_victims_next_token(monkeypatch):
+    """The first case cut at 4.5, between B's preemption (the step [1, 2]) and its next token (7). The KV pool
+    counts the preemption (1), at the iteration that made it. vLLM's ``vllm:num_preemptions`` would still say 0
+    at that scrape: ``_preempt_request`` only appends the PREEMPTED event to ``request.events``, which
+    ``update_from_output`` hands over with the request's next EngineCoreOutput, and an output is made only for
+    new tokens (``should_emit_output``), B's at 7; the real scheduler's IterationStats counted it in the step
+    [6, 7] (docs/vllm.md, the metrics table). The gaps so far agree: A's tokens at 1, 2, 3, 4 give 3 gaps of 1,
+    B's one token none; no request has finished, so no record, and the TTFT observe has both first tokens."""
+    src = SELF_PREEMPTION.replace("BLOCKS", "3").replace("OUT", "6").replace("horizon 100", "horizon 4.5")
+    r, obs = run(src, monkeypatch)
+    assert pool(r, "kv").preemptions == 1
+    m = r.result.requests
+    assert m.completed == 0 and (m.itl.count, m.itl.mean) == (3, 1.0)
+    assert [(s, t, v) for s, t, v in obs["ttft"]] == [(0, 1.0, 1.0), (1, 1.0, 1.0)]
