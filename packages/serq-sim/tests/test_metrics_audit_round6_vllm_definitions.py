@@ -249,3 +249,63 @@ def test_a_preemption_counts_when_it_is_made_where_vllms_counter_waits_for_the_v
     m = r.result.requests
     assert m.completed == 0 and (m.itl.count, m.itl.mean) == (3, 1.0)
     assert [(s, t, v) for s, t, v in obs["ttft"]] == [(0, 1.0, 1.0), (1, 1.0, 1.0)]
+
+
+FOLLOW_UP = """
+use "vllm.sq";
+pool reqs { cap 4; admit via engine; }
+pool kv { cap 5 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 5; cost 1; memory kv; }
+workload { arrive batch(2); hidden o; }
+session {
+  set prompt = 4;
+  set o = serial == 0 ? 1 : 4;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  branch (serial == 0) {
+    turn;
+    set prompt = 16;
+    set o = 2;
+    set t0 = now;
+    vllm_request(reqs, kv, engine, prompt, o, t0);
+  }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_follow_up_preempted_in_its_prefill_counts_the_hit_of_its_first_scheduling(monkeypatch):
+    """A request's hit is the one of its first scheduling (vLLM's ``num_cached_tokens``, set while
+    ``request.num_preemptions <= 0``, and its first lookup in ``vllm:prefix_cache_*``), not the larger one of
+    its re-admission after a preemption in the middle of its prefill.
+
+    5 blocks of 4, budget 5. Session 0 sends S1 (prompt 4, one token) at 0 and, at S1's last token, S2 (prompt
+    4 + 1 + 11 = 16, 2 out); session 1 sends R (prompt 4, 4 out) at 0. [0, 1]: S1 prefills 4 (a block, cached
+    at 1: its 4 computed tokens), R is admitted with the 1 token left (a block). [1, 2]: R's last 3 (first token
+    at 2); S2 admitted with 2 left: hit min(4, floor(15 / 4) * 4) = 4 (S1's block), positions 5, 6 (a block;
+    its 16 need 3 new blocks, 3 are free). [2, 3]: R decodes (position 5, a second block), S2 positions 7..10 (a
+    third block: 5 in use). [3, 4]: R position 6; S2 wants a block for position 13, none is free: running[-1]
+    is S2 itself, preempted with 10 computed (positions 1..8 in two cached blocks, the partial third freed).
+    [4, 5]: R's last token at 5 (S2 needs 2 new blocks beside its hit, 1 is free). [5, 6]: S2 re-admitted, hit
+    min(8, 12) = 8, positions 9..13; [6, 7] 14..16, first token at 7; [7, 8] its second: done at 8.
+
+    vLLM: ``queries`` 4 + 4 + 16 = 24 and ``hits`` 0 + 0 + 4 (steps 0 and 1), ``preempted_queries`` 16 and
+    ``preempted_hits`` 8 (step 5): 4 / 24, the report's rate, where the re-admission's hit would make it
+    8 / 24. TTFT 1, 2, 6; E2E 1, 5, 7; queue 0, 0, 0; prefill 1, 2, 6 (S2's wait and recompute in it);
+    decode 0, 3, 1; TPOT R 1, S2 1; ITL 1, 1, 1 and 1. Tokens an iteration 5, 5, 5, 1, 1, 5, 3, 1."""
+    r, obs = run(FOLLOW_UP, monkeypatch)
+    want = vllm_metrics([
+        {"arrival": 0, "scheduled": 0, "tokens": [1], "preemptions": 0},
+        {"arrival": 0, "scheduled": 0, "tokens": [2, 3, 4, 5], "preemptions": 0},
+        {"arrival": 1, "scheduled": 1, "tokens": [7, 8], "preemptions": 1},
+    ])
+    assert want["prefill"] == [1, 2, 6]
+    assert rows(r) == [(0, 0.0, 0.0, 1.0, 1.0, 4, 1, 0, 0), (0, 1.0, 1.0, 7.0, 8.0, 16, 2, 4, 1),
+                       (1, 0.0, 0.0, 2.0, 5.0, 4, 4, 0, 0)]
+    assert_vllm_figures(r, want)
+    vllm_queries, vllm_hits = 4 + 4 + 16, 0 + 0 + 4
+    assert r.result.requests.prefix_cache_hit_rate == vllm_hits / vllm_queries
+    assert sorted(v for _, _, v in obs["hit"]) == [0.0, 0.0, 4.0]  # once a request, at its first admission
+    e = stage(r, "engine")
+    assert e.iterations == 8 and round(e.iterations * e.tokens) == 5 + 5 + 5 + 1 + 1 + 5 + 3 + 1
+    assert pool(r, "kv").preemptions == 1
