@@ -232,14 +232,16 @@ run { horizon 100; }
                                         ("preempt by (2, -1 * admission);", True),
                                         ("preempt by (-admission, position);", True),
                                         ("preempt by (0);", True), ("preempt by (1, 2);", True),
+                                        ("preempt by (now);", True), ("preempt by (used(kv), -admission);", True),
+                                        ("preempt by (now, -serial);", False),
                                         ("preempt by (decoding, -admission);", False)])
 def test_a_self_victim_ends_the_serving_under_lifos_order_however_spelt(monkeypatch, pre, stops):
     """§3 growth "preempting if needed"; docs/language.md, rules chosen: a grower that is its own victim
     ends the iteration's serving under `preempt lifo` and the serving goes on under any other victim
     order. The order decides, not its spelling: a number beside `-admission` orders nothing, `0 -
     admission` is `-admission`, and a key after it orders nothing (no two candidates have one admission);
-    numbers alone order nothing at all, every candidate ties and ties go to the last admitted; they stop
-    as lifo does.
+    a key that reads nothing of the candidate (a number, `now`, `used(kv)`) orders nothing, and keys that
+    are all such leave every candidate tied, the tie going to the last admitted; they stop as lifo does.
 
     kv cap 5, serve by (-admission) (the last admitted first): s0 holds 3 and prefills 3, s1 holds 2
     and prefills 2, both growing, then decode 2. [0,1]: both prefills (5 tokens). At 1 s1 is served

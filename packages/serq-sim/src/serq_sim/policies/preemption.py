@@ -79,18 +79,29 @@ def _admission_sign(e) -> int:
     return sign if c > 0 else -sign
 
 
+def _per_candidate(e) -> bool:
+    """Whether key ``e`` can differ between two candidates at one Victim moment: it reads an attribute or
+    ``admission``, ``decoding`` or ``position`` (in the branch a number's test chooses). A number, ``now``
+    and the pools' and stages' queries are the same for every candidate: such a key orders nothing (a NaN
+    there is inf for all of them, :func:`serq_sim.orders.nan_last`)."""
+    from ..compile import reads
+
+    return reads(e, lambda x: isinstance(x, N.Attr) or (isinstance(x, N.Ctx) and x.name in
+                                                        ("admission", "decoding", "position")), taken=True)
+
+
 def lifo_order(keys) -> bool:
     """Whether ``preempt by`` keys order the candidates as ``lifo`` does, the last admitted first: the
-    first key that is not a number (a number is the same for every candidate: it orders nothing)
-    strictly decreases with ``admission`` (``-admission``, ``0 - admission``, ``-1 * admission``), and
-    since no two candidates have one admission the keys after it order nothing either. Such keys pick
-    lifo's victim, and a grower that is its own victim ends the serving as under ``preempt lifo``: the
-    rule follows the order, not its spelling: a conditional of a number's test is the branch it chooses
-    (:func:`_chosen`), so a let that switches the policy (``vict == 1 ? -cls : 0``) is lifo at 0. Keys that
-    are all numbers (``by (0)``) order nothing: every candidate ties, and ties go to the last admitted,
-    lifo's victim."""
+    first key that can differ between candidates (:func:`_per_candidate`; a number, ``now`` or a pool's
+    query is the same for all of them: it orders nothing) strictly decreases with ``admission``
+    (``-admission``, ``0 - admission``, ``-1 * admission``), and since no two candidates have one
+    admission the keys after it order nothing either; or no key can differ (``by (0)``, ``by (now)``):
+    every candidate ties, and ties go to the last admitted. Such keys pick lifo's victim, and a grower
+    that is its own victim ends the serving as under ``preempt lifo``: the rule follows the order, not
+    its spelling: a conditional of a number's test is the branch it chooses (:func:`_chosen`), so a let
+    that switches the policy (``vict == 1 ? -cls : 0``) is lifo at 0."""
     for k in keys:
-        if not isinstance(_chosen(k), N.Num):
+        if _per_candidate(k):
             return _admission_sign(k) == -1
     return True
 
@@ -132,7 +143,8 @@ class PreemptByKeys(PreemptionPolicy):
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
         #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
         lifo = lifo_order(node.keys or [])
-        if lifo and sum(not isinstance(_chosen(k), N.Num) for k in node.keys) == 1:  # (other keys are evaluated)
+        read = [k for k in node.keys or [] if not isinstance(_chosen(k), N.Num)]
+        if lifo and len(read) == 1 and _admission_sign(read[0]) == -1:  # (other keys are evaluated)
             from ..pools import growth
 
             self.last = growth.last_candidate
