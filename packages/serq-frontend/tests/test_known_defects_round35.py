@@ -199,3 +199,11 @@ def test_one_pool_is_named_as_before(capfd):
                                              "block 16; }"))
     assert [line for line in err if "warning:" in line] == [
         HEAD.format(line=6) + "`queued(reqs)`, the requests waiting in the queue of the pool it admits from"]
+
+
+def test_no_pool_admitted_via_the_stage_says_what_to_read(capfd):
+    # a stage no pool names in `admit via`: the warning says to read the queue of such a pool (the list of
+    # pools it admits from is empty: the compile raised IndexError there)
+    err = _warnings(capfd, EST_WAIT.replace("POOLS", "pool reqs { cap 64; }\npool kv { cap 1024; block 16; }"))
+    assert [line for line in err if "warning:" in line] == [
+        HEAD.format(line=6) + "`queued(P)` of the pool its requests wait in (a pool with `admit via engine`)"]

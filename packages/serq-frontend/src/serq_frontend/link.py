@@ -553,7 +553,7 @@ class Linker:
         more = len(via) - len(named)
         if more:
             named.append(f"{more} more")
-        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}" if named else ""
         read = (f"read `queued({via[0]})`, the requests waiting in the queue of the pool it admits from"
                 if len(via) == 1 else f"read {listed}, the requests waiting in the queues of the {len(via)} pools "
                 "it admits from" if via else "read `queued(P)` of the pool its requests wait in (a pool with "
