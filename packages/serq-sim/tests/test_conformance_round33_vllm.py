@@ -60,11 +60,12 @@ session {
     vllm_request(reqs, kv, engine, prompt, o, t0);
   }
 }
-run { horizon 100; }
+run { horizon 100; WARMUP }
 """
 
 
 def _turns(**kw) -> str:
+    kw.setdefault("WARMUP", "")
     src = TURNS
     for k, v in kw.items():
         src = src.replace(k, v)
@@ -213,6 +214,18 @@ run { horizon 5; }
       (3, 3.0, 3.0, 4.0, 4.0, 0, 0), (4, 4.0, 4.0, 5.0, 5.0, 0, 0)],
      {"iterations": 6, "requests": 5, "tokens": 4.0},
      {"used": 4.0, "cached": 8.0, "admissions": 6}),
+    # The warm-up's end (1) on the engine: the request table keeps the requests sent at or after it (docs/
+    # language.md: "the warm-up applies to a request as a whole, by its send time"), the engine's `requests`
+    # count those that ended after it, and an iteration counts when it is planned at or after it. s0 sends 4
+    # (3 out) at 0: prefill [0, 1] (first token 1), decodes [1, 3]; s1 sends 4 (3 out) at 1: admitted at 1,
+    # prefill [1, 2], decodes [2, 4]. Table: s1's row alone; engine: requests 2 (ends 3, 4); iterations [1, 2],
+    # [2, 3], [3, 4]: tokens 5, 2, 1, batch 2, 2, 1; kv admissions 1 (s1's, at the warm-up's instant); over
+    # [1, 100]: used 12, 16, 8 (36), cached s0's 4 from 3, s1's 4 from 4: 4 + 768.
+    ("warmup_cuts_requests_by_sent_and_the_engine_by_end",
+     _turns(BLOCKS="100", N="2", W1="serial", P1="4", O1="3", W2="0", P2="0", WARMUP="warmup 1;"),
+     [(1, 1.0, 1.0, 2.0, 4.0, 0, 0)],
+     {"iterations": 3, "requests": 2, "tokens": 8 / 3, "batch": 5 / 3, "mixed": 1, "decode_only": 2},
+     {"admissions": 1, "used": 36 / 99, "cached": 772 / 99}),
 ]
 
 
