@@ -55,7 +55,6 @@ def test_single_turn_routing_by_cached_prefix_is_least_loaded_and_random_routing
     assert j.mean + j.ci < s.mean - s.ci  # join the shortest queue beats random
 
 
-@pytest.mark.timeout(120)
 def test_the_replica_without_a_memory_limit_and_its_live_sessions():
     prog = serq_frontend.compile(path=str(REPLICA), sets={"blocks": math.inf})
     for seed in (1, 2, 3):

@@ -52,7 +52,6 @@ def test_bursty_arrivals_are_gim1(monkeypatch):
     assert abs(r.stage("gpu").utilisation - 0.5) < 0.01
 
 
-@pytest.mark.timeout(60)
 def test_a_router_over_heterogeneous_replicas(monkeypatch):
     # hetero_router.sq, lambda 3 over speeds 2, 1, 1. Weighted random (1/2, 1/4, 1/4) splits the Poisson
     # stream: three M/M/1 at rho 0.75, response 1/(2 - 1.5) = 2 and 1/(1 - 0.75) = 4: mean 0.5 * 2 + 0.5 * 4
@@ -69,7 +68,6 @@ def test_a_router_over_heterogeneous_replicas(monkeypatch):
     assert po2.mean + po2.ci < rnd.stats("response").mean - rnd.stats("response").ci
 
 
-@pytest.mark.timeout(60)
 def test_pd_with_a_bottleneck_link_is_a_jackson_network(monkeypatch):
     # pd_jackson.sq: lambda 4 sprayed over 3 prefillers (mu 2: each M/M/1 at 4/3) into one KV link (mu 5,
     # M/M/1 at 4, rho 0.8: the bottleneck). To the decoder: 3 / (6 - 4) + 1 / (5 - 4) = 2.5, at the link 1.

@@ -118,7 +118,6 @@ def test_a_step_engine_of_one_request_an_iteration_is_md1(monkeypatch):
     assert abs(reqs.queue - 0.45) < 0.03 and abs(reqs.wait - 0.375) < 0.02
 
 
-@pytest.mark.timeout(60)
 def test_a_multiclass_ps_link_with_a_second_hop_is_insensitive(monkeypatch, tmp_path):
     # flows_ps.sq: lambda 0.5, 60 % h2(1, 4) on L alone, 40 % exp(1.5) over L and W as one flow: rho =
     # 0.5 x (0.6 + 0.6) = 0.6 on L; W (capacity 10) never binds, so both classes see PS on L:
@@ -161,7 +160,6 @@ def md1_response(lam: float, d: float = 0.5) -> float:
     return d + lam * d * d / (2 * (1 - lam * d))
 
 
-@pytest.mark.timeout(120)
 def test_a_sweep_over_the_rate_is_monotone_per_seed_and_crn_pairs_the_points(tmp_path):
     # step_md1.sq over lambda 0.6 .. 1.6 under seeds 1..6, each run exactly 20 000 requests, no warm-up.
     # Under one seed the arrivals are the same draws scaled by 1 / lambda and the services are fixed, so
@@ -321,7 +319,6 @@ def test_pd_disaggregation_in_pull_mode_by_hand(monkeypatch):
     assert all(r.pool(n).preemptions == 0 for n in ("P.kv", "D.kv"))
 
 
-@pytest.mark.timeout(60)
 def test_limited_processor_sharing_is_insensitive_and_fifo_is_not(monkeypatch):
     # lps.sq: lambda 2, 3 servers shared (ps(min(present, 3))), work h2(1, 4). Insensitivity: M/M/3's
     # P0 = 1/9, Erlang C 4/9, response 1 + (4/9) / (3 - 2) = 13/9, and the time the stage is empty 1/9.
@@ -408,7 +405,6 @@ def sjf_waits(lam: float) -> dict[str, float]:
     return {"wait": mean(x >= 0), "wait_long": mean(x > 2), "wait_short": mean(x < 0.25)}
 
 
-@pytest.mark.timeout(60)
 def test_shortest_job_first_is_phipps_formula(monkeypatch):
     # sjf.sq: lambda 0.7, exp(1) work, the slot's queue ordered by the work: mean wait 1.3122, 3.5500 for
     # the jobs of work above 2, 0.7086 below 0.25; FIFO (sjf 0) waits W0 / (1 - rho) = 7/3 whatever the work.
