@@ -144,9 +144,9 @@ class RequestMetrics(_S, kw_only=True):
     goodput: float | None = None  # good / duration
     attainment: float | None = None  # good / completed: the fraction of the requests that met every SLO
     # sum(cached) / sum(prompt) over the rows (tokens): each request's hit at its first scheduling (vLLM's
-    # num_cached_tokens), counted once; vLLM's prefix_cache_hits / prefix_cache_queries count every lookup of a
-    # waiting request, again at each step one is held back for KV blocks (a preempted request's lookups apart);
-    # None without those columns
+    # num_cached_tokens), counted once, as vLLM 0.33.0's prefix_cache_hits / prefix_cache_queries count it (at
+    # the step that admits the request; a preempted request's lookups apart), over the recorded requests; None
+    # without those columns
     prefix_cache_hit_rate: float | None = None
 
 

@@ -11,11 +11,12 @@
   attainment, the fraction of the completed requests that are good, ``good / completed``;
 * the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
   ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: each request
-  counted once. vLLM's counters ``vllm:prefix_cache_hits / vllm:prefix_cache_queries`` count in tokens
-  every lookup of a request not preempted before, a request held at the head of the waiting queue for
-  lack of KV blocks again at each step it is tried (``KVCacheManager.get_computed_blocks`` runs before the
-  allocation that fails), so under memory pressure their ratio is not this one (docs/language.md); the
-  "Prefix cache hit rate" vLLM's logger prints is their ratio over its most recent 1 000 lookups,
+  counted once. vLLM 0.33.0's counters ``vllm:prefix_cache_hits / vllm:prefix_cache_queries`` count in
+  tokens the same: a request not preempted before, once, at the step whose waiting loop admits it
+  (scheduler.py's "Record at admission so unscheduled lookups are not counted"), a request held at the head
+  of the waiting queue for lack of KV blocks with the hit of the step that admits it, over every request
+  admitted where this rate is over the recorded ones (docs/language.md); the "Prefix cache hit rate"
+  vLLM's logger prints is their ratio over its most recent 1 000 requests,
   ``CachingMetrics(max_recent_requests=1000)``);
 * when the table has the column ``admitted`` (lib/vllm.sq's: the request's first admission, vLLM's first
   scheduling), vLLM v1's per-request phase histograms (``vllm/v1/metrics/stats.py``,
