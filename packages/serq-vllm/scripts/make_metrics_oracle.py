@@ -26,8 +26,8 @@ manager after every step (``make_prefix_cache_stats``). What is written, per sce
 * ``prefix_cache``: ``queries``, ``hits`` (``vllm:prefix_cache_queries``, ``_hits``), ``preempted_queries``,
   ``preempted_hits`` summed over the steps.
 
-Scenarios with a serving order of their own (``serve``) are left out: the bridge runs them through a
-subclass of the scheduler, whose metrics are the same code.
+A scenario with a serving order of its own (``serve``) runs through the bridge's subclass of this measuring
+scheduler (``real._serve_scheduler``), which reorders the running requests before each ``schedule()``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "serq_vllm"
 ORACLE = PACKAGE / "oracle"
 OUT = Path(__file__).resolve().parents[1] / "tests" / "metrics_oracle_round6.json"
-FOLDERS = ("vllm", "generated")
+FOLDERS = ("vllm", "vllm-serve", "generated")
 OFFSET = 100.0
 FINISHED = ("e2e_latency", "queued_time", "prefill_time", "decode_time", "inference_time",
             "mean_time_per_output_token", "num_generation_tokens", "num_preemptions")
@@ -64,7 +64,7 @@ def scenarios() -> list[Path]:
             if p.name.endswith((".out.json", ".target.json")):
                 continue
             sc = json.loads(p.read_text(encoding="utf-8"))
-            if "requests" in sc and "serve" not in sc:
+            if "requests" in sc:
                 out.append(p)
     return out
 
