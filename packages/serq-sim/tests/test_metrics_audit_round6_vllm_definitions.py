@@ -309,3 +309,24 @@ def test_a_follow_up_preempted_in_its_prefill_counts_the_hit_of_its_first_schedu
     e = stage(r, "engine")
     assert e.iterations == 8 and round(e.iterations * e.tokens) == 5 + 5 + 5 + 1 + 1 + 5 + 3 + 1
     assert pool(r, "kv").preemptions == 1
+
+
+def test_the_request_pools_time_averages_against_vllms_gauges_set_at_each_steps_end(monkeypatch):
+    """``vllm:num_requests_running`` and ``…_waiting`` are set once a step, at its end (``Scheduler.make_stats``
+    at the end of ``update_from_output``), and hold through the next step; the pool's ``holders`` and ``queue``
+    are time averages of the state as the steps change it at their starts (docs/vllm.md, the metrics table).
+
+    The first case (A and B, B preempted at the start of [1, 2] and admitted again at 6; A done at 6, B at 11),
+    over the horizon 100. The pool: holders 2 over [0, 1], 1 (A) over [1, 6], 1 (B) over [6, 11]: 12; queue B
+    over [1, 6]: 5. vLLM's gauges in force over each step (the value set at the end of the step before; 0 over
+    [0, 1]): running 2 over [1, 2] (B preempted only in that step), 1 over [2, 6], 0 over [6, 7] (A gone, B
+    admitted in it), 1 over [7, 11]: 10 = 12 less one step for each of the 2 requests admitted; waiting 1 over
+    [2, 7]: 5, the queue's (both sent at a step's start). The real scheduler's ``get_request_counts()`` at each
+    step's end gave (2, 0), (1, 1) four times, (0, 1), (1, 0) four times, (0, 0)."""
+    r, _ = run(SELF_PREEMPTION.replace("BLOCKS", "3").replace("OUT", "6"), monkeypatch)
+    reqs = pool(r, "reqs")
+    holders, queue = reqs.holders * 100, reqs.queue * 100
+    assert math.isclose(holders, 2 + 5 + 5) and math.isclose(queue, 5)
+    gauge_running = [0, 2, 1, 1, 1, 1, 0, 1, 1, 1, 1]  # over [k, k + 1], k = 0 … 10
+    gauge_waiting = [0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0]
+    assert sum(gauge_running) == holders - 2 and sum(gauge_waiting) == queue
