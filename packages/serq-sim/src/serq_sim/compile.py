@@ -70,13 +70,33 @@ SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated tim
                 "a run, hold or grow that took time; a `choose` of n candidates in it counts n passes)")
 
 
-def spin_message(now: float) -> str:
+#: a loop's pass counts one pass of the spin guard per SPIN_BODY statements of its body, begun: a pass of a body
+#: of 16 000 branches counted one, and SPIN_LIMIT passes of it took hours to reach the guard (every loop of the
+#: tree's programs has fewer, and counts one)
+SPIN_BODY = 64
+
+
+def spin_weight(body: list) -> tuple[int, int]:
+    """``(weight, size)``: the passes of the spin guard a pass of a loop of ``body`` counts, and the statements
+    of the body (those of its blocks too)."""
+    from serq_ir.analysis import blocks
+
+    size = sum(len(b) for b in (body, *blocks(body)))
+    return max(1, -(-size // SPIN_BODY)), size
+
+
+def spin_message(now: float, weight: int = 1, size: int = 0) -> str:
     """:data:`SPIN_MESSAGE` at time ``now``; past 0 it says what time moves the clock there (half the spacing
     of the doubles at ``now``): at t = 1e16 a loop of ``run s (0.5)`` passes at one instant, as
-    1e16 + 0.5 is 1e16, and the words "no run … that took time" alone did not say why."""
+    1e16 + 0.5 is 1e16, and the words "no run … that took time" alone did not say why. A loop whose pass
+    counts ``weight`` passes (:func:`spin_weight`, its body of ``size`` statements) says so."""
+    message = SPIN_MESSAGE
+    if weight > 1:
+        message = message.replace(" passes at one instant ", f" passes at one instant, a pass of its body of {size} "
+                                  f"statements counting {weight} (one per {SPIN_BODY}, begun), ", 1)
     if not 0.0 < now < math.inf:
-        return SPIN_MESSAGE
-    return (SPIN_MESSAGE[:-1] + f"; at t={fmt_time(now)} a time below {fmt_time(math.ulp(now) / 2)} does not move "
+        return message
+    return (message[:-1] + f"; at t={fmt_time(now)} a time below {fmt_time(math.ulp(now) / 2)} does not move "
             f"the clock: its doubles there are {fmt_time(math.ulp(now))} apart)")
 
 
@@ -1046,11 +1066,12 @@ class Compiler:
             elif isinstance(st, N.Loop):
                 # a loop whose iterations take no time would spin at one instant forever: past SPIN_LIMIT
                 # passes of a loop head at one instant (the session's, whatever loop), it is an error
+                weight, size = spin_weight(st.body)
                 out += [f"{pad}while True:",
                         f"{pad}    if E.now == s.spin_t:",
-                        f"{pad}        s.spin_k += 1",
+                        f"{pad}        s.spin_k += {weight}",
                         f"{pad}        if s.spin_k > {SPIN_LIMIT}:",
-                        f"{pad}            E.spin_error(s, {sid})",
+                        f"{pad}            E.spin_error(s, {sid}, {weight}, {size})",
                         # a pass at one instant is a unit of the event's work (Simulation.pulse_out)
                         f"{pad}        E.pulse -= 1",
                         f"{pad}        if E.pulse < 0:",

@@ -720,8 +720,8 @@ class Simulation:
             return session_error(self, span, self.now, None, None, msg)
         return session_error(self, span, self.now, s.serial, s.trace, msg)
 
-    def spin_error(self, s: Session, sid: int) -> None:
-        raise self.error(spin_message(self.now), sid, s)
+    def spin_error(self, s: Session, sid: int, weight: int = 1, size: int = 0) -> None:
+        raise self.error(spin_message(self.now, weight, size), sid, s)
 
     def draw_fail(self, msg: str, sid: int, s, _t: float) -> None:
         """A draw whose computed parameters are outside its distribution's domain (compile.Compiler.expr)."""

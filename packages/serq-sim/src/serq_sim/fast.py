@@ -67,6 +67,7 @@ from .compile import (
     num,
     reads,
     spin_message,
+    spin_weight,
     state_dependent,
 )
 from .errors import (
@@ -1363,10 +1364,11 @@ class _Gen(Compiler):
                 hl, hb = self._new_block()
                 cur += [f"{pad}pc = {hl}", f"{pad}continue"]
                 lt, lk = self.XLT, self.XLK
+                weight, size = spin_weight(st.body)
                 hb += [f"if now == A[{lt}]:",
-                       f"    A[{lk}] += 1",
+                       f"    A[{lk}] += {weight}",
                        f"    if A[{lk}] > {SPIN_LIMIT}:",
-                       f"        raise _err(_spinmsg(now), {sid}, A, now)",
+                       f"        raise _err(_spinmsg(now, {weight}, {size}), {sid}, A, now)",
                        *self.pulse_lines("    ", "1", "'running a loop whose passes take no time'", str(sid),
                                          f"A[{self.XS}]"),
                        "else:",
