@@ -43,8 +43,13 @@ from .atomic import open_atomic
 
 __all__ = ["dump", "file_names", "format_column", "header", "write_table"]
 
-#: Rows formatted and written at a time.
-CHUNK = 1 << 18
+#: Cells formatted and written at a time (a chunk is as many rows as hold this many cells, one at least): the
+#: cells of a chunk are Python strings (some 70 bytes each), so the chunk is the writing's memory beyond the
+#: columns, which it reads in place. 2**18 rows of four columns took 135 MiB at once (of 43 columns, a table of
+#: records, ten times that), more than a run the memory guard stopped had kept for its report
+#: (serq_sim.memguard: "out of memory" under ``ulimit -v 400000``, the run's report lost); 2**14 cells take
+#: some 3 MiB, and write as fast (the formatting is vectorised a column of a chunk at a time).
+CHUNK = 1 << 14
 
 
 def format_column(a: np.ndarray) -> list[str]:
@@ -83,8 +88,9 @@ def _columns(name: str, **cols: Any) -> list[np.ndarray]:
 
 def _chunks(columns: list[np.ndarray]) -> Iterator[str]:
     n = len(columns[0])
-    for start in range(0, n, CHUNK):
-        cells = [format_column(c[start : start + CHUNK]) for c in columns]
+    rows = max(1, CHUNK // len(columns))
+    for start in range(0, n, rows):
+        cells = [format_column(c[start : start + rows]) for c in columns]
         yield "\n".join(map(",".join, zip(*cells))) + "\n"
 
 

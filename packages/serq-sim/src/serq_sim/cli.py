@@ -178,6 +178,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
             need_parquet(records_file)  # before the run, not after it (its report and records lost)
         record_paths = record_files(records_file, [r.name for r in program.records])
+        from .records import writer_loaded
+
+        writer_loaded(records_file)  # (before the run: not in the room a run stopped for memory kept)
     inputs = run_inputs(program, file, trace) if output or dump is not None or record_paths else []
     # every output is refused before the run, not after it: an input of the run, one the write would
     # refuse or could not create, two outputs that are one file

@@ -282,6 +282,25 @@ def need_parquet(path: str) -> None:
         raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
                         "(pip install 'serq-sim[frames]'); a .csv file needs neither")
 
+
+def writer_loaded(path: str) -> None:
+    """Import now what :func:`write` of ``path`` imports (numpy and serq_report's CSV writer; pyarrow or polars
+    for Parquet): made before a run, so that a run the memory guard stopped (serq_sim.memguard) writes its
+    records in the room the guard kept, where importing them after it allocated that room and more (numpy's
+    OpenBLAS its buffers: "OpenBLAS error: Memory allocation still failed" under ``ulimit -v 400000``, the
+    report lost). What is not installed is told by :func:`write` (and :func:`need_parquet`) as before."""
+    try:
+        if path.lower().endswith(".parquet"):
+            try:
+                import pyarrow.parquet  # noqa: F401
+            except ImportError:
+                import polars  # noqa: F401
+        else:
+            import serq_report.csv  # noqa: F401
+    except ImportError:
+        pass
+
+
 def write(records: Records, path: str, inputs: list[str], *, own: bool = False) -> None:
     """One table as CSV or Parquet (by ``path``'s extension), atomically (serq.files). ``own``: ``path`` is a
     name serq made (``STEM.NAME.EXT`` of a program of several tables), written only as a new or regular
