@@ -36,10 +36,18 @@ def check_environment() -> None:
     machine_share()
 
 
+#: the code the error of :func:`env_error` carries (``code``): no result of the program, so a sweep's resume knows
+#: a run that failed of it, which its table's ``warnings`` holds, and runs it again (docs/sweep.md)
+ENVIRONMENT = "environment"
+
+
 def env_error(name: str, raw: str, takes: str):
     """The :class:`serq.errors.UserError` of the environment variable ``name`` set to ``raw``, a value it does not
-    take: the value shown (at most 40 characters, printable) and what it ``takes``."""
+    take: the value shown (at most 40 characters, printable) and what it ``takes``; its ``code`` is
+    :data:`ENVIRONMENT` (a sweep's run on a worker whose environment has it: serq_sweep.core.not_the_programs)."""
     from serq.errors import UserError, printable
 
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
-    return UserError(f"the environment variable {name} is {printable(repr(shown))}: it is {takes}")
+    error = UserError(f"the environment variable {name} is {printable(repr(shown))}: it is {takes}")
+    error.code = ENVIRONMENT
+    return error

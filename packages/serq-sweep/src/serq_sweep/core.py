@@ -1641,7 +1641,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             continue
         done[key] = {"status": r["status"], "message": r["message"], "warnings": r["warnings"],
                      "figures": r["figures"]}
-    return {k: r for k, r in done.items() if not trace_changed(r)}
+    return {k: r for k, r in done.items() if not not_the_programs(r)}
 
 
 def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str]) -> None:
@@ -1682,6 +1682,36 @@ def not_figures(out: str, columns: Sequence[str]) -> str | None:
     return (f"warning: {printable(out)}: the column(s) {shown}{more} of the table there are no figure a run reports "
             "and no name this sweep sweeps (a name swept before and not now, a column added or renamed by hand): "
             "the table this sweep writes leaves them out; copy it aside now to keep them, or give another --out")
+
+
+#: the words of the errors :func:`not_the_programs` knows in a row written before they carried a code: an
+#: environment variable's value refused (serq_sim.tier_env.env_error) and a worker that ended inside the run
+#: (engines._died)
+_NOT_THE_PROGRAMS = re.compile(r"error: the environment variable SERQ_[A-Z_]+ is |: the (?:worker process|Dask "
+                               r"worker) running point [0-9]+, seed [0-9]+ ended without its result")
+
+
+def not_the_programs(result: Mapping[str, Any]) -> bool:
+    """Whether ``result`` is a run that failed for a reason that is not its program's, which a resume runs again
+    rather than keep as the run's error until ``--fresh``: its trace changed under it (:func:`trace_changed`), an
+    environment variable every run reads had a value it does not take where it ran (``SERQ_SIM_TIER=bogus``:
+    code ``environment``, serq_sim.tier_env.ENVIRONMENT; the sweep's own environment is checked before any run,
+    a worker's elsewhere, Dask's, is not), or its worker process ended inside it (code ``worker-ended``, a kill
+    or the machine's memory: no result at all). Known by the code the row's ``warnings`` holds, and in a row
+    written before these carried one (its ``warnings`` empty) by its message's first words. A run-time error
+    of the program is its result, kept as it is."""
+    if result.get("status") != "error":
+        return False
+    from serq_sim.tier_env import ENVIRONMENT
+
+    code = result.get("warnings")
+    if code in (ENVIRONMENT, WORKER_ENDED) or trace_changed(result):
+        return True
+    return not code and _NOT_THE_PROGRAMS.search(str(result.get("message", ""))[:400]) is not None
+
+
+#: the code of the result of a run whose worker process ended inside it (engines._died)
+WORKER_ENDED = "worker-ended"
 
 
 def trace_changed(result: Mapping[str, Any]) -> bool:

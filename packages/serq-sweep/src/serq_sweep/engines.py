@@ -306,7 +306,9 @@ def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
     the pool had not dropped the process before it was seen)."""
     (point, seed, _key), file = task[0], task[3]
     how = "" if code is None else f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
-    return {"status": "error", "figures": {}, "wall": 0.0,
+    from .core import WORKER_ENDED
+
+    return {"status": "error", "figures": {}, "wall": 0.0, "warnings": WORKER_ENDED,  # (a resume runs it again)
             "message": f"error: {file}: the {who} running point {point}, seed {seed} ended without its "
                        f"result{how}: something in the run (a plugin's code, a lack of memory) ended the process"}
 
