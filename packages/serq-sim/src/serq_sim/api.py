@@ -124,6 +124,21 @@ def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[An
             None if warmup is None else real(warmup), None if arrivals is None else int(arrivals))
 
 
+def _endless(program, arrivals) -> bool:
+    """Whether ``program``'s workload starts sessions for ever (so that a run without a horizon, a bound on
+    its events or on its wall time never returns): an open workload (``arrive poisson``/``renewal``) without
+    a count of arrivals (``arrivals``, else the run block's), or a closed population (``arrive closed(n)``
+    starts a session again as each one ends); a trace's sessions end with the trace."""
+    from serq_ir import nodes as N
+
+    w = program.workload
+    if w.trace is not None:
+        return False
+    if isinstance(w.arrive, N.Closed):
+        return True
+    return isinstance(w.arrive, (N.Poisson, N.Renewal)) and arrivals is None and program.run.arrivals is None
+
+
 def _fast_kinds(program) -> bool:
     """Whether every stage of ``program`` is of a kind the fast tier runs (fifo, ps, delay), the first of its
     conditions (:func:`serq_sim.fast.exclusion`, the one rule, judges the rest): a program with a step stage
@@ -193,7 +208,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     A bad argument is refused before anything is built: a TypeError when it is of the wrong type (a
     ``horizon`` that is a str or a bool, an ``arrivals``, ``seed`` or ``max_events`` that is a float), a
     ValueError when its value is not allowed (a negative or NaN horizon, a seed outside 0 to 2**64 - 1, a
-    count below 1). A run-time error of the program is a :class:`SimError`.
+    count below 1). Without a horizon (here or in the program's run block) a run goes on until no event is
+    left; one that cannot end that way, whose workload starts sessions for ever (an open one without a count
+    of arrivals, a closed population), is a ValueError unless ``max_events`` or ``max_wall`` bounds it. A
+    run-time error of the program is a :class:`SimError`.
     """
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
@@ -218,6 +236,11 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
                       else "<program>")
+    if (horizon is None and program.run.horizon is None and max_events is None and max_wall is None
+            and _endless(program, arrivals)):
+        raise ValueError("the program's run block gives no horizon and run() was given none, and its workload "
+                         "never stops starting sessions: give horizon=T (math.inf with max_events or max_wall: "
+                         "until one of them stops it)")
     if trace is not None:  # (a replacement with nothing to replace, named as the caller gave it: trace=…)
         from serq.loading import argument_given
 
