@@ -114,3 +114,15 @@ def test_a_regular_file_and_a_link_to_one_load(tmp_path):
     (tmp_path / "link.ir.json").symlink_to(p)
     assert serq_ir.load(p) == serq_ir.load(str(tmp_path / "link.ir.json")) == serq_ir.decode(p.read_bytes())
     assert json.loads(p.read_bytes())["version"] == serq_ir.IR_VERSION
+
+
+@pytest.mark.parametrize("second", [b"3", b"1", b'"2"'])
+def test_a_version_given_twice_is_a_key_given_twice_whatever_the_last(tmp_path, second):
+    # the version is read first, alone: a second "version" other than this serq-ir's was told as a version
+    # not supported ("IR version 3"), where any other key given twice is refused as given twice
+    data = _ir(tmp_path)
+    twice = data.replace(b'"version":2', b'"version":2,"version":' + second, 1)
+    assert twice != data
+    with pytest.raises(serq_ir.IRError) as info:
+        serq_ir.decode(twice, name="v.ir.json")
+    assert 'the key "version" is given twice in one object' in str(info.value)

@@ -451,6 +451,8 @@ def _decode(data: bytes | str, name: str, check: bool) -> Program:
     except RecursionError:
         _too_deep(data, name)
     if head.version != IR_VERSION:
+        if check:  # ("version": 2, "version": 3 is a key given twice, not a version from elsewhere)
+            _keys_once(data, name)
         shown = json.dumps(head.version)
         shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"  # (10**400: all of it)
         raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
