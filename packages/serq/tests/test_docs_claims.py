@@ -81,6 +81,39 @@ def test_the_simulators_bounds_are_the_figures_docs_simulator_md_gives():
     assert comp.PULSE_FIRST == 1 and comp.PULSE_SECONDS == 0.01  # "starts at 1 unit", "longer than 10 ms"
 
 
+#: the programs of the no-progress messages docs/simulator.md quotes ("a loop of `run d (1e-300)` from 0,
+#: arrivals at rate 1e300"), by the words each quote begins with
+NO_PROGRESS = {
+    "no progress: more than 1000000 events in": "stage d : delay;\nworkload { arrive batch(1); }\n"
+                                                "session { loop { run d (1e-300); } }\nrun { horizon 10; }\n",
+    "no progress: more than 10000 arrivals in": "stage d : delay;\nworkload { arrive poisson(1e300); }\n"
+                                                "session { run d (1); }\nrun { horizon 10; }\n",
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_the_no_progress_messages_docs_simulator_md_quotes_are_what_serq_says(tmp_path, monkeypatch, tier):
+    # docs/simulator.md, the no-progress guard: each message it quotes, its times as serQ writes every time in a
+    # message (serq_sim.errors.fmt_time: `1.99885e-296 s`, where the page said `2e-296 s`), `…` for what it
+    # leaves out
+    import serq_frontend
+    import serq_sim
+
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    text = " ".join((ROOT / "docs" / "simulator.md").read_text().split())
+    for start, program in NO_PROGRESS.items():
+        quotes = re.findall(rf"`({re.escape(start)}[^`]*)`", text)
+        assert quotes, f"docs/simulator.md quotes `{start} …`"
+        path = tmp_path / "p.sq"
+        path.write_text(program)
+        with pytest.raises(serq_sim.SimError) as info:
+            serq_sim.run(serq_frontend.compile(str(path)))
+        said = str(info.value).splitlines()[0]
+        for quote in quotes:
+            assert re.search(re.escape(quote).replace(re.escape("…"), ".*?"), said), (quote, said)
+
+
 @pytest.mark.timeout(60)
 def test_the_replay_examples_files_are_what_its_readme_says():
     # examples/replay/README.md: 333 sessions and 3 321 requests, columns session,turn,new,out,think,forced;
