@@ -409,11 +409,23 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
     for method, lo, hi in _SIGNALS:
         try:
             setattr(stage, method, checked(method, lo, hi))
-        except AttributeError:  # a kind whose instances take no attribute (__slots__): left unchecked
-            return
+        except AttributeError:  # a read-only one (a property of the kind's) or no instance attribute
+            continue  # (__slots__): that one left unchecked, the others and the guards below still set
+    # (a kind whose busy_level is a property left every guard out: a count of present below 0 went unsaid)
+    if not all([_takes(stage, m) for m in ("acc", "attach", "detach")]):
+        return  # a kind whose instances take no attribute (__slots__): left unchecked
     _guard_present(stage, registry, name, label)
     _guard_jobs(stage, registry, name, label)
     _noted(stage.sim).owners[id(stage)] = (registry, name, label)
+
+
+def _takes(obj: Any, attr: str) -> bool:
+    """Whether ``obj`` takes an attribute ``attr`` of its own (set here to what it reads: nothing changes)."""
+    try:
+        setattr(obj, attr, getattr(obj, attr))
+    except AttributeError:
+        return False
+    return True
 
 
 def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
