@@ -33,12 +33,13 @@ scheduler (``real._serve_scheduler``), which reorders the running requests befor
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from make_oracle import load_real  # (this folder: the script's first entry of sys.path)
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "serq_vllm"
 ORACLE = PACKAGE / "oracle"
@@ -47,14 +48,6 @@ FOLDERS = ("vllm", "vllm-serve", "generated")
 OFFSET = 100.0
 FINISHED = ("e2e_latency", "queued_time", "prefill_time", "decode_time", "inference_time",
             "mean_time_per_output_token", "num_generation_tokens", "num_preemptions")
-
-
-def load_real():
-    spec = importlib.util.spec_from_file_location("serq_vllm_real", PACKAGE / "real.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def scenarios() -> list[Path]:
