@@ -55,9 +55,9 @@ def test_a_run_of_finite_work_past_the_horizon_frees_its_pool(kind, tier, monkey
 #
 # docs/language.md, "A run needs a horizon where it runs": a horizon of inf, no `arrivals N`, and arrivals
 # that never stop (poisson, renewal, or a closed workload, which replaces every session that ends) is a run
-# with no end: it stops only at a bound or a signal. serq run says so on stderr, once, before the run; it
-# does not refuse it (a run until SIGTERM with its partial report is a supported use: exit status 3 at
-# --max-events). A batch ends when no event is left: no warning.
+# with no end: it stops only at a bound or a signal. serq run says so on stderr, once, before a run that
+# --max-events or --max-wall bounds (exit status 3 at --max-events), and refuses one that neither bounds
+# (test_known_defects_round36). A batch ends when no event is left: no warning.
 
 NO_END = ("serq: warning: the run has no end: horizon inf and {what}; it stops only at --max-events, --max-wall, "
           "--max-samples or a signal, with a partial report; give --arrivals N (or `arrivals N;` in the run block) "
@@ -119,8 +119,8 @@ def test_a_run_that_ends_is_not_warned_of(arrive, run, flags, tmp_path, capsys):
 
 def test_the_warning_comes_before_the_run(tmp_path, capsys):
     # the run fails at its first job (a negative work, an error at the run statement): the warning was said
-    code, out, err = serq(["run", _program(tmp_path, run="horizon inf;", work="serial - 1"), "--no-progress"],
-                          capsys)
+    code, out, err = serq(["run", _program(tmp_path, run="horizon inf;", work="serial - 1"), "--no-progress",
+                           "--max-events", "50"], capsys)
     assert code == 1 and OPEN in err.splitlines(), err
     assert err.index("has no end") < err.index("error"), err
 

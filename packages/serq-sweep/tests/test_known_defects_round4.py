@@ -46,7 +46,7 @@ def test_a_sweep_of_runs_with_no_end_says_it_once(programs):
 
 def test_one_warning_for_each_program(programs):
     p, q = programs
-    plan = core.plan([p, q], sets={"lam": [0.5, 0.6]}, horizon=float("inf"))
+    plan = core.plan([p, q], sets={"lam": [0.5, 0.6]}, horizon=float("inf"), max_events=50)
     assert plan.warnings == [f"{p}: {NO_END}", f"{q}: {NO_END}"]
 
 

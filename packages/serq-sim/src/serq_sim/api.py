@@ -139,6 +139,19 @@ def _endless(program, arrivals) -> bool:
     return isinstance(w.arrive, (N.Poisson, N.Renewal)) and arrivals is None and program.run.arrivals is None
 
 
+def _no_bound(horizon, run_horizon) -> str | None:
+    """What says that the run's horizon bounds nothing (the start of the refusal of a run that never returns),
+    ``None`` when it is finite: none given (here or in the run block), or one of inf, which runs until no
+    event is left, as no horizon does: an endless workload ran until the process was killed under either."""
+    import math
+
+    if horizon is not None:
+        return None if horizon < math.inf else "run() was given horizon=inf, which is no bound"
+    if run_horizon is None:
+        return "the program's run block gives no horizon and run() was given none"
+    return None if float(run_horizon) < math.inf else "the program's run block gives horizon inf, which is no bound"
+
+
 def _fast_kinds(program) -> bool:
     """Whether every stage of ``program`` is of a kind the fast tier runs (fifo, ps, delay), the first of its
     conditions (:func:`serq_sim.fast.exclusion`, the one rule, judges the rest): a program with a step stage
@@ -209,8 +222,9 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     ``horizon`` that is a str or a bool, an ``arrivals``, ``seed`` or ``max_events`` that is a float), a
     ValueError when its value is not allowed (a negative or NaN horizon, a seed outside 0 to 2**64 - 1, a
     count below 1). Without a horizon (here or in the program's run block) a run goes on until no event is
-    left; one that cannot end that way, whose workload starts sessions for ever (an open one without a count
-    of arrivals, a closed population), is a ValueError unless ``max_events`` or ``max_wall`` bounds it. A
+    left, as it does under a horizon of inf; one that cannot end that way, whose workload starts sessions for
+    ever (an open one without a count of arrivals, a closed population), is a ValueError unless ``max_events``
+    or ``max_wall`` bounds it. A
     run-time error of the program is a :class:`SimError`.
     """
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
@@ -236,11 +250,11 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
                       else "<program>")
-    if (horizon is None and program.run.horizon is None and max_events is None and max_wall is None
-            and _endless(program, arrivals)):
-        raise ValueError("the program's run block gives no horizon and run() was given none, and its workload "
-                         "never stops starting sessions: give horizon=T (math.inf with max_events or max_wall: "
-                         "until one of them stops it)")
+    if max_events is None and max_wall is None and _endless(program, arrivals):
+        endless = _no_bound(horizon, program.run.horizon)
+        if endless is not None:
+            raise ValueError(f"{endless}, and its workload never stops starting sessions: give horizon=T (math.inf "
+                             "with max_events or max_wall: until one of them stops it)")
     if trace is not None:  # (a replacement with nothing to replace, named as the caller gave it: trace=…)
         from serq.loading import argument_given
 

@@ -228,8 +228,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         for path in record_paths.values():  # a file beside the one named that no run wrote
             if path != records_file:
                 check_recorded(path, records_file)
-    from .notes import never_ends, no_sessions
+    from .notes import never_ends, no_end_refused, no_sessions
 
+    endless = no_end_refused(program, {"max_events": max_events, "max_wall": max_wall})
+    if endless is not None:  # (it warned, then ran until it was killed: serq_sim.run refuses it as well)
+        raise UserError(f"{shown_path(file)}: {endless}")
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
         click.echo(f"serq: {warning}", err=True)
     for warning in never_ends(program):  # before the run: said at its end, it would come after the kill

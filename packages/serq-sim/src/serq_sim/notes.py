@@ -178,26 +178,59 @@ def no_sessions(workload) -> list[str]:
 
 
 def never_ends(program) -> list[str]:
-    """The warning of a run that has no end, said before it starts (``serq run``; ``serq sweep`` and
-    ``serq compare`` once a program): a horizon of inf, no ``arrivals N``, and arrivals that never stop: an
-    open workload (``poisson``, ``renewal``) or a closed one, which replaces every session that ends. Such a
-    run stops only at ``--max-events``, ``--max-wall``, ``--max-samples`` or a signal, with its partial report
-    (a supported use: it is not refused). A batch, presets alone or no arrivals end when no event is left."""
-    from serq_ir import nodes as N
-
-    run = program.run
-    if run.horizon is None or float(run.horizon) != math.inf or run.arrivals is not None:
-        return []
-    a = program.workload.arrive
-    if isinstance(a, N.Poisson | N.Renewal):
-        what = f"arrivals that never stop (`arrive {type(a).__name__.lower()}`)"
-    elif isinstance(a, N.Closed) and a.n > 0:
-        what = "a closed workload, which replaces every session that ends"
-    else:
+    """The warning of a run that has no end but for a bound, said before it starts (``serq run``; ``serq
+    sweep`` and ``serq compare`` once a program): a horizon of inf, no ``arrivals N``, and arrivals that never
+    stop (:func:`endless_arrivals`). Such a run stops only at ``--max-events`` or ``--max-wall`` (or
+    ``--max-samples``, a signal), with its partial report; without either of the first two it is refused
+    (:func:`no_end_refused`)."""
+    what = endless_arrivals(program)
+    if what is None:
         return []
     return [warning("no-end", f"the run has no end: horizon inf and {what}; it stops only at --max-events, "
                     "--max-wall, --max-samples or a signal, with a partial report; give --arrivals N (or `arrivals "
                     "N;` in the run block) or a finite horizon")]
+
+
+def endless_arrivals(program) -> str | None:
+    """What makes a run of ``program`` (its run settings applied) one with no end, ``None`` when it ends: a
+    horizon of inf, no ``arrivals N``, and arrivals that never stop, an open workload (``poisson``,
+    ``renewal``) or a closed one, which replaces every session that ends. A batch, presets alone or no
+    arrivals end when no event is left."""
+    from serq_ir import nodes as N
+
+    run = program.run
+    if run.horizon is None or float(run.horizon) != math.inf or run.arrivals is not None:
+        return None
+    if program.workload.trace is not None:  # (its sessions end with the trace, as serq_sim.run judges)
+        return None
+    a = program.workload.arrive
+    if isinstance(a, N.Poisson | N.Renewal):
+        return f"arrivals that never stop (`arrive {type(a).__name__.lower()}`)"
+    if isinstance(a, N.Closed) and a.n > 0:
+        return "a closed workload, which replaces every session that ends"
+    return None
+
+
+def no_end_refused(program, limits: dict, given=None) -> str | None:
+    """The refusal of a run that could never return (``serq run``, a sweep's plan): one with no end
+    (:func:`endless_arrivals`) that neither ``max_events`` nor ``max_wall`` bounds (``limits``, the run's
+    bounds by those names): it ran until the process was killed, after a warning that it would, as
+    ``serq_sim.run`` refuses it (``--max-samples`` bounds the samples held, not the run: a program that
+    observes nothing never reaches it). ``given`` names the options (serq.loading.given_or_option)."""
+    from serq.loading import given_or_option
+
+    what = endless_arrivals(program)
+    if what is None or limits.get("max_events") is not None or limits.get("max_wall") is not None:
+        return None
+    given_as = given_or_option(given)
+
+    def said(setting: str, text: str | None = None) -> str:  # (an argument of the API is max_events=)
+        out = given_as(setting, text)
+        return out if given is None else out.replace("max-", "max_")
+
+    return (f"the run has no end: horizon inf and {what}, and no {said('max-events')} or {said('max-wall')} to "
+            f"stop it; give {said('arrivals', 'N')} (or `arrivals N;` in the run block), a finite horizon, or "
+            f"{said('max-events', 'N')} or {said('max-wall', 'S')} (a partial report where it stops)")
 
 
 def coarse_tier(program, pool) -> str | None:

@@ -603,8 +603,11 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         check_replaceable(program, replayed, given)
         load_program_trace(program, replayed, clauses)
         check_slo_program(program, file, limits)
-        from serq_sim.notes import never_ends
+        from serq_sim.notes import never_ends, no_end_refused
 
+        endless = no_end_refused(program, limits, given)  # (each run would be refused: said once, before them)
+        if endless is not None:
+            raise UserError(f"{file}: {endless}")
         for w in never_ends(program):  # once a program, not once a point
             w = f"{file}: {w}" if len(files) > 1 else w
             if w not in warnings:
