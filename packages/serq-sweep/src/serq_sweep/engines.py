@@ -352,6 +352,23 @@ def scheduler_address(path: str) -> str:
                     "writes it)")
 
 
+def _ignoring_ctrl_c() -> dict[str, Any]:
+    """Dask's configuration of worker preloads with :func:`serq_sweep.worker.dask_setup` added: the workers of a
+    LocalCluster of ours ignore SIGINT, as the local pool's do (:func:`serq_sweep.worker.ignore_sigint`). Ctrl-C at
+    a terminal reaches the whole process group; the sweep decides what happens (it keeps what finished and
+    closes the cluster), and each worker ended in a ``KeyboardInterrupt`` that multiprocessing printed, traceback
+    and all, under the sweep's ``interrupted``. The preloads configured already are kept, before it."""
+    import dask
+
+    preload = dask.config.get("distributed.worker.preload", default=None) or []
+    preload = [preload] if isinstance(preload, str) else list(preload)
+    argv = dask.config.get("distributed.worker.preload-argv", default=None) or []
+    config: dict[str, Any] = {"distributed.worker.preload": [*preload, "serq_sweep.worker"]}
+    if argv and isinstance(argv[0], list):  # one list of arguments a preload: ours takes none
+        config["distributed.worker.preload-argv"] = [*argv, []]
+    return config
+
+
 class Dask:
     """A Dask distributed cluster: ``address`` (``tcp://host:8786``, a scheduler file's path), ``"local"``
     for a :class:`distributed.LocalCluster` of ``workers`` single-threaded processes started here, or a
@@ -395,7 +412,8 @@ class Dask:
             # collected, in the process that held it: _collect_cut_tasks)
             quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical",
                              "distributed.nanny.pre-spawn-environ.DASK_LOGGING__ASYNCIO": "critical",
-                             f"distributed.nanny.pre-spawn-environ.{WORKERS_VAR}": str(self.workers or cores())}
+                             f"distributed.nanny.pre-spawn-environ.{WORKERS_VAR}": str(self.workers or cores()),
+                             **_ignoring_ctrl_c()}
             # Dask's nanny sets the variables of pre-spawn-environ in this process's own environment before it
             # spawns a worker, and takes a variable this process has over the configuration's: a sweep in a
             # Python session left SERQ_MEMORY_WORKERS=N behind (its later runs divided their memory share by N,

@@ -116,6 +116,13 @@ def in_worker(message: str) -> str:
             f"in Python, to run every run in that process){sep}{rest}")
 
 
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook (``distributed.worker.preload``), run in each worker process a LocalCluster of the
+    sweep's starts, restarts included (serq_sweep.engines.Dask): the worker ignores Ctrl-C as a local pool's
+    does (:func:`ignore_sigint`)."""
+    ignore_sigint()
+
+
 def ignore_sigint() -> None:
     """A pool worker's initializer: Ctrl-C at a terminal reaches the whole process group; the sweep
     itself decides what happens (it ends its workers and keeps what finished)."""
