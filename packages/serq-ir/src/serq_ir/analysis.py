@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .nodes import Branch, Cond, Expr, Hold, Loop, Num, Program, Stage, Step, Stmt
+from .nodes import (
+    BUILTIN_ATTRIBUTES,
+    TRACE_ATTRIBUTES,
+    Branch,
+    Cond,
+    Expr,
+    Hold,
+    Loop,
+    Num,
+    Program,
+    Stage,
+    Step,
+    Stmt,
+)
 
 
 def taken_arm(e) -> Expr | None:
@@ -20,6 +33,17 @@ def taken_arm(e) -> Expr | None:
     if isinstance(v, str):  # "inf" or "-inf": not zero
         return e.then
     return e.then if v != 0 else e.orelse
+
+
+def builtin_slots(program: Program) -> frozenset[int]:
+    """The attribute slots the language gives ``program``, by their names: the built-in ``serial``,
+    ``turn_no``, ``cached``, ``computed``, and with a trace ``new``, ``out``, ``think``, ``more``, ``forced``,
+    which each turn loads. The one rule of what is built in: the IR's ``builtin`` flag (which the frontend
+    writes by these names) is read nowhere, so an IR file whose flag says otherwise runs, and is judged, as
+    its names say (a user's ``t0`` marked ``builtin`` was no send time to ``serq vllm target``; the trace's
+    attributes left unmarked were loaded by their names all the same)."""
+    names = BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if program.workload.trace is not None else ())
+    return frozenset(i for i, a in enumerate(program.attributes) if a.name in names)
 
 
 def blocks(stmts: list[Stmt]) -> Iterator[list[Stmt]]:

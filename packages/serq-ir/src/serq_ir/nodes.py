@@ -613,7 +613,8 @@ class RunSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
 class Attribute(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """A session attribute slot. ``builtin`` slots are the language's (``serial``, ``turn_no``,
-    ``cached``, ``computed``, and with a trace ``new``, ``out``, ``think``, ``more``, ``forced``);
+    ``cached``, ``computed``, and with a trace ``new``, ``out``, ``think``, ``more``, ``forced``): the
+    frontend marks them, and no reader takes the mark, only the names (:func:`serq_ir.analysis.builtin_slots`);
     ``hidden`` ones the scheduler may not read."""
 
     name: str

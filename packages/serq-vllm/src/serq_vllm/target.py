@@ -42,7 +42,7 @@ from typing import Any
 
 from serq import UserError
 from serq_ir import nodes as n
-from serq_ir.analysis import budget_not_given, taken_arm
+from serq_ir.analysis import budget_not_given, builtin_slots, taken_arm
 from serq_ir.rules import show_number
 
 
@@ -361,7 +361,7 @@ def _send_times(program: n.Program) -> set[int]:
     for preset in program.workload.presets:
         other.update(v.slot for v in preset.attrs)
         other.update(v.slot for turn in preset.turns for v in turn)
-    return {slot for slot in now - other if not program.attributes[slot].builtin}
+    return now - other - builtin_slots(program)  # (by the names: the IR's builtin flag is read nowhere)
 
 
 def _unsent_key(queue: Any, sent: set[int]) -> Any:
