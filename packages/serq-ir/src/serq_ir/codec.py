@@ -465,10 +465,14 @@ def _decode(data: bytes | str, name: str, check: bool) -> Program:
         _too_deep(data, name)
     if not check:
         return program
+    from .validate import too_many_members, validate
+
+    many = too_many_members(program)  # (before the scan of every key: a program too big is refused at once)
+    if many is not None:
+        raise at_path(name, many[1], many[0])
     # an object that gives a key twice is refused at the second key, whatever gave the bytes (a file,
     # serq_ir.load; a program's own caller): msgspec keeps the last
     _keys_once(data, name)
-    from .validate import validate
 
     return validate(program, name=name)
 
