@@ -392,8 +392,22 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
     :param pm: the plugin manager whose sugar layers and library paths apply (default: the installed
         plugins, loaded once).
     :raises CompileError: the program does not parse or link; ``str(e)`` is the whole diagnostic.
+
+    The program names its files as they were given (its ``source``, its spans, its trace clause), relative to
+    the current folder; that folder is noted with the program (:mod:`serq_ir.folders`), and ``serq_sim.run``
+    reads the trace and quotes the lines from it even after an ``os.chdir``.
     """
-    return _compile(path, source, _given(sets), _given(defs), pm)
+    program = _compile(path, source, _given(sets), _given(defs), pm)
+    import os
+
+    try:
+        here = os.getcwd()
+    except OSError:  # (a current folder since removed: a relative name can name nothing anyway)
+        return program
+    from serq_ir.folders import note_folder
+
+    note_folder(program, here)
+    return program
 
 
 def knob_names(path: str | Path, *, pm: Any = None) -> tuple[list[str], list[str]]:

@@ -662,8 +662,10 @@ class Constant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 Share = Literal["maxmin", "bottleneck"]
 
 
-class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """A whole serQ program."""
+class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True,
+              weakref=True):
+    """A whole serQ program. (It takes weak references: :mod:`serq_ir.folders` notes, for a program compiled
+    in this process, the folder its relative file names are relative to, without keeping it alive.)"""
 
     version: int
     attributes: list[Attribute] = []

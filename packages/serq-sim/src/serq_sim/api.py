@@ -152,6 +152,35 @@ def _no_bound(horizon, run_horizon) -> str | None:
     return None if float(run_horizon) < math.inf else "the program's run block gives horizon inf, which is no bound"
 
 
+def _moved_from(program) -> str | None:
+    """The folder ``program`` was compiled in (:func:`serq_frontend.compile` notes it: serq_ir.folders) when the
+    current folder is another, else None. Its relative names (its source, its spans, its trace clause) are
+    relative to that folder: a run after an ``os.chdir`` read the trace of that name in the new folder, a report
+    of other data without a word, and quoted another file's lines under its errors."""
+    import os
+
+    from serq_ir.folders import compiled_in
+
+    folder = compiled_in(program)
+    if folder is None:
+        return None
+    try:
+        here = os.getcwd()
+    except OSError:  # (the current folder was removed: the noted one is still where the names are)
+        return folder
+    return None if os.path.realpath(here) == os.path.realpath(folder) else folder
+
+
+def _spans_from(folder: str | None) -> Any:
+    """Within, a run-time error quotes a relative span's file from ``folder`` alone (None: as before, from the
+    current folder and beside the program's source)."""
+    from contextlib import nullcontext
+
+    from serq.errors import spans_read_from
+
+    return nullcontext() if folder is None else spans_read_from((folder,))
+
+
 def _fast_kinds(program) -> bool:
     """Whether every stage of ``program`` is of a kind the fast tier runs (fifo, ps, delay), the first of its
     conditions (:func:`serq_sim.fast.exclusion`, the one rule, judges the rest): a program with a step stage
@@ -246,6 +275,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     from .engine import Simulation
 
     pm = api_plugin_manager(pm)
+    folder = _moved_from(program)  # (of the caller's object: checked() returns a copy)
     # a Program built in Python has not been through decode's checks: its schema (msgspec does not check a
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
@@ -264,12 +294,12 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     reg = registries(pm)
     sim = None
     try:
-        with collector_for_runs():
+        with collector_for_runs(), _spans_from(folder):
             with kept_walks():  # the set-up walks the program several times
                 sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                  check_invariants=check_invariants, progress=progress, trace_path=trace,
                                  max_events=max_events, max_wall=max_wall, max_samples=max_samples,
-                                 trace_digest=trace_digest)
+                                 trace_digest=trace_digest, folder=folder)
                 sim.plugin_manager = pm
                 if not check_invariants:
                     from .tier_env import forced_general

@@ -196,12 +196,14 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
 
     sim.room_floors = room_floors(p)
     floors = dict(zip(map(id, p.pools), sim.room_floors))
+    shared: dict = {}  # what every member of a family shares: its policies' factories, their classes' judgement
     for pool in sim.pools:
         node = pool.node
         pool.room_floor = floors[id(node)]
-        pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order", reg)
-        pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy", reg)
-        plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))
+        pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order", reg, shared)
+        pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy", reg, shared)
+        if not plugins:
+            plugins = not (_own_class(shared, pool.evict) and _own_class(shared, pool.preempt))
         if isinstance(node.queue, N.QueueBy):
             keys = node.queue.keys
             pool.keyed = sim.compiler.keys_fn(keys, span=node.span, kind="queue by")
@@ -277,11 +279,12 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
 
         raise nothing_to_replace(trace_path, sim.source)
     if wl.trace is not None:
-        from .trace import load_trace, not_as_planned, resolve_trace, trace_outside
+        from .trace import load_trace, not_as_planned, program_base, resolve_trace, trace_outside
 
-        path = trace_path if trace_path is not None else resolve_trace(wl.trace.path, sim.source)
+        base = program_base(sim.source, sim.folder)
+        path = trace_path if trace_path is not None else resolve_trace(wl.trace.path, base)
         try:
-            if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
+            if trace_path is None and (why := trace_outside(path, base)) is not None:
                 raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
             sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest,
                                    sim.setup_watch(f"reading the trace {path}") if sim.max_wall is not None else None)
@@ -415,19 +418,38 @@ def own_absent(reg, extension: bool = False) -> str:
     return f"; serq-sim registers the built-in ones, and {how}"
 
 
-def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None):
+def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None, shared: dict | None = None):
     """Pool member ``pool``'s policy of the kind ``what`` (its eviction order or preemption policy), made
     by the factory ``registry`` has for ``node``'s IR tag (or an ``Extension``'s name); ``reg`` the
-    registries it is one of (an unknown built-in one's message says why serq-sim's own are absent)."""
-    name = node.name if isinstance(node, N.Extension) else type(node).__name__
-    if name not in registry:
-        raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
-                                    f"`{source_word(name, isinstance(node, N.Extension))}` (registered: "
-                                    f"{_words(registry)}){own_absent(reg, isinstance(node, N.Extension))}",
-                                    sim.source))
-    made = build_with(registry, name, f"the {what} of pool {pool.name}", registry[name], sim, pool, node,
+    registries it is one of (an unknown built-in one's message says why serq-sim's own are absent).
+    ``shared``: what the pools built together share (a dict the build keeps): the factory found once a
+    family's node, the judgement of its policies' class once a class (:func:`serq_sim.guards.check_policy`),
+    so that a member's cost is its factory's call (a family of 10**5 pools looked each up, and judged each,
+    2 * 10**5 times)."""
+    found = None if shared is None else shared.get((id(registry), id(node)))
+    if found is None:
+        name = node.name if isinstance(node, N.Extension) else type(node).__name__
+        if name not in registry:
+            raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
+                                        f"`{source_word(name, isinstance(node, N.Extension))}` (registered: "
+                                        f"{_words(registry)}){own_absent(reg, isinstance(node, N.Extension))}",
+                                        sim.source))
+        found = (name, registry[name])
+        if shared is not None:  # (the node is the family's, or a default one: kept alive by the program)
+            shared[id(registry), id(node)] = found
+    name, factory = found
+    made = build_with(registry, name, f"the {what} of pool {pool.name}", factory, sim, pool, node,
                       span=getattr(node, "span", None) or pool.node.span)
-    return check_policy(made, registry, name, pool, what)
+    return check_policy(made, registry, name, pool, what, shared)
+
+
+def _own_class(shared: dict, policy) -> bool:
+    """Whether ``policy`` is serQ's own (:func:`serq_sim.guards.first_party`), judged once a class."""
+    t = type(policy)
+    own = shared.get(("own", t))
+    if own is None:
+        own = shared["own", t] = first_party(policy)
+    return own
 
 
 def _grown_and_first(sim, p: N.Program) -> tuple[set[int], set[int]]:

@@ -546,6 +546,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "setup_stop", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
+        "folder",
         "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
@@ -553,7 +554,7 @@ class Simulation:
 
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
                  arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
-                 max_wall=None, max_samples=None, trace_digest=None):
+                 max_wall=None, max_samples=None, trace_digest=None, folder=None):
         from .pools.model import program_kept_keys
 
         # (the queues of both tiers are built from it: `queue by` keys as they choose the head, kept_keys)
@@ -613,6 +614,9 @@ class Simulation:
         self.rep_c = 0.0
         self.rep_seconds = math.inf
         self.source = program.source
+        #: the folder the program's relative names (its source's, so its trace's) are relative to, when it is not
+        #: the current one: the folder a program the library API compiled was compiled in (serq_ir.folders)
+        self.folder = folder
         self.now = 0.0
         self.heap: list = []
         self._seq = itertools.count()

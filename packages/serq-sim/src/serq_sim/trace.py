@@ -180,6 +180,16 @@ def _source_line(path: str, line: int) -> str | None:
     return ""
 
 
+def program_base(source: str | None, folder: str | None) -> str | None:
+    """The program's ``source`` as a path from the current folder, for :func:`resolve_trace` and
+    :func:`trace_outside`: ``source`` itself, or joined to ``folder``, the folder a program the library API
+    compiled was compiled in when the run is in another (serq_ir.folders; a program given as text, of no
+    source, has that folder for its own)."""
+    if folder is None or (source and os.path.isabs(source)):
+        return source
+    return os.path.join(folder, source or "<source>")
+
+
 def resolve_trace(path: str, source: str | None) -> str:
     """Where the trace a program's workload names is: a relative path is relative to the program's
     folder (``source``'s). The name is kept as written, so that it is read as the system reads it: pathlib

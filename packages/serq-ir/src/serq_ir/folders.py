@@ -1,0 +1,42 @@
+"""The folder a program's relative file names are relative to, for a program made in this process.
+
+A program compiled from ``p.sq`` names its files as the compile named them: its ``source`` (``p.sq``), its
+spans and its trace clause (``trace "t.csv"``, relative to the source's folder) are relative to the folder
+the compile ran in, which the IR does not record (it is the same bytes wherever it is made). The library API
+notes that folder here (:func:`serq_frontend.compile`), and ``serq_sim.run`` reads the program's trace and
+quotes its lines from it, whatever the current folder is by then: a program compiled in one folder and run
+after an ``os.chdir`` read the trace of the same name in the new folder, a report of other data without a
+word, and its run-time errors quoted another file's lines. The note is kept by the program object itself
+(a weak reference: it does not keep a program alive); a copy (``copy.deepcopy``, ``pickle``,
+``msgspec.structs.replace``) or a program decoded from IR has none, and reads its names from the current
+folder, as before.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+#: ``id(program) -> (weak reference to it, folder)``. No lock: each read and write is one operation on the dict,
+#: and a program's callback runs as it is freed (which may happen inside any allocation: a lock taken there
+#: could be this thread's own), before its id can be another's
+_FOLDERS: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def note_folder(program: Any, folder: str) -> None:
+    """Note that ``program``'s relative file names are relative to ``folder`` (an absolute path)."""
+    key = id(program)
+
+    def gone(ref: weakref.ref, key: int = key) -> None:  # the program was freed: forget its note (not a later one's)
+        if _FOLDERS.get(key, (None,))[0] is ref:
+            _FOLDERS.pop(key, None)
+
+    _FOLDERS[key] = (weakref.ref(program, gone), folder)
+
+
+def compiled_in(program: Any) -> str | None:
+    """The folder noted for ``program`` (this very object), or None."""
+    entry = _FOLDERS.get(id(program))
+    if entry is None or entry[0]() is not program:
+        return None
+    return entry[1]
