@@ -54,8 +54,18 @@ def first_party(obj: Any) -> bool:
 
 
 def first_party_module(name: Any) -> bool:
-    """Whether the module ``name`` is serQ's own."""
+    """Whether the module ``name`` is serQ's own (judged once a name: a family of 10**5 pools asks it of each
+    member's policies)."""
+    if type(name) is str:
+        own = _FIRST_PARTY_MODULES.get(name)
+        if own is None:
+            own = _FIRST_PARTY_MODULES[name] = name.partition(".")[0] in FIRST_PARTY_PACKAGES
+        return own
     return isinstance(name, str) and name.partition(".")[0] in FIRST_PARTY_PACKAGES
+
+
+#: :func:`first_party_module`'s answers, by module name (a fixed rule of the name: FIRST_PARTY_PACKAGES)
+_FIRST_PARTY_MODULES: dict[str, bool] = {}
 
 
 def _shown(obj: Any) -> str:
@@ -524,40 +534,60 @@ def _check_new(sim: Any, obj: Any, kind: str, label: str, registry: Any, name: s
     built[key] = label
 
 
-def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) -> Any:
-    """``policy``, pool member ``pool``'s eviction order or preemption policy (``what``), refused if it is not
-    one, and checked as it runs when it is a third party's."""
-    from .policies import EvictionOrder, PreemptionPolicy
+#: serq_sim.policies' EvictionOrder and PreemptionPolicy, once imported (:func:`check_policy`, once a member)
+_POLICY_CLASSES: list = []
 
-    cls = EvictionOrder if what == "eviction order" else PreemptionPolicy
-    label = f"pool {_label(pool.node, pool.index)}"
+
+def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str, shared: dict | None = None) -> Any:
+    """``policy``, pool member ``pool``'s eviction order or preemption policy (``what``), refused if it is not
+    one, and checked as it runs when it is a third party's. ``shared``: what the members of the pools built
+    together share (a dict the build keeps for them): the judgement of a policy's class, whose code is serQ's
+    or not, made once a class, not once a member (a family of 10**5 pools made it 2 * 10**5 times)."""
+    classes = _POLICY_CLASSES
+    if not classes:
+        from .policies import EvictionOrder, PreemptionPolicy
+
+        classes.extend((EvictionOrder, PreemptionPolicy))
+    cls = classes[0] if what == "eviction order" else classes[1]
+    PreemptionPolicy = classes[1]  # noqa: N806 - the class, as its name
+
+    def label() -> str:  # (made only for a message)
+        return f"pool {_label(pool.node, pool.index)}"
+
     if not isinstance(policy, cls):
-        raise failure(registry, name, f"builds the {what} of {label} wrongly",
+        raise failure(registry, name, f"builds the {what} of {label()} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}", at=pool)
-    if not first_party(type(policy)):
+    t = type(policy)
+    judged = None if shared is None else shared.get((cls, t))
+    if judged is None:  # whether its class, and the method the run calls, are serQ's own
+        judged = (first_party(t), first_party(t.victim if cls is PreemptionPolicy else t.key))
+        if shared is not None:
+            shared[cls, t] = judged
+    own, own_method = judged
+    if not own:
         why = _base_init_problem(policy, cls)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of {label} wrongly", why, at=pool)
+            raise failure(registry, name, f"builds the {what} of {label()} wrongly", why, at=pool)
         # (one order's sorted entries, or one policy's pool, for two pools)
-        _check_new(pool.sim, policy, what, label, registry, name, f"builds the {what} of {label} wrongly",
+        _check_new(pool.sim, policy, what, label(), registry, name, f"builds the {what} of {label()} wrongly",
                    cls.__name__, "pool that names it", pool)
         why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of {label} wrongly", why, at=pool)
+            raise failure(registry, name, f"builds the {what} of {label()} wrongly", why, at=pool)
     if cls is PreemptionPolicy:
         if policy.requeue not in ("head", "tail"):
-            raise failure(registry, name, f"builds the {what} of {label} wrongly",
+            raise failure(registry, name, f"builds the {what} of {label()} wrongly",
                           f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'", at=pool)
-        if not first_party(type(policy)) and type(policy.self_stop) is not bool:
+        if not own and type(policy.self_stop) is not bool:
             # read as a truth value where a grower preempts itself on a step stage: "no" or 0.5 would stop
-            raise failure(registry, name, f"builds the {what} of {label} wrongly",
+            raise failure(registry, name, f"builds the {what} of {label()} wrongly",
                           f"self_stop is {_shown(policy.self_stop)}, not True or False", at=pool)
-        if not first_party(type(policy).victim):
+        if not own_method:
             _guard_victim(policy, registry, name)
     else:
-        if not first_party(type(policy).key):
+        if not own_method:
             _guard_key(policy, registry, name)
-        if not first_party(type(policy)):
+        if not own:
             # the answer of every third party's order is checked, its pick its own or inherited: what else
             # it overrides (on_insert, key, …) may have changed the pool's entries the inherited pick reads
             _guard_pick(policy, registry, name)
