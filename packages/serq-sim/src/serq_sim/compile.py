@@ -1269,6 +1269,23 @@ def _session_serial(f_locals: dict) -> int | None:
     return getattr(f_locals.get("s"), "serial", None)
 
 
+def _line_of(tb) -> int:
+    """The line of the source a traceback entry stood at: ``tb.tb_lineno``, or, where the instruction it stood at
+    has no line of its own (Python 3.11's ``None``: an instruction the compiler added, as the clean-up of a
+    ``try``, where a signal's exception may land), the line of the nearest instruction before it that has one;
+    0 when none has."""
+    line = tb.tb_lineno
+    if line is not None:
+        return line
+    last = 0
+    for start, _end, at in tb.tb_frame.f_code.co_lines():
+        if start > tb.tb_lasti:
+            break
+        if at is not None:
+            last = at
+    return last
+
+
 def statement_at(compiler: Compiler, tb) -> tuple[Any, int | None] | None:
     """Where the traceback ``tb`` of an exception raised while a run went on (Ctrl-C, SIGTERM) stood in the
     session code generated for the run (``compiler.sources``), its innermost frame there: the span of the
@@ -1281,7 +1298,7 @@ def statement_at(compiler: Compiler, tb) -> tuple[Any, int | None] | None:
         entry = compiler.sources.get(code.co_filename)
         if entry is not None:
             lines, serial_of, spans = entry
-            k = tb.tb_lineno - 1
+            k = _line_of(tb) - 1
             sid = None
             for j in range(min(k, len(lines) - 1), -1, -1):
                 text = lines[j].lstrip()
