@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean, printable
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
 from serq_ir.rules import show_number
@@ -259,10 +259,12 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     return fig, out
 
 
-def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict, str, bool]:
+def _curve_data(table: Any, x: str, y: str, hue: str | None,
+                thin: list[str] | None = None) -> tuple[str, dict, str, bool]:
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
-    left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is, and so is the table of a
+    left out; each point whose figure is not a finite number in every one of its runs is put in ``thin``, as
+    ``max_seqs=4, Lambda=6 over 1 of 3 runs``, for :func:`curve` to say); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is, and so is the table of a
     capacity search (``serq sweep --find --out``: a row per point, the knob's value found, ``holds``,
     ``fails`` and each condition's ``FIGURE:mean`` at the value found, without a CI). Then the title the
     table's kind gives the figure, and whether the y values are whole numbers (a search's knob of an integer
@@ -340,14 +342,17 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         if x_figure is not None:
-            out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end))
+            out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end), thin)
             continue
         xs, ms, cis = [], [], []
         for xv, part in _by_x(g, x, [y_column, *band]):
             if read_as_is:
                 m, ci = float(part[0][0]), float(part[1][0]) if band else math.nan
             else:
-                _, m, ci, _ = mean_ci(part[0].astype(float).tolist())
+                n, m, ci, _ = mean_ci(part[0].astype(float).tolist())
+                if thin is not None and n < len(part[0]):
+                    at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
+                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {_over(n, len(part[0]))}")
             xs.append(int(xv) if whole else float(xv))
             ms.append(m)
             cis.append(ci)
@@ -403,7 +408,7 @@ def _x_figure(cols: Sequence[str], x: str, end: str, points_table: bool, search_
 
 
 def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], read_as_is: bool,
-                   swept: Sequence[str]) -> tuple[list, list, list]:
+                   swept: Sequence[str], thin: list[str] | None = None) -> tuple[list, list, list]:
     """A line of ``y`` against the figure ``x``: per point of the sweep (its swept names), the mean of x
     across its seeds, and y's mean and 95 % CI (a points table's row as it is), ordered by x; a point whose x
     is no finite number is left out, as a line leaves out a NaN."""
@@ -416,11 +421,30 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
     else:
         keys = [c for c in swept if c in g.columns]
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
-        for _, part in parts:
-            _, m, ci, _ = mean_ci(part[y_column].astype(float).tolist())
+        for values, part in parts:
+            n, m, ci, _ = mean_ci(part[y_column].astype(float).tolist())
+            if thin is not None and n < len(part):
+                values = values if isinstance(values, tuple) else (values,)
+                at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
+                thin.append(f"{at or 'the point'} {_over(n, len(part))}")
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
     rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+def _over(n: int, runs: int) -> str:
+    return f"over {n} of {runs} runs" if n else f"no value in its {runs} runs (left out of its line)"
+
+
+def _thin_warning(y: str, thin: Sequence[str]) -> str:
+    """The warning of a curve drawn from a runs table with means over fewer runs than their points ran (the
+    others had no finite value of the figure), as ``--show`` marks such a mean ``(n=1)`` and ``--find``
+    warns of it: the curve drew them without a word, so a load at which two of three seeds completed no
+    request after the warm-up was drawn at the third's p99 TTFT, below its neighbours, looking served."""
+    more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
+    return (f"warning: --y {clipped(y)}: some points' runs had no value of it (no sample of it: an observe that "
+            "took none, a request metric of a run that completed no request after the warm-up), and each such "
+            f"mean is drawn over the others': {'; '.join(thin[:3])}{more}")
 
 
 def _runs_once(frame: Any, end: str) -> None:
@@ -499,7 +523,8 @@ def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
     """``y`` (a figure's name) against the swept ``x`` (or against a figure ``x``, a point per point of the
     sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
-    fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue)
+    thin: list[str] = []
+    fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue, thin)
     something_to_draw((zip(xs, ms) for xs, ms, _ in data.values()), f"--y {y}",
                       f"no point whose {x} and {fig_name} are both finite numbers (a NaN or infinite "
                       "value is left out of a line)")
@@ -531,6 +556,10 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     ax.grid(True, alpha=0.3)
     if hue is not None:
         _legend(ax, len(data), f"--hue {_drawn(hue)}")
+    if thin:
+        import sys
+
+        print(printable_lines(_thin_warning(y, thin)), file=sys.stderr, flush=True)
     return figure
 
 
