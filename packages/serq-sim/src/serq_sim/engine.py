@@ -828,6 +828,7 @@ class Simulation:
     def stopped(self, e: BaseException) -> None:
         """The run was stopped early by ``e`` (Ctrl-C, SIGTERM or :class:`StopRun`): its report is partial."""
         self.interrupted = True
+        self._settle_appends()
         self.end = self.now
         if isinstance(e, StopRun):
             self.partial, self.partial_note = e.reason, e.message
@@ -847,6 +848,25 @@ class Simulation:
                 if where is not None:  # a plugin's code that does not return: named
                     self.partial_note += f" (in {where})"
             _signal_caught()
+
+    def _settle_appends(self) -> None:
+        """Drop what a stop left half-appended. A sample of an observe is four appends (value, time, session,
+        turn), a record's row one a column, a gauge's change point two, a run of equal output-token gaps two
+        (step/tokens.py): a signal's ``KeyboardInterrupt`` lands at any bytecode boundary, between two of them,
+        and the partial report read columns of unequal lengths (an ``IndexError`` out of the ITL's statistics
+        in place of the report; a table whose last row lacked some columns). Each set of columns is cut back
+        to its shortest: the sample, row or run that was being added when the stop came is not in the report."""
+        groups = [(o.values, o.times, o.sessions, o.turns) for o in self.obs]
+        groups += [(t.sessions, t.turns, t.times, *t.values) for t in getattr(self, "record_tables", ())]
+        groups += [tuple(pair) for pair in getattr(self, "gauge_points", ())]
+        gaps = getattr(self, "token_gaps", None)
+        if gaps is not None:
+            groups.append((gaps.values, gaps.weights))
+        for columns in groups:
+            n = min(map(len, columns), default=0)
+            for column in columns:
+                if len(column) > n:
+                    del column[n:]
 
     def samples_held(self) -> int:
         """The samples the run holds: every observe's, every gauge's change points, a sample a column of
