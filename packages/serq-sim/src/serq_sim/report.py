@@ -466,13 +466,14 @@ def build_report(sim) -> Report:
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
-    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
-                               pl.rounded_out, pl.block) for pl in sim.pools])
-    notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
+    labels = [member_label(pl) for pl in sim.pools]  # (once a member, not once a warning)
+    notes += warn.rejections([(label, pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
+                               pl.rounded_out, pl.block) for label, pl in zip(labels, sim.pools)])
+    notes += warn.stuck([(label, pl.stuck, pl.preemptions) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
-    notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
-    notes += warn.held_beyond([(member_label(pl), pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
-                               for pl in sim.pools], span)
+    notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
+    notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
+                               for label, pl in zip(labels, sim.pools)], span)
     notes += warn.unfinished_iterations(_unfinished_iterations(sim), sim.warmup, end)
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:

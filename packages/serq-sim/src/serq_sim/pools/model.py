@@ -649,7 +649,7 @@ class Pool:
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "room_floor",
         "growers", "via",
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
-        "t_last", "a_used",
+        "t_last", "span_lim", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
         "preemptions", "spills", "rejections", "refused", "outgrown", "rounded_out", "stuck", "over_cap", "__dict__",
