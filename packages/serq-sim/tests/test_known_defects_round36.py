@@ -139,3 +139,41 @@ def test_a_family_runs_as_it_did_on_both_tiers(monkeypatch):
     pools = r["pools"]
     assert [(p["index"], p["admissions"]) for p in pools] == [(0, 1), (1, 1), (2, 1), (3, 0), (4, 0)]
     assert [(p["used"], p["holders"]) for p in pools] == [(16 / 50, 1 / 50)] * 3 + [(0.0, 0.0)] * 2
+
+
+# ---------------------------------------------------------------- 6. serq_sim.run quotes a def body too
+#
+# A run-time error in the body of a definition given to serq_frontend.compile(defs=…) was placed at
+# ``defs['m']:1:5`` and quoted nothing, where ``serq run --def`` quotes the body's line with a caret
+# (test_known_defects_round34): the compile notes the bodies with the program (serq_ir.folders.note_texts), and
+# the run quotes from them, on both tiers. A copy of the program has no note: the place alone, as before.
+
+DEF_PROGRAM = """def m() = 1;
+stage server : fifo;
+workload { arrive poisson(1); }
+session { run server (m()); end; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_an_api_run_time_error_in_a_def_body_quotes_the_body(tmp_path, monkeypatch):
+    import msgspec
+    from tiers import same_error
+
+    (tmp_path / "p.sq").write_text(DEF_PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    program = serq_frontend.compile("p.sq", defs={"m": "1 + ~exp(now - 1)"})
+    message = same_error(program, monkeypatch)
+    assert message.splitlines()[:3] == [
+        "defs['m']:1:5: error: at t=0, session 0: ~exp(-1): the mean is negative",
+        "  1 + ~exp(now - 1)",
+        "      ^",
+    ], message
+    assert "p.sq:4:23: note: in the expansion of `m`, used here\n  session { run server (m()); end; }\n" in message
+    # a copy has no note of the bodies: the place alone
+    copy = msgspec.structs.replace(program, run=program.run)
+    with pytest.raises(serq_sim.SimError) as info:
+        serq_sim.run(copy)
+    assert str(info.value).splitlines()[:2] == [
+        "defs['m']:1:5: error: at t=0, session 0: ~exp(-1): the mean is negative",
+        "p.sq:4:23: note: in the expansion of `m`, used here"], str(info.value)

@@ -397,9 +397,15 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
     the current folder; that folder is noted with the program (:mod:`serq_ir.folders`), and ``serq_sim.run``
     reads the trace and quotes the lines from it even after an ``os.chdir``.
     """
-    program = _compile(path, source, _given(sets), _given(defs), pm)
+    given_defs = _given(defs)
+    program = _compile(path, source, _given(sets), given_defs, pm)
     import os
 
+    if given_defs:  # (a run-time error in a body quotes its line: serq_sim.run, as serq run --def does)
+        from serq.loading import argument_given, def_texts
+        from serq_ir.folders import note_texts
+
+        note_texts(program, def_texts(given_defs, argument_given))
     try:
         here = os.getcwd()
     except OSError:  # (a current folder since removed: a relative name can name nothing anyway)

@@ -40,3 +40,29 @@ def compiled_in(program: Any) -> str | None:
     if entry is None or entry[0]() is not program:
         return None
     return entry[1]
+
+
+#: ``id(program) -> (weak reference to it, {name: text})``: the texts of the definitions' bodies a program was
+#: compiled with (``defs=``), by the names its spans give them (``defs['m']``), kept as the folders are
+_TEXTS: dict[int, tuple[weakref.ref, dict[str, str | None]]] = {}
+
+
+def note_texts(program: Any, texts: dict[str, str | None]) -> None:
+    """Note the texts ``program``'s spans name that are in no file: the bodies of the definitions the compile was
+    given (``serq_frontend.compile(…, defs=…)``), so that ``serq_sim.run`` quotes a run-time error's line in one
+    as ``serq run --def`` does (serq.errors.texts_given); it gave the place alone."""
+    key = id(program)
+
+    def gone(ref: weakref.ref, key: int = key) -> None:
+        if _TEXTS.get(key, (None,))[0] is ref:
+            _TEXTS.pop(key, None)
+
+    _TEXTS[key] = (weakref.ref(program, gone), dict(texts))
+
+
+def compiled_texts(program: Any) -> dict[str, str | None]:
+    """The texts noted for ``program`` (this very object): empty for none."""
+    entry = _TEXTS.get(id(program))
+    if entry is None or entry[0]() is not program:
+        return {}
+    return entry[1]

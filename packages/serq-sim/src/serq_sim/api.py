@@ -276,6 +276,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
 
     pm = api_plugin_manager(pm)
     folder = _moved_from(program)  # (of the caller's object: checked() returns a copy)
+    from serq.errors import texts_given
+    from serq_ir.folders import compiled_texts
+
+    texts = compiled_texts(program)  # the bodies of defs= its compile was given: an error there quotes its line
     # a Program built in Python has not been through decode's checks: its schema (msgspec does not check a
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
@@ -294,7 +298,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     reg = registries(pm)
     sim = None
     try:
-        with collector_for_runs(), _spans_from(folder):
+        with collector_for_runs(), _spans_from(folder), texts_given(texts):
             with kept_walks():  # the set-up walks the program several times
                 sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                  check_invariants=check_invariants, progress=progress, trace_path=trace,
