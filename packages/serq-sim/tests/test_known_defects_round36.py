@@ -177,3 +177,40 @@ def test_an_api_run_time_error_in_a_def_body_quotes_the_body(tmp_path, monkeypat
     assert str(info.value).splitlines()[:2] == [
         "defs['m']:1:5: error: at t=0, session 0: ~exp(-1): the mean is negative",
         "p.sq:4:23: note: in the expansion of `m`, used here"], str(info.value)
+
+
+# ---------------------------------------------------------------- 7. the records kept under a warm-up are views
+#
+# Records.arrays() under a warm-up took the kept rows by a mask, a copy of every column; the rows kept are a run
+# of rows (by `time` always: rows are written in time order), so they are a slice of the run's buffers now. The
+# values are those of the run without a warm-up, the rows with a key at or after it.
+
+RECORDS = """stage s : fifo;
+workload { arrive poisson(2); }
+session { set t0 = now; run s (~exp(1)); record r { sent = t0; wait = now - t0; } end; }
+run { horizon 40; seed 3; }
+"""
+
+RECORDS_BY_TIME = RECORDS.replace("sent = t0; ", "")
+
+
+@pytest.mark.parametrize("source, key", [(RECORDS_BY_TIME, "time"), (RECORDS, "sent")])
+def test_records_under_a_warm_up_are_the_rows_after_it(monkeypatch, source, key):
+    import numpy as np
+
+    program = serq_frontend.compile(source=source)
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        whole = serq_sim.run(program, warmup=0).records(kind="numpy")
+        table = serq_sim.run(program, warmup=10).record_table()
+        kept = table.frame("numpy")
+        rows = whole[key] >= 10
+        assert 0 < rows.sum() < len(rows)
+        assert list(kept) == list(whole)
+        for name in whole:
+            assert np.array_equal(kept[name], whole[name][rows]), name
+            assert not kept[name].flags.writeable
+        # a run of rows: the float columns are views of the run's buffers, not copies
+        buffers = table._table
+        assert np.shares_memory(kept["time"], np.frombuffer(buffers.times))
+        assert np.shares_memory(kept["wait"], np.frombuffer(buffers.values[buffers.columns.index("wait")]))

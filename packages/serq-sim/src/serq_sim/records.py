@@ -178,7 +178,12 @@ class Records:
             key = cols["sent"] if "sent" in cols else cols["time"]
             keep = key >= self._warmup
             if not keep.all():
-                cols = {k: v[keep] for k, v in cols.items()}
+                # the rows kept are a run of rows (always by `time`, in record order; most often by `sent`):
+                # views of the table's buffers, not a copy of every column; else the rows picked
+                rows = np.flatnonzero(keep)
+                first, last = (int(rows[0]), int(rows[-1]) + 1) if len(rows) else (0, 0)
+                pick = slice(first, last) if last - first == len(rows) else keep
+                cols = {k: v[pick] for k, v in cols.items()}
             for name, whole in zip(t.columns, t.whole):
                 a = cols[name]
                 # a whole-number column (whole_columns) whose kept values are all whole, finite and exact
