@@ -71,3 +71,55 @@ def test_a_turn_inside_a_branch_takes_back_what_it_added(capsys):
     serq_frontend.compile(source=src2)
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "`c` is read here before any statement sets it" in err, err
+
+
+# ---------------------------------------------------------------- 8. an entry nobody calls is walked too
+#
+# The read-before-set warning was given in the session's path and in the entries it calls (where they are
+# expanded); an entry nobody calls was never walked, so its read of a name it sets only later went unsaid.
+# It is walked as its first call would be, from nothing set (serq_frontend.sugar.queues), with the same words
+# (test_known_defects_round35's called entry), and no note of a use, since there is none.
+
+QUEUE = """queue D[2] : decode {
+  pool reqs { cap 4; admit via D; }
+  pool kv { cap 64; admit via D; }
+  serve step { budget 32; cost 0.01; memory kv; }
+  decode (prompt) {
+    run tool (t + prompt);
+    set t = 3;
+    hold kv (4) {
+      decode (prompt) growing kv;
+    }
+  }
+}
+
+stage tool : delay;
+
+workload { arrive batch(3); }
+
+session {
+SESSION}
+
+run { horizon 10; }
+"""
+
+SAID = ["<source>:6:15: warning: `t` is read here before any statement sets it, so it reads 0 (an attribute is 0 "
+        "until the session sets it; the first statement that sets it is at 7:5): set it before this read, or "
+        "write 0",
+        "      run tool (t + prompt);",
+        "                ^"]
+
+
+def test_an_entry_nobody_calls_is_warned_of_in_the_same_words(capsys):
+    serq_frontend.compile(source=QUEUE.replace("SESSION", "  run tool (1);\n"))
+    assert capsys.readouterr().err.splitlines() == SAID
+    # called, the same words, with the note of its use
+    serq_frontend.compile(source=QUEUE.replace("SESSION", "  D[serial % 2].decode (4);\n"))
+    err = capsys.readouterr().err.splitlines()
+    assert err[:3] == SAID and err[3] == "<source>:19:3: note: in the expansion of `D.decode`, used here", err
+
+
+def test_an_entry_nobody_calls_that_sets_before_it_reads_says_nothing(capsys):
+    program = QUEUE.replace("    run tool (t + prompt);\n    set t = 3;\n", "    set t = 3;\n    run tool (t + prompt);\n")
+    serq_frontend.compile(source=program.replace("SESSION", "  run tool (1);\n"))
+    assert capsys.readouterr().err == ""

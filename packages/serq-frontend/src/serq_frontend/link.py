@@ -1121,19 +1121,7 @@ class Linker:
         reads = Unset(attributes, turn).run(init, session)
         if not reads:
             return
-        # (an attribute is a name a `set` or a `choose` of these blocks assigns: collect_attributes) the first
-        # statement that sets each, found in one walk (one walk per warning took a time quadratic in the size)
-        firsts: dict[str, Pos] = {}
-        for block in (init, turn, session):
-            for s in A.walk_stmts(block):
-                if isinstance(s, (A.SSet, A.SChoose)):
-                    firsts.setdefault(s.name, s.pos)
-        for name, pos in reads.items():
-            first = firsts.get(name)
-            at = "" if first is None else f"; the first statement that sets it is at {first.seen_from(pos)}"
-            self.ctx.reporter.warn(pos, f"`{as_written(name, pos)}` is read here before any statement sets it, so "
-                                   f"it reads 0 (an attribute is 0 until the session sets it{at}): set it before "
-                                   "this read, or write 0")
+        warn_unset_reads(self.ctx.reporter, reads, (init, turn, session), as_written)
 
     def link(self) -> ir.Program:
         ctx = self.ctx
@@ -1473,6 +1461,24 @@ class Unloaded(Flow):
             if state is None:
                 return None
         return state
+
+
+def warn_unset_reads(reporter: Any, reads: dict[str, Pos], blocks: Any, shown: Callable[[str, Pos], str]) -> None:
+    """The warning at each of ``reads`` (:class:`Unset`'s first reads, name to place), the one rule of its
+    words: the name as ``shown`` says it (as the statement writes it) and the first statement of ``blocks``
+    that sets it (the session's, or an entry's nobody calls: serq_frontend.sugar.queues)."""
+    # (an attribute is a name a `set` or a `choose` of these blocks assigns: collect_attributes) the first
+    # statement that sets each, found in one walk (one walk per warning took a time quadratic in the size)
+    firsts: dict[str, Pos] = {}
+    for block in blocks:
+        for s in A.walk_stmts(block):
+            if isinstance(s, (A.SSet, A.SChoose)):
+                firsts.setdefault(s.name, s.pos)
+    for name, pos in reads.items():
+        first = firsts.get(name)
+        at = "" if first is None else f"; the first statement that sets it is at {first.seen_from(pos)}"
+        reporter.warn(pos, f"`{shown(name, pos)}` is read here before any statement sets it, so it reads 0 (an "
+                      f"attribute is 0 until the session sets it{at}): set it before this read, or write 0")
 
 
 class Unset:

@@ -175,6 +175,8 @@ class QueueRewriter:
         self.queues: dict[str, Queue] = {}
         #: whether a `request gw;` may stand here (in the workload's session, outside every entry)
         self.request_ok = False
+        #: the entries some statement calls, ``(queue, verb, takes from)`` (:meth:`unset_reads_uncalled`)
+        self.called: set[tuple[str, str, bool]] = set()
         self.hidden: set[str] = set()
         #: whether the workload replays a trace (its columns are attributes a parameter may not be named as)
         self.trace = False
@@ -421,7 +423,27 @@ class QueueRewriter:
             else:
                 self.check_outside(item)
                 out.append(item)
-        return A.Module([self.expand_item(item) for item in out], self.module.file)
+        module = A.Module([self.expand_item(item) for item in out], self.module.file)
+        self.unset_reads_uncalled()
+        return module
+
+    def unset_reads_uncalled(self) -> None:
+        """The read-before-set warning (serq_frontend.link.Unset) in the entries nobody calls: a called entry's
+        body is walked where it is expanded, on the session's path, and one never called was not walked at
+        all, so a read of a name it sets only later (`run tool (t); set t = 3;`) went unsaid. Its body is walked
+        as its first call's would be, from nothing set, the names it sets its attributes (a `mark`'s not: the
+        expansion sets it where it stands); the same words. A gateway's route reads the request's attributes,
+        which the session sets: it is walked where it is requested alone."""
+        from ..link import Unset, warn_unset_reads
+
+        for q in self.queues.values():
+            for key, e in q.entries.items():
+                if (q.name, *key) in self.called or (q.gateway and e.verb == "route"):
+                    continue
+                names = {s.name for s in A.walk_stmts(e.body) if isinstance(s, (A.SSet, A.SChoose))}
+                reads = Unset(names, []).run([], e.body) if names else {}
+                if reads:
+                    warn_unset_reads(self.ctx.reporter, reads, (e.body,), lambda n, p: n)
 
     def check_outside(self, item: Any) -> None:
         """A queue's pool is "the queue's own; only its entries hold it" (language.txt §2, qitem): a server,
@@ -1038,6 +1060,7 @@ class QueueRewriter:
         if key in stack:
             raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: the entries call each other in a cycle")
         inst = Instance(self, q, entry, dict(zip(entry.params, c.args)), c.index, src, c.pos)
+        self.called.add(key)
         out = self._expand(inst, entry, key, stack, c.pos)
         if is_transfer:
             assert c.to is not None and src is not None
