@@ -157,6 +157,7 @@ class LocalPool:
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
+            _start_forkserver_deaf_to_ctrl_c()
         from .worker import ignore_sigint
 
         self._started = ctx.SimpleQueue()
@@ -278,6 +279,34 @@ def _environ_back(before: dict[str, str | None]) -> dict[str, str | None]:
         else:
             os.environ[k] = v
     return back
+
+
+def _start_forkserver_deaf_to_ctrl_c() -> None:
+    """Start multiprocessing's fork server, when none runs, with SIGINT ignored. Ctrl-C at a terminal reaches
+    the whole process group: the fork server ignores SIGINT once its loop begins, and a worker once its
+    initializer has run, but the signal came while the server imported the modules it preloads (half a second)
+    and printed its ``KeyboardInterrupt`` traceback under the sweep's ``interrupted`` (3 of 15 ``serq sweep
+    --workers 2`` stopped at a random moment of their first 2.5 s). An ignored signal stays ignored through the
+    fork and the exec, and Python leaves it so at start-up: the server runs its preload ignoring SIGINT, as it
+    runs its loop, and the workers it forks start so. The sweep's own process ignores it only while it starts
+    the server, with SIGINT blocked meanwhile, so that a Ctrl-C of that moment is taken just after, not lost.
+    Only the main thread may change a handler: a sweep started in another thread starts the server as before."""
+    import signal
+    import threading
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        forkserver.ensure_running()
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, handler)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _worker_start(started: Any, workers: int = 1) -> None:
