@@ -20,6 +20,15 @@ from serq.errors import UserError, clipped, did_you_mean
 #: top-level keys of the report that are not figures
 NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes", "codes"})
 
+#: The columns of the text report (serq_report.text: the stage, engine and pool tables) whose heading is not the
+#: name of the figure they show, by heading. A figure is named by its path in the JSON report, so a name read
+#: off the text report (``stages.engine[1].util``) is no figure; it was offered the nearest spelling of another
+#: figure (``wait``; ``pools.kv.evicted``, the entries evicted, was offered ``evicted_units``; ``busy``,
+#: ``batch``; ``req/s``, ``requests``), and is now offered the figure the column shows (:func:`resolve`).
+TEXT_HEADINGS = {"util": "utilisation", "busy": "utilisation", "prefill-only": "prefill_only",
+                 "decode-only": "decode_only", "tokens/it": "tokens", "token util": "token_utilisation",
+                 "req/s": "request_throughput", "evicted": "evicted_entries"}
+
 
 def _label(item: dict[str, Any]) -> str | None:
     name = item.get("name")
@@ -121,6 +130,9 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     other = _median_named_otherwise(stem if colon and stat in ("mean", "ci") else name, cols)
     if other is not None:
         raise UnknownFigure(f"no figure {shown!r} in the results (did you mean `{clipped(other)}`? {MEDIANS})")
+    heading = _text_heading(stem if colon and stat in ("mean", "ci") else name, cols)
+    if heading is not None:
+        raise UnknownFigure(f"no figure {shown!r} in the results (did you mean {heading})")
     hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
@@ -157,6 +169,24 @@ def _median_named_otherwise(name: str, cols: list[str]) -> str | None:
         return other
     tails = [c for c in cols if c.endswith("." + other)]
     return tails[0] if len(tails) == 1 else None
+
+
+def _text_heading(name: str, cols: list[str]) -> str | None:
+    """The figures ``name`` means when its last part is a heading of the text report's tables that is not the
+    figure's name (:data:`TEXT_HEADINGS`: ``stages.engine.util`` means ``stages.engine.utilisation``, each
+    member's of a family), said as a suggestion, the heading and the figure named; None when it is none, or
+    no column is that figure."""
+    head, dot, last = name.rpartition(".")
+    figure = TEXT_HEADINGS.get(last)
+    if figure is None:
+        return None
+    meant = f"{head}.{figure}" if dot else figure
+    found = [c for c in cols if c == meant or c.endswith("." + meant)] or _members(meant, cols)
+    if not found:
+        return None
+    listed = " or ".join(f"`{clipped(c)}`" for c in found[:4]) + (" ..." if len(found) > 4 else "")
+    return (f"{listed}? the text report's column `{last}` is the figure `{figure}`; a figure is named by its path "
+            "in the JSON report")
 
 
 def _members(name: str, cols: list[str]) -> list[str]:
