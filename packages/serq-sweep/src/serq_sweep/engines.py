@@ -167,14 +167,16 @@ class LocalPool:
                 # __main__ guard re-runs its sweep in every worker as it starts) would be started again and
                 # again by the pool, which never gives up, and the sweep would wait for ever
                 probe = ctx.Process(target=ignore_sigint)
-                probe.start()
+                with _signals_held():
+                    probe.start()
                 probe.join()
                 if probe.exitcode != 0:
                     raise UserError(f"a sweep's worker process could not start (exit status {probe.exitcode}): "
                                     + _UNGUARDED)
                 self._probed = True
             try:
-                self._pool = ctx.Pool(n, initializer=_worker_start, initargs=(self._started, n))
+                with _signals_held():
+                    self._pool = ctx.Pool(n, initializer=_worker_start, initargs=(self._started, n))
             except OSError as e:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
@@ -279,6 +281,26 @@ def _environ_back(before: dict[str, str | None]) -> dict[str, str | None]:
         else:
             os.environ[k] = v
     return back
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Within, SIGINT and SIGTERM wait (blocked) until the block is done, then come as they would have: while a
+    worker process is started. multiprocessing starts one by handing the fork server its pipes over a socket,
+    and a Ctrl-C that raised ``KeyboardInterrupt`` in the middle of that left the server a message cut short:
+    the server ended (its ``EOFError`` traceback on stderr), and the next sweep of the process, called at once,
+    failed with ``ConnectionRefusedError`` until the dying server was gone. Blocked in this thread only (Python
+    runs its handlers in the main thread); a system without ``pthread_sigmask`` holds nothing."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _start_forkserver_deaf_to_ctrl_c() -> None:
