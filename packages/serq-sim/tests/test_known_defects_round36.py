@@ -214,3 +214,30 @@ def test_records_under_a_warm_up_are_the_rows_after_it(monkeypatch, source, key)
         buffers = table._table
         assert np.shares_memory(kept["time"], np.frombuffer(buffers.times))
         assert np.shares_memory(kept["wait"], np.frombuffer(buffers.values[buffers.columns.index("wait")]))
+
+
+# ---------------------------------------------------------------- 10. the not-steady warning of a finite run
+#
+# A finite run that drains (`arrivals N`) is judged over its bins up to its last arrival; one whose service
+# keeps up is not warned (M/M/1 at rho 0.25, 400 arrivals), and one whose backlog climbs until its last arrival
+# (rho 2: the arrivals' mean 0.5 s apart, a service of 1 s) is, in words of its own: its backlog grows until
+# its last arrival and then drains, not "a queue that grows without bound" as a run to its horizon's does.
+
+FINITE = """stage svc : fifo;
+workload {{ arrive poisson({rate}); }}
+session {{ run svc (~exp(1)); }}
+run {{ horizon 2000; arrivals 400; seed 1; }}
+"""
+
+
+def test_a_finite_run_is_warned_in_its_own_words(monkeypatch):
+    from tiers import same_json
+
+    kept_up = same_json(serq_frontend.compile(source=FINITE.format(rate=0.25)), monkeypatch)
+    assert not [n for n in kept_up["notes"] if "not steady" in n]
+    over = same_json(serq_frontend.compile(source=FINITE.format(rate=2)), monkeypatch)
+    (note,) = [n for n in over["notes"] if "not steady" in n]
+    assert "grows without bound" not in note
+    assert note.endswith("Arrivals outpace the service up to the last of them (the backlog drains after it), or "
+                         "the warm-up is too short: the figures are of that climb, not of a steady state, and the "
+                         "means depend on how many arrive (`arrivals 400`)"), note

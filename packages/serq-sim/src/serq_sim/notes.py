@@ -151,10 +151,14 @@ def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
             f"mean of {r['level']:.4g} over {n} bins of {fmt_time(width)}, the fitted growth {r['rise'] * r['level']:.4g} "
             f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
             f"over the second half t = {r['half_t']:.3g}); {arrived:g} {number_of(arrived, 'session')} arrived and "
-            f"{ended:g} ended "
-            "in that time. Arrivals outpace the service (a queue that grows without bound) or the warm-up is "
-            "too short: the means depend on " + ("the horizon" if limit is None else
-                                                 f"how many arrive (`arrivals {limit:g}`)"))]
+            f"{ended:g} ended in that time. " + (
+                "Arrivals outpace the service (a queue that grows without bound) or the warm-up is too short: "
+                "the means depend on the horizon" if limit is None else
+                # a finite run: the backlog grows until its last arrival, then drains (an overloaded
+                # benchmark); its figures are of that climb, which is what N requests at that rate measure
+                "Arrivals outpace the service up to the last of them (the backlog drains after it), or the "
+                "warm-up is too short: the figures are of that climb, not of a steady state, and the means "
+                f"depend on how many arrive (`arrivals {limit:g}`)"))]
 
 
 def no_sessions(workload) -> list[str]:
@@ -445,6 +449,37 @@ def held_beyond(pools, span: float) -> list[str]:
     return out
 
 
+#: how far apart the clock's doubles may be, as a fraction of a stage's mean service, before the report warns of
+#: a coarse clock (:func:`coarse_clock`): a duration of a million steps of the clock is told to six digits
+COARSE_CLOCK = 1e-6
+
+
+def coarse_clock(now: float, stages) -> list[str]:
+    """A warning when the clock reached a time ``now`` (the run's last instant) where its doubles are far apart
+    beside the durations the run measured: ``stages``, ``(label, mean service)`` of each stage member. A time
+    there is a double: the end of a run of 0.6 s at t = 4e15, where the doubles are 0.5 apart, is 0.5 s after
+    its start, and the report said, without a word, that every run of 0.6 s and every think time of 0.7 s took
+    0.5 s (a clock so coarse that a run moves it not at all is the no-progress error instead). The stage of the
+    shortest mean service is named, when its mean is below ``1 / COARSE_CLOCK`` steps of the clock."""
+    from .errors import fmt_time
+
+    if not 0 < now < math.inf:
+        return []
+    spacing = math.ulp(now)
+    timed = [(service, label) for label, service in stages if 0 < service < math.inf]
+    if not timed:
+        return []
+    service, label = min(timed)
+    if spacing <= COARSE_CLOCK * service:
+        return []
+    steps = service / spacing
+    return [warning("coarse-clock", f"the clock reached t={fmt_time(now)}, where its doubles are {fmt_time(spacing)} "
+                    f"apart: every time measured there is rounded to a multiple of {fmt_time(spacing)} s, and stage "
+                    f"{label}'s mean service is {fmt_time(service)} s, {fmt_time(steps)} {'step' if steps == 1 else 'steps'} of "
+                    "the clock (its figures, and an observe of a difference of times there, are that coarse); start "
+                    "the sessions' work nearer t=0, or count time in a larger unit")]
+
+
 def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
     """Step stages busy after the warm-up with one iteration alone, still under way at the end of the run (its
     tokens are applied when it ends, language.txt §3). Planned before the warm-up's end, no figure counts it
@@ -632,6 +667,7 @@ WARNING_CODES = (
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
     ("waits-for-ever", "N session(s) wait for ever "),
+    ("coarse-clock", "the clock reached t=T, where its doubles are D apart "),
 )
 #: the code of a warning that carries none: one the simulator did not make (a plugin's note given as text,
 #: ``warning: …``; a plugin names its own kind with ``Note(text, code)``), or one of a JSON report written
