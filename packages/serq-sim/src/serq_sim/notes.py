@@ -455,7 +455,7 @@ COARSE_CLOCK = 1e-6
 
 
 def coarse_clock(now: float, stages) -> list[str]:
-    """A warning when the clock reached a time ``now`` (the run's last instant) where its doubles are far apart
+    """A warning when the clock reached a time ``now`` (at the run's last event) where its doubles are far apart
     beside the durations the run measured: ``stages``, ``(label, mean service)`` of each stage member. A time
     there is a double: the end of a run of 0.6 s at t = 4e15, where the doubles are 0.5 apart, is 0.5 s after
     its start, and the report said, without a word, that every run of 0.6 s and every think time of 0.7 s took

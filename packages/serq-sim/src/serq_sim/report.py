@@ -475,6 +475,9 @@ def build_report(sim) -> Report:
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
                                for label, pl in zip(labels, sim.pools)], span)
     notes += warn.unfinished_iterations(_unfinished_iterations(sim), sim.warmup, end)
+    # (the clock at the run's last event: a run drained long before a horizon of 1e300 measured nothing there)
+    notes += warn.coarse_clock(getattr(sim, "clock_reached", end),
+                               [(member_label(st), s.service) for st, s in zip(sim.stages, stages)])
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:
         notes.append(forever)
