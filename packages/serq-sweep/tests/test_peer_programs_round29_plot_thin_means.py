@@ -76,3 +76,24 @@ def test_the_command_line_says_it_on_stderr_and_draws(tmp_path):
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 0
     assert "Lambda=6 over 1 of 3 runs; Lambda=10 no value in its 3 runs" in r.stderr, r.stderr
+
+
+RECORDS = "point,Lambda,max_seqs,seed,key,session,turn,time,sent,first_token,last_token,output\n"
+
+
+def test_a_records_cdf_says_which_hue_values_the_where_leaves_without_requests(tmp_path, capsys):
+    """The records of a sweep hold no row for a run that completed no request: ``--where Lambda=10`` of a
+    sweep whose max_seqs=4 runs completed none there drew max_seqs=16's line alone, the other not named."""
+    from serq_sweep.plots import plot
+
+    rows = ["0,2,4,1,a,0,1,1.0,0.0,0.5,1.0,3\n", "1,2,16,1,b,0,1,1.0,0.0,0.25,1.0,3\n",
+            "3,10,16,1,d,0,1,1.0,0.0,0.75,1.0,3\n", "3,10,16,1,d,1,1,1.0,0.0,1.25,2.0,3\n"]
+    path = tmp_path / "recs.csv"
+    path.write_text(RECORDS + "".join(rows))
+    plot(str(path), cdf_of=["ttft"], hue="max_seqs", where={"Lambda": 10})
+    assert capsys.readouterr().err == ("warning: --hue max_seqs: max_seqs=4 has requests in the records and none "
+                                       "where Lambda=10, so no line: its runs there recorded no request (a run "
+                                       "that completed none has no row)\n")
+    plot(str(path), cdf_of=["ttft"], hue="max_seqs", where={"Lambda": 2})  # both have requests there
+    plot(str(path), cdf_of=["ttft"], hue="max_seqs")
+    assert capsys.readouterr().err == ""

@@ -844,6 +844,18 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
     return out
 
 
+def _no_requests_warning(hue: str, values: Sequence[Any], where: Mapping[str, object]) -> str:
+    """The warning of a records CDF whose ``--hue`` values ``values`` have requests in the records and none in
+    the rows ``--where`` keeps: they have no line, and the legend said nothing of them (a point of a sweep whose
+    runs completed no request has no row in the records, so ``max_seqs=4`` at ``Lambda=10`` was simply not
+    drawn beside ``max_seqs=16``, as if the sweep had no such point)."""
+    shown = ", ".join(f"{_drawn(hue)}={_drawn(_hue_value(v))}" for v in values[:3])
+    more = f", and {len(values) - 3} more" if len(values) > 3 else ""
+    kept = ", ".join(f"{clipped(str(k))}={clipped(str(v))}" for k, v in where.items())
+    return (f"warning: --hue {clipped(hue)}: {shown}{more} has requests in the records and none where {kept}, "
+            "so no line: its runs there recorded no request (a run that completed none has no row)")
+
+
 def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) -> Any:
     """The empirical CDF of each metric over the requests of ``records`` (a records file of ``serq run
     --records`` or ``serq sweep --records``, or a DataFrame): a step at every request's value, from 0 to 1;
@@ -987,11 +999,22 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         raise UsageError("--where keeps the rows of a sweep's table or of records; a dump folder's samples are "
                          "no such rows")
     if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
+        left_out: list[Any] = []
         if where:
             from .rows import selected
 
-            src = selected(_read_records(src), where, "the records")
+            every = _read_records(src)
+            src = selected(every, where, "the records")
+            if hue is not None and hue in every.columns and hue in src.columns:
+                kept = set(src[hue].tolist())
+                left_out = sorted({v for v in every[hue].tolist()
+                                   if v not in kept and not (isinstance(v, float) and math.isnan(v))},
+                                  key=lambda v: (isinstance(v, str), v))
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
+        if left_out:
+            import sys
+
+            print(printable_lines(_no_requests_warning(hue, left_out, where)), file=sys.stderr, flush=True)
     elif cdf_of or gauge:
         if not (isinstance(src, str) and os.path.isdir(src)):
             raise UserError(f"{src}: --gauge reads a dump folder (serq run --dump DIR)")
