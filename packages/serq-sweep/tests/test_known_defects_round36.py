@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from serq.errors import UserError
 from serq_sweep import core
@@ -47,3 +49,33 @@ def test_the_python_api_names_its_arguments(tmp_path):
         core.plan([str(p)], sets={"lam": [0.5]}, horizon=float("inf"), given=argument_given)
     with pytest.raises(UserError, match=r"no max_events or max_wall to stop it"):
         serq_sweep.sweep(str(p), sets={"lam": [0.5]}, horizon=float("inf"), workers=0)
+
+
+# 9. A swept value's text depended on the other values of its name: a whole value was an integer only when every
+#    value was (`--set B=16,32` wrote 16, `--set B=16,inf` 16.0, `16,16.5` 16.0). A whole value is written as an
+#    integer whatever the others now (core.Plan.shown); -0 stays -0.0 (test_hostile_round36_negative_zero).
+
+WHOLE = """let B = 4;
+pool p { cap B; }
+stage s : delay;
+workload { arrive batch(2); }
+session { hold p (1) { run s (1); } }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("values, texts", [
+    ([16, 32], ["16", "32"]),
+    ([16, math.inf], ["16", "inf"]),  # (it wrote 16.0)
+    ([16, 16.5], ["16", "16.5"]),  # (16.0)
+    ([1, 1.5, 2], ["1", "1.5", "2"]),  # (1.0, 2.0)
+])
+def test_a_whole_value_is_written_alike_whatever_the_others(tmp_path, values, texts):
+    import csv
+
+    p = tmp_path / "p.sq"
+    p.write_text(WHOLE)
+    plan = core.plan([str(p)], sets={"B": values})
+    rows = [plan.shown(point) for point in plan.points]
+    table = core.encode_table(["B"], rows, "csv").decode()
+    assert [r[0] for r in csv.reader(table.splitlines()[1:])] == texts

@@ -149,7 +149,7 @@ def test_the_slo_attainment_is_a_figure_of_find_show_and_compare(tmp_path):
     lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--show", "attainment",
                          "--show", "requests.good"))
     # d = 0.5: TTFT 0.5 … 2.5, all five; d = 1: two of five (one seed: no CI)
-    assert lines == [["d", "runs", "attainment", "requests.good"], ["0.5", "1", "1", "5"], ["1.0", "1", "0.4", "2"]]
+    assert lines == [["d", "runs", "attainment", "requests.good"], ["0.5", "1", "1", "5"], ["1", "1", "0.4", "2"]]
     text = _serq("compare", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--seeds", "1..2",
                  "--figure", "attainment").splitlines()
     assert _split(text[2])[0][:4] == ["requests.attainment", "1", "0.4", "-0.6"]

@@ -43,10 +43,10 @@ def test_show_says_over_how_many_runs_a_mean_is(tmp_path):
     assert r.returncode == 0, r.stderr
     with open(tmp_path / "t.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    have = {d: sum(1 for row in rows if row["d"] == d and row["observes.x.mean"] != "") for d in ("0.0", "1.5")}
-    assert have["0.0"] == 6 and 0 < have["1.5"] < 6, have  # (every session of d = 0 is observed)
+    have = {d: sum(1 for row in rows if row["d"] == d and row["observes.x.mean"] != "") for d in ("0", "1.5")}
+    assert have["0"] == 6 and 0 < have["1.5"] < 6, have  # (every session of d = 0 is observed)
     lines = r.stdout.splitlines()
-    assert lines[1].split()[:2] == ["0.0", "6"] and "(n=" not in lines[1]
+    assert lines[1].split()[:2] == ["0", "6"] and "(n=" not in lines[1]
     assert lines[2].split()[:2] == ["1.5", "6"] and lines[2].endswith(f"(n={have['1.5']})"), lines
 
 

@@ -153,20 +153,18 @@ class Plan:
         return [a.name for a in self.axes]
 
     @functools.cached_property
-    def _whole(self) -> frozenset[str]:
-        # (-0.0 is no integer's: as one it was 0, and --set z=0,-0, two points and two keys, two rows of z 0)
-        return frozenset(a.name for a in self.axes if a.kind == "set" and all(
-            isinstance(v, float) and v.is_integer() and abs(v) < 2.0 ** 53 and (v != 0 or math.copysign(1.0, v) > 0)
-            for v in a.values))
+    def _numbers(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.axes if a.kind == "set")
 
     def shown(self, point: Point) -> dict[str, Any]:
-        """``point.params`` as the tables give them: a ``--set`` axis whose every value is a whole number is
-        an integer column (``--set blocks=1200,8010``: 1200, not 1200.0; not with ``-0``, which the integer
-        ``0`` would write as ``0``); the others are as swept."""
-        whole = self._whole
-        if not whole:
+        """``point.params`` as the tables give them: a ``--set`` value that is a whole number is an integer
+        (``--set blocks=1200,8010``: 1200, not 1200.0), whatever the axis's other values (``--set B=16,inf``
+        wrote 16.0, ``Lambda=1:2:0.5`` 1.0 and 2.0: a value's text depended on its neighbours); not ``-0``,
+        which the integer ``0`` would write as ``0``, nor one beyond 2**53; the others are as swept."""
+        numbers = self._numbers
+        if not numbers:
             return point.params
-        return {k: int(v) if k in whole else v for k, v in point.params.items()}
+        return {k: int(v) if k in numbers and _whole(v) else v for k, v in point.params.items()}
 
     def key(self, point: Point, seed: int) -> str:
         text = json.dumps([point.ir_hash, seed, sorted(self.limits.items())])
@@ -1059,6 +1057,14 @@ def written_value(v: Any) -> str:
     if isinstance(v, float) and math.isnan(v):
         return "nan"
     return _csv_value(v)
+
+
+def _whole(v: Any) -> bool:
+    """Whether the swept value ``v`` is written as an integer (:meth:`Plan.shown`): a float that is a whole
+    number below 2**53, not ``-0.0`` (as one it was 0, and ``--set z=0,-0``, two points and two keys, gave
+    two rows of z 0)."""
+    return (isinstance(v, float) and v.is_integer() and abs(v) < 2.0 ** 53
+            and (v != 0 or math.copysign(1.0, v) > 0))
 
 
 def _csv_value(v: Any) -> str:
