@@ -423,7 +423,7 @@ def test_field_and_option_order():
     (BASE + "⟨run { seed 2; }\n", "a second `run { … }` block"),
     (hold(h="p (1) reuse (0) ⟨reuse (0)", after="cache (1);"), "`reuse` is given twice"),
     (hold(h="p (u) at admission (u = 1) ⟨at admission (v = 1)", after=""), "`at admission` is given twice"),
-    (hold(h="p (1) reserve (1) ⟨reserve (1)", after=""), "unexpected `reserve`"),
+    (hold(h="p (1) reserve (1) ⟨reserve (1)", after=""), "`reserve` is given twice for one pool"),
     ("pool p { preempt by (admission) ⟨tail; }\n" + BASE, "unexpected `tail`: it follows `requeue`, `preempt by (…) "
      "requeue tail;`"),
 ])

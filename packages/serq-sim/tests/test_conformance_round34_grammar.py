@@ -389,6 +389,9 @@ REFUSALS = [
     # a hold's clauses out of their order: `reuse` after the block is not a clause there
     ("pool m { cap 1; }\nstage d : delay;\nworkload { arrive batch(1); }\nsession {\n"
      "  hold m (1) { run d (1); } ⟨reuse (1) cache (1);\n}\n", "`reuse` goes before the hold's block"),
+    # a pool's `reserve` twice (it was told as a token the grammar did not expect, `did you mean reuse?`)
+    ("pool m { cap 4; }\nstage d : delay;\nworkload { arrive batch(1); }\nsession {\n"
+     "  hold m (1) reserve (2) ⟨reserve (3) { run d (1); }\n}\n", "`reserve` is given twice for one pool"),
 ]
 
 

@@ -1184,6 +1184,9 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
     start = _statement_start(before, len(before))
     words = _depth0(before, start)
     first = words[0] if words else ""
+    if first == "hold" and word == "reserve" and before[-1][1] == ")" and words[-1] == "reserve":
+        # `hold m (1) reserve (2) reserve (3)`: the error listed the tokens and offered `reuse`
+        return at, f"`reserve` is given twice for one pool: a pool's `reserve` follows its units once, {_HOLD_ORDER}"
     if first == "hold" and word in ("reserve", ",") and before[-1][1] == ")" and ("reuse" in words or "at" in words):
         clause = "`reuse`" if "reuse" in words else "`at admission`"
         what = "a pool's `reserve` follows its units" if word == "reserve" else "the pools come first"
