@@ -241,3 +241,28 @@ def test_a_finite_run_is_warned_in_its_own_words(monkeypatch):
     assert note.endswith("Arrivals outpace the service up to the last of them (the backlog drains after it), or "
                          "the warm-up is too short: the figures are of that climb, not of a steady state, and the "
                          "means depend on how many arrive (`arrivals 400`)"), note
+
+
+# ---------------------------------------------------------------- 1. a trace does not end an open workload
+#
+# serq_sim.run took a workload with a trace for one that ends with it, so `arrive poisson` beside a trace of two
+# sessions, run without a horizon (or at inf), never returned: each arrival replays a trace session, the last
+# one passed again from the first (docs/language.md). It is refused as any open workload is, and serq run says
+# the run has no end.
+
+
+@pytest.mark.timeout(60)  # (before: the run never returned)
+def test_an_open_workload_with_a_trace_is_refused_too(tmp_path, monkeypatch, capsys):
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n0,1,5,1,0.1,0\n1,1,5,1,0.1,0\n")
+    (tmp_path / "p.sq").write_text('stage s : delay;\nworkload { arrive poisson(1); trace "t.csv"; }\n'
+                                   "session { turn; run s (new); end; }\nrun { horizon 10; }\n")
+    monkeypatch.chdir(tmp_path)
+    program = serq_frontend.compile("p.sq")
+    with pytest.raises(ValueError, match="run\\(\\) was given horizon=inf, which is no bound, and its workload never "
+                                         "stops starting sessions"):
+        serq_sim.run(program, horizon=math.inf)
+    # bounded, it runs: one session a second, each replaying a trace session
+    r = serq_sim.run(program, horizon=math.inf, arrivals=5)
+    assert (r.partial, r.result.arrivals, r.result.ended) == (None, 5, 5)
+    code, out, err = _serq(["run", "p.sq", "--no-progress", "--horizon", "inf"], capsys)
+    assert code == 1 and "the run has no end: horizon inf and arrivals that never stop (`arrive poisson`)" in err

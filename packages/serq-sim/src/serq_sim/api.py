@@ -128,14 +128,14 @@ def _endless(program, arrivals) -> bool:
     """Whether ``program``'s workload starts sessions for ever (so that a run without a horizon, a bound on
     its events or on its wall time never returns): an open workload (``arrive poisson``/``renewal``) without
     a count of arrivals (``arrivals``, else the run block's), or a closed population (``arrive closed(n)``
-    starts a session again as each one ends); a trace's sessions end with the trace."""
+    starts a session again as each one ends). A trace does not end them: each session that arrives replays a
+    trace session (the last one passed, again from the first, or drawn), so ``arrive poisson`` beside a trace
+    of two sessions ran until the process was killed (it was taken for a workload that ends with its trace)."""
     from serq_ir import nodes as N
 
     w = program.workload
-    if w.trace is not None:
-        return False
     if isinstance(w.arrive, N.Closed):
-        return True
+        return w.arrive.n > 0  # (a population of 0, an IR's, starts none: the warning of no sessions)
     return isinstance(w.arrive, (N.Poisson, N.Renewal)) and arrivals is None and program.run.arrivals is None
 
 

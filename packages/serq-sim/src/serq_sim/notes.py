@@ -198,14 +198,13 @@ def never_ends(program) -> list[str]:
 def endless_arrivals(program) -> str | None:
     """What makes a run of ``program`` (its run settings applied) one with no end, ``None`` when it ends: a
     horizon of inf, no ``arrivals N``, and arrivals that never stop, an open workload (``poisson``,
-    ``renewal``) or a closed one, which replaces every session that ends. A batch, presets alone or no
-    arrivals end when no event is left."""
+    ``renewal``) or a closed one, which replaces every session that ends, a trace or not (each arrival replays
+    a trace session, and there is always one). A batch, presets alone or no arrivals end when no event is
+    left."""
     from serq_ir import nodes as N
 
     run = program.run
     if run.horizon is None or float(run.horizon) != math.inf or run.arrivals is not None:
-        return None
-    if program.workload.trace is not None:  # (its sessions end with the trace, as serq_sim.run judges)
         return None
     a = program.workload.arrive
     if isinstance(a, N.Poisson | N.Renewal):
