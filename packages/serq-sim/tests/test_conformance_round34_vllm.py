@@ -28,6 +28,8 @@ observed after the request. Both tiers (conform.run).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conform import pool_json, report_json, request_rows, run
 
@@ -113,6 +115,29 @@ CASES = [
      {"k": [(1, 4.0, 3.0), (2, 7.0, 8.0), (0, 9.0, 7.0)],
       "hit_last": [(1, 4.0, 0.0), (2, 7.0, 0.0), (0, 9.0, 4.0)]},
      {"preemptions": 2}),
+    # Preempted while it recomputes: the request keeps the output it had (vLLM's num_tokens never falls).
+    # 5 blocks, budget 6: s0 sends 4 (6 out), s1 2 (8 out), s2 8 (2 out), all at 0 (vLLM: num_blocks 6,
+    # budget 6, max_seqs 4, the requests in that order). [0, 1]: s0 4, s1 2 (1 block each), no budget
+    # for s2; first tokens at 1. [1, 2]: s0 at position 4 takes a second block, s1 decodes; s2 admitted
+    # with the 4 left (1 block; reserve 8, 2 blocks, fits: 3 + 2). [2, 3]: s2 its last 4 (a second block:
+    # 5 in use), first token at 3. [3, 4]: s1 at position 4 wants a second block: running[-1] is s2, 8
+    # computed (2 full blocks), 1 output; s1 takes its last block. [4, 5], [5, 6]: s2 (known 9, reserve 3
+    # blocks) does not fit beside s0's 2 and s1's 2, and at [5, 6] s0's position 8 takes the fifth block,
+    # s2's cached first block (evicted); s0's sixth token at 6 (done). [6, 7]: s2 known 9, hit 0, 5 tokens
+    # (the budget less s1's 1: 2 blocks, reserve 3 beside s1's 2). [7, 8]: s1 at position 8 takes the fifth
+    # block, its eighth token at 8 (done); s2's next 4 (positions 5 … 8) want a third block: running[-1] is
+    # s2 itself, preempted with 5 computed (1 full block) — vLLM keeps num_tokens = 8 + 1 = 9. [8, 9]: s2
+    # known max(9, 8) = 9, hit min(4, 8) = 4, 3 blocks, prefills 5: its second token at 9, decodes 2 − 1 − 1
+    # = 0: done at 9, first token still 3, 2 preemptions. (The spec's known, computed < prompt ? prompt :
+    # computed + 1, is 8 here: see test_the_specs_known_forgets_the_output.) Waits of reqs: 1 (s2 at 1), 3
+    # (from 3 to 6), 1 (from 7 to 8).
+    ("preempted_while_it_recomputes",
+     engine(BLOCKS="5", B="6", N="3", ARRIVE="0",
+            PROMPT="serial == 0 ? 4 : serial == 1 ? 2 : 8", OUT="serial == 0 ? 6 : serial == 1 ? 8 : 2"),
+     [(0, 0.0, 0.0, 1.0, 6.0, 0, 0), (1, 0.0, 0.0, 1.0, 8.0, 0, 0), (2, 0.0, 1.0, 3.0, 9.0, 0, 2)],
+     {"k": [(0, 6.0, 4.0), (1, 8.0, 2.0), (2, 9.0, 9.0)],
+      "hit_last": [(0, 6.0, 0.0), (1, 8.0, 0.0), (2, 9.0, 4.0)]},
+     {"preemptions": 2}),
 ]
 
 
@@ -136,3 +161,27 @@ def test_the_queue_waits_of_two_victims_and_a_newcomer(monkeypatch):
     assert abs(reqs["wait"] - 16 / 6) < 1e-12
     assert abs(reqs["queue"] - 0.16) < 1e-12
     assert report_json(r)["end"] == 100.0
+
+
+LIB = Path(__file__).resolve().parents[3] / "packages" / "serq-vllm" / "src" / "serq_vllm" / "lib" / "vllm.sq"
+
+
+def test_the_specs_known_forgets_the_output(monkeypatch):
+    """language.txt §3 and §7 write a preempted request's tokens as `known = computed < prompt ? prompt :
+    computed + 1`; lib/vllm.sq writes `max(had, …)` (its comment: the spec's formula "forgets the kept
+    outputs on that path; the real scheduler does not"). On preempted_while_it_recomputes, vllm_request_at
+    with the spec's formula gives s2 known 8 at its third admission (5 computed, below the prompt): it
+    prefills 8 − 4 = 4, takes that for its first token (sampled again, at 9) and decodes 2 − 1 − 0 = 1 more:
+    done at 10, one token more than o. vLLM 0.33.0's scheduler (serq vllm real) ends it at 9 with its first
+    token at 3, as the library does (the case above)."""
+    text = LIB.read_text(encoding="utf-8")
+    start = text.index("def vllm_request_at(")
+    lib_def = text[start:text.index("\n}\n", start) + 3]
+    spec = lib_def.replace("def vllm_request_at(", "def spec_request_at(").replace(
+        "max(had, computed < prompt ? prompt : computed + 1)", "(computed < prompt ? prompt : computed + 1)")
+    assert spec.count("(computed < prompt ? prompt : computed + 1)") == 2
+    src = CASES[3][1].replace('use "vllm.sq";', 'use "vllm.sq";\n' + spec).replace(
+        "vllm_request(reqs, kv, engine, prompt, o, t0);", "spec_request_at(reqs, kv, engine, prompt, o, t0, inf, inf);")
+    r, obs = run(src, monkeypatch)
+    assert request_rows(r)[2] == (2, 0.0, 1.0, 9.0, 10.0, 0, 2)
+    assert obs["k"][2] == (2, 10.0, 8.0)
