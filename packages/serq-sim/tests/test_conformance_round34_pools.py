@@ -320,3 +320,110 @@ def test_choose_at_one_instant_and_its_ties(monkeypatch):
     assert obs["cj"] == [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 0.0, 2.0), (3, 0.0, 0.0)]
     assert [v for _s, _t, v in obs["ca"]] == [0.0] * 4
     assert obs["adm"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (3, 1.0, 1.0)]
+
+
+# A growth that fits grows at once, whether growers wait or not (docs/language.md; §3 Ties: "A pool's
+# growers: the order they stalled, the head blocking the rest", among those that wait). m has 6: s0 and s1
+# hold 2, s2 holds 1 for 3 s. s0 at 1 grows 2 (1 left: it stalls); s1 at 1.5 grows 1, which fits: it
+# grows then (g = 1.5), and ends at 2.5, giving back 3: s0 grows at 2.5.
+GROWERS = """
+pool m { cap 6; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) {
+    hold m (1) {
+      run d (3);
+    }
+  } else {
+    hold m (2) {
+      run d (1 + serial / 2);
+      grow m (2 - serial);
+      observe g = now;
+      run d (1);
+    }
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_growth_that_fits_passes_a_stalled_grower(monkeypatch):
+    _r, obs = run(GROWERS, monkeypatch)
+    assert obs == {"g": [(1, 1.5, 1.5), (0, 2.5, 2.5)]}
+
+
+# `reserve held` counts what a live hold reserved and has not allocated against the other holds' growth
+# too (docs/language.md, Pools). m has 10: s0 holds 2 reserving 6 for [0, 2]; s1 holds 2 and at 1 grows 3.
+# Plain: 4 + 3 ≤ 10, it grows at 1. Held: 4 + (6 − 2) + 3 = 11 > 10: it waits (preempt none) until s0's
+# hold ends at 2.
+RESERVE_GROWTH = """
+pool m { cap 10; HELD }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (2) reserve (6) {
+      run d (2);
+    }
+  } else {
+    hold m (2) {
+      run d (1);
+      grow m (3);
+      observe g = now;
+    }
+  }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("held, g", [("", 1.0), ("reserve held;", 2.0)])
+def test_reserve_held_against_growth(monkeypatch, held, g):
+    _r, obs = run(RESERVE_GROWTH.replace("HELD", held), monkeypatch)
+    assert obs == {"g": [(1, g, g)]}
+
+
+# A lease is no preemption victim (§3: "neither evictable nor a preemption victim"). m has 6, preempt lifo,
+# no engine: s0, s1, s2 hold 2 each at 0, admitted in that order; s2's body is empty and its allocation is
+# leased for 5 s (its session lives on: a session's end would end the lease); s1's body runs 3 s. At 1 s0
+# grows 2: the most recently admitted holder with a hold in scope is s1 (s2 only leases), preempted: it
+# caches nothing (no position advanced), goes to the head of the queue; s0 grows (used 6: s0 4, s2's 2;
+# holders s0 and s2). s0 ends at 2; s1 is admitted again then, runs 3 s; at 5 s2's lease has ended (its
+# expiry was scheduled at 0, before s1's run's end at 5) and s1's lease of 0 is still to end: used 2, one
+# holder (ut = 2 + 100 · 1). Over [0, 10]: used s0 2 + 4, s1 2 + 6, s2 10: 2.4; holders 2 + 4 + 5: 1.1;
+# cached s2's 2 and s1's 2 from 5: 2.0; one preemption; waits 0, 0, 0, 1: 0.25.
+LEASE = """
+pool m { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (2) {
+      run d (1);
+      grow m (2);
+      observe g = now;
+      observe u = used(m) + 100 * holders(m);
+      run d (1);
+    }
+  } else {
+    hold m (2) {
+      observe adm = now;
+      run d (serial == 1 ? 3 : 0);
+    } cache (2) lease m (serial == 2 ? 5 : 0);
+    observe ut = used(m) + 100 * holders(m);
+    run d (6);
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_lease_is_no_preemption_victim(monkeypatch):
+    r, obs = run(LEASE, monkeypatch)
+    assert obs["g"] == [(0, 1.0, 1.0)]
+    assert obs["u"] == [(0, 1.0, 206.0)]
+    assert obs["adm"] == [(1, 0.0, 0.0), (2, 0.0, 0.0), (1, 2.0, 2.0)]
+    assert obs["ut"] == [(2, 0.0, 306.0), (1, 5.0, 102.0)]
+    near(pool_entry(report_json(r), "m"), {"preemptions": 1, "used": 2.4, "holders": 1.1, "cached": 2.0,
+                                           "wait": 0.25, "queue": 0.1, "evicted_units": 0.0})
