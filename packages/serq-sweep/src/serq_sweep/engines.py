@@ -156,7 +156,9 @@ class LocalPool:
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
-            ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
+            # (serq_sweep.server_ready last: the server, started ignoring SIGINT, forks processes that take it)
+            ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast",
+                                        "serq_sweep.server_ready"])
             _start_forkserver_deaf_to_ctrl_c()
         from .worker import ignore_sigint
 
@@ -310,7 +312,8 @@ def _start_forkserver_deaf_to_ctrl_c() -> None:
     and printed its ``KeyboardInterrupt`` traceback under the sweep's ``interrupted`` (3 of 15 ``serq sweep
     --workers 2`` stopped at a random moment of their first 2.5 s). An ignored signal stays ignored through the
     fork and the exec, and Python leaves it so at start-up: the server runs its preload ignoring SIGINT, as it
-    runs its loop, and the workers it forks start so. The sweep's own process ignores it only while it starts
+    runs its loop; the last module it preloads (serq_sweep.server_ready) puts Python's handler back, which the
+    processes it forks take, as they did. The sweep's own process ignores it only while it starts
     the server, with SIGINT blocked meanwhile, so that a Ctrl-C of that moment is taken just after, not lost.
     Only the main thread may change a handler: a sweep started in another thread starts the server as before."""
     import signal
