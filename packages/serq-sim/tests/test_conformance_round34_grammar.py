@@ -251,6 +251,18 @@ run { horizon 3; }
                                              "request_throughput": None, "prefill_only": None,
                                              "decode_only": None, "mixed": None, "batch": None,
                                              "tokens": None, "token_utilisation": None}]}),
+    # a field's value that begins with a `-` keeps it as the value's sign in `serq fmt` form (`cost -1 + …`,
+    # not `cost - 1 + …`): one iteration of 4 prefill tokens costs -1 + 2 · 4 = 7 (t = 7); the horizon
+    # -(-20) is 20.
+    ("negative_field_values", """
+stage e : step { budget 4; cost -1 + 2 * tokens; chunk -(-4); }
+workload { arrive batch(1); }
+session {
+  run e prefill (4);
+  observe t = now;
+}
+run { horizon -(-20); }
+""", {"t": [(0, 7.0, 7.0)]}, {"horizon": 20.0, "end": 20.0}),
     # a gateway queue, its route, `mark` and the caller's `request G` and `G.done`: the queue's fifo
     # serves s0 [0, 2], s1 [2, 4].
     ("gateway_route_mark", """

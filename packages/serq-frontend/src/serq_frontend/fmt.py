@@ -112,8 +112,11 @@ def _drop_kind_semicolons(lines: list[list[Tok]]) -> None:
                 toks[i + 1].dropped = True
 
 
-#: the serving forms, whose work follows the word (`tool -n + 20;`, language.txt §2 serving)
+#: the serving forms, whose work follows the word (`tool -n + 20;`, language.txt §2 serving), and the fields
+#: whose value follows the word (`cost -0.001 + 2e-5 * tokens;`, `horizon -(-10);`): a `-` after one of them
+#: at a statement's start begins the value
 _SERVING = ("prefill", "decode", "tool", "transfer")
+_FIELDS = ("cap", "block", "budget", "cost", "chunk", "horizon", "warmup", "seed", "arrivals")
 
 
 def _mark_unary(lines: list[list[Tok]]) -> None:
@@ -126,7 +129,7 @@ def _mark_unary(lines: list[list[Tok]]) -> None:
             if t.text in ("-", "!", "~"):
                 t.unary = prev is None or prev.text in _BINARY or prev.text in ("(", "[", ",", "{", ";", "}") \
                     or (prev.kind == "name" and prev.text in ("return", "in", "by")) or prev.unary \
-                    or (prev.kind == "name" and prev.text in _SERVING
+                    or (prev.kind == "name" and (prev.text in _SERVING or prev.text in _FIELDS)
                         and (before is None or before.text in (";", "{", "}")))
                 if t.text in ("!", "~"):
                     t.unary = True
