@@ -427,3 +427,40 @@ def test_a_lease_is_no_preemption_victim(monkeypatch):
     assert obs["ut"] == [(2, 0.0, 306.0), (1, 5.0, 102.0)]
     near(pool_entry(report_json(r), "m"), {"preemptions": 1, "used": 2.4, "holders": 1.1, "cached": 2.0,
                                            "wait": 0.25, "queue": 0.1, "evicted_units": 0.0})
+
+
+# Families joined member for member (§3: "pool q[N] { admit via S; } next to stage S[N] serves q[i] by
+# S[i], and stage E[N] : step { memory kv; } next to pool kv[N] counts kv[i] for E[i]; next to a family of
+# one, every member gets that one"). Four sessions at 0, j = serial % 2, each a hold of reqs[j] (1) and 4
+# on its KV (cap 4), prefilling 4 on E[j] (budget 4, cost 1: one iteration).
+#   kv[2]: E[0] serves s0 [0, 1] then s2 [1, 2] (kv[0] holds one at a time), E[1] s1 and s3 likewise.
+#   kv[1]: one pool for both engines: E[0] admits s0 at 0 and E[1]'s head s1 does not fit; at 1 both are
+#     idle and the queues both wait for room in kv[0]: reqs[0], declared (as member) first, is served
+#     first (§3 Ties), so s2 [1, 2]; then reqs[0] is empty and E[1] admits s1 [2, 3], s3 [3, 4].
+FAMILY_ENGINES = """
+pool reqs[2] { cap 4; admit via E; }
+pool kv[NK] { cap 4; block 4; }
+stage E[2] : step { budget 4; cost 1; memory kv; }
+workload { arrive batch(4); }
+session {
+  set j = serial % 2;
+  hold reqs[j] (1), kv[KI] (4) {
+    run E[j] prefill (4) growing kv[KI];
+  }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("nk, ki, t", [
+    ("2", "j", [(0, 1.0, 1.0), (1, 1.0, 1.0), (2, 2.0, 2.0), (3, 2.0, 2.0)]),
+    ("1", "0", [(0, 1.0, 1.0), (2, 2.0, 2.0), (1, 3.0, 3.0), (3, 4.0, 4.0)]),
+])
+def test_engine_families_and_their_memory_member_for_member(monkeypatch, nk, ki, t):
+    r, obs = run(FAMILY_ENGINES.replace("NK", nk).replace("KI", ki), monkeypatch)
+    assert obs == {"t": t}
+    js = report_json(r)
+    for i in (0, 1):
+        e = next(s for s in js["stages"] if s["name"] == "E" and s["index"] == i)
+        assert (e["iterations"], e["requests"], e["tokens"]) == (2, 2, 4.0)
