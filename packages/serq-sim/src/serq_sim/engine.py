@@ -375,8 +375,24 @@ def _held_at_stages(sim, skip: set[Session]) -> dict[Session, str]:
     ``sim.heap``: at inf, when no event is left) or queued at a fifo stage, a run at a ps stage, a flow, a
     resident of a step stage. What the warning names when no event is left: those stages never complete
     them (infinite work, or no rate to do it at)."""
-    return {s: never_completing(label) if n == 1 else f"at stages {label}, which will never complete them"
+    starved = _starved_flows(sim)
+    return {s: (f"at stage{'s' if n > 1 else ''} {label}, where {starved} gives their flows no rate"
+                if starved is not None and s.job is not None and s.job.stage is sim.flow_network
+                and s.job.rate == 0 else
+                never_completing(label) if n == 1 else f"at stages {label}, which will never complete them")
             for s, (label, n) in _stage_runs(sim, skip).items()}
+
+
+def _starved_flows(sim) -> str | None:
+    """The third party's share policy of ``sim`` (:func:`.guards.share_named`), which may give a flow no rate
+    (serQ's own give each one above 0): the flows it gives none when no event is left wait for ever, and the
+    warning said the stages "will never complete them", naming neither the policy nor its plugin."""
+    net = sim.flow_network
+    if net is None or net.fair is not None:
+        return None
+    from .guards import share_named
+
+    return share_named(net.policy)
 
 
 def _infinite_runs(sim, skip: set[Session]) -> dict[Session, str]:

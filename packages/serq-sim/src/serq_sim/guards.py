@@ -753,7 +753,19 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
 
     global _CHECKED_SHARE_CODE
     _CHECKED_SHARE_CODE = checked_share.__code__
+    checked_share.provided = (registry, name)  # (share_named: who gives a flow no rate)
     return checked_share
+
+
+def share_named(policy: Any) -> str | None:
+    """``the share policy 'fair' of the plugin acme (serq-acme 0.3.0)`` for a third party's policy (as
+    :func:`guard_share` wraps it), None for serQ's own: what the warning of sessions waiting for ever names
+    when it gives their flows no rate (:func:`serq_sim.engine._held_at_stages`)."""
+    provided = getattr(policy, "provided", None)
+    if provided is None:
+        return None
+    registry, name = provided
+    return f"the share policy {name!r} of the plugin {registry.provider(name)}"
 
 
 #: the code of :func:`guard_share`'s wrapper (the same for every policy), whose frame on a traceback is a share
