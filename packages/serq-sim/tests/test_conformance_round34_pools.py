@@ -467,10 +467,10 @@ def test_engine_families_and_their_memory_member_for_member(monkeypatch, nk, ki,
 
 
 # The Evict moment's `waiting` (docs/language.md: 1 when the entry's session is alive and waiting in some
-# pool's queue). s0 and s1 cache 4 each on m (cap 8) at 1, s0 released first; then both want q (cap 1):
-# s0 holds it [1, 6], s1 waits for it until 6 ([6, 11]). s2 at 2 holds 4 on m: one entry must go. By
-# (waiting): s0's (0: its session holds q) before s1's (1); by (-waiting) s1's; lru s0's (released
-# first). Each reads its own after q: s0 at 6, s1 at 11.
+# pool's queue). s2 holds q (cap 1) over [0, 5]. s0 caches 4 on m (cap 8) at 1 and then waits for q; s1
+# caches 4 at 1.5 and runs on (not waiting). At 2 s2, inside its hold of q, holds 4 on m: one entry must
+# go. lru: s0's (released first); by (waiting): s1's (0) before s0's (1); by (-waiting): s0's. s0 gets q at
+# 5 and reads its own at 6; s1 at 6.5.
 WAITING = """
 pool m { cap 8; EVICT }
 pool q { cap 1; }
@@ -479,17 +479,24 @@ workload { arrive batch(3); }
 session {
   branch (serial < 2) {
     hold m (4) {
-      run d (1);
+      run d (1 + serial / 2);
     } cache (4);
-    hold q (1) {
+    branch (serial == 0) {
+      hold q (1) {
+        run d (1);
+      }
+    } else {
       run d (5);
     }
     observe k = cachedin(m);
   } else {
-    run d (2);
-    hold m (4) {
-      run d (1);
-    } cache (4);
+    hold q (1) {
+      run d (2);
+      hold m (4) {
+        run d (1);
+      } cache (4);
+      run d (2);
+    }
   }
 }
 run { horizon 20; }
@@ -498,9 +505,9 @@ run { horizon 20; }
 
 @pytest.mark.parametrize("order, k0, k1", [
     ("evict lru;", 0.0, 4.0),
-    ("evict by (waiting);", 0.0, 4.0),
-    ("evict by (-waiting);", 4.0, 0.0),
+    ("evict by (waiting);", 4.0, 0.0),
+    ("evict by (-waiting);", 0.0, 4.0),
 ])
 def test_an_eviction_key_reads_whether_the_session_waits(monkeypatch, order, k0, k1):
     _r, obs = run(WAITING.replace("EVICT", order), monkeypatch)
-    assert obs == {"k": [(0, 6.0, k0), (1, 11.0, k1)]}
+    assert obs == {"k": [(0, 6.0, k0), (1, 6.5, k1)]}
