@@ -14,7 +14,40 @@ A plugin module implements hooks with :data:`hookimpl`::
         register(my_click_command)
 """
 
-from .errors import PluginError, SerqError, UserError
+import sys
+
+
+def _startup_interrupt(signum, frame) -> None:
+    # Ctrl-C (SIGINT) in the ``serq`` command's start-up, before :func:`serq.signals.install` takes the
+    # signal (the first thing :func:`serq.cli.main` does): the command ends as one stopped later in
+    # start-up does, the line ``interrupted`` and status 130, not a KeyboardInterrupt's traceback out of an
+    # import. Nothing has been written yet; nothing is left to clean up.
+    import os
+
+    os.write(2, b"interrupted\n")
+    os._exit(130)
+
+
+def _own_command() -> bool:
+    """This process is the ``serq`` command: its script (``serq``, ``serq.exe``, ``serq-script.py``) or
+    ``python -m serq`` (while Python locates the module, ``sys.argv[0]`` is ``-m``)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 == "-m":
+        orig = getattr(sys, "orig_argv", [])
+        return any(a == "-mserq" or (a == "-m" and orig[i + 1:i + 2] == ["serq"]) for i, a in enumerate(orig))
+    return argv0.replace("\\", "/").rsplit("/", 1)[-1] in ("serq", "serq.exe", "serq-script.py")
+
+
+# The serq command handles SIGINT from the moment its package starts to import (here, before anything else
+# of it is imported): _startup_interrupt until serq.signals.install replaces it. A program that imports
+# serq keeps Python's Ctrl-C. (_signal, not signal: the module without its enums costs nothing at start-up.)
+if _own_command():
+    import _signal
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _startup_interrupt)
+
+from .errors import PluginError, SerqError, UserError  # noqa: E402
 
 #: The project name: the hook prefix and the entry-point group.
 NAME = "serq"

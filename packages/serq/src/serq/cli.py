@@ -7,7 +7,8 @@ context where there is a source), 2 for a usage error (click's, and a flag's val
 (``serq run``: 3 for a run stopped at a bound the user set).
 
 :func:`main` handles SIGINT and SIGTERM before it imports anything else (click, pluggy, the parts), so a
-Ctrl-C early in start-up is the one line ``interrupted`` too.
+Ctrl-C early in start-up is the one line ``interrupted`` too; before that, from the first statements of the
+``serq`` package, the command's start-up handler (``serq._startup_interrupt``) says the same and exits 130.
 
 Standard output that cannot take what a command writes is not a bug: a reader that went away (``serq run
 x.sq | head -c1``, a broken pipe) ends the command quietly with status 141, as a program killed by
