@@ -199,11 +199,12 @@ def test_a_swept_name_that_is_a_column_of_the_search_is_refused(tmp_path):
     r = subprocess.run([SERQ, "sweep", str(path), "--find", "y.mean <= 2", "--over", "lam", "0:4", "--set",
                         "evaluations=1,2", "--workers", "0", "--no-progress", "--out", str(tmp_path / "f.parquet")],
                        capture_output=True, text=True, timeout=60)
-    assert (r.returncode, r.stderr) == (2, "error: evaluations: swept twice, or the name of a column of the "
-                                           "search's table (outcome, holds, fails, evaluations)\n")
+    assert (r.returncode, r.stderr) == (2, "error: --set evaluations: evaluations is a column of the search's "
+                                           "table already (outcome, holds, fails, evaluations); a swept name is a "
+                                           "column of its own: give the let another name to sweep it\n")
     assert not (tmp_path / "f.parquet").exists()
     with pytest.raises(Exception, match="^error: over=\\('evaluations', '0:4'\\): the name of a column of the search's table"):
         find(str(path), "y.mean <= 2", ("evaluations", "0:4"), workers=0, progress=False)
-    with pytest.raises(Exception, match="^error: k: swept twice"):
+    with pytest.raises(Exception, match=r"^error: sets\['k'\] and defs\['k'\]: k is swept twice"):
         find(str(path), "y.mean <= 2", ("lam", "0:4"),
              sets={"k": "1,2"}, defs={"k": "3"}, workers=0, progress=False)

@@ -557,16 +557,12 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     if not repeat:
         axes += trace_axis(traces_given, swept, said, "the table")
     axes += swept
-    seen: set[str] = set()
+    swept_once(axes, FIXED, "the table of the runs" if repeat else "the table", said)
     for a in axes:
-        if a.name in seen or a.name in FIXED:
-            raise UsageError(f"{a.name}: swept twice, or the name of a column of the table "
-                            f"({', '.join(FIXED)})")
         if not repeat and a.name in figure_names():
             raise UsageError(f"{a.name}: a column of the table already, the report's {a.name} (the names so "
                              f"taken: {', '.join(figure_names())}); a swept name is a column of its own: give "
                              "the let another name to sweep it")
-        seen.add(a.name)
     seed_list = seeds_given(seeds, given)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples, slo=slo)
@@ -883,6 +879,33 @@ def table_figures(columns: Sequence[str]) -> list[str]:
     wherever they stand; in a table without ``key`` (made by hand, not a sweep's) every column."""
     columns = list(columns)
     return figure_columns(columns) if "key" in columns else columns
+
+
+def swept_once(axes: Sequence[Axis], columns: Sequence[str], table: str, said: Any) -> None:
+    """Refuse (a usage error) a swept name that is one of ``columns``, those ``table`` has of its own, or that
+    two axes sweep (``--set k`` and ``--def k``), each said as its option names it (``said``,
+    :func:`serq.loading.given_or_option`): both were "k: swept twice, or the name of a column of the table",
+    which left the user to guess which (a definition ``key`` swept by ``--def`` is refused as the column
+    ``key``, and was told it was swept twice)."""
+    seen: dict[str, Axis] = {}
+    for a in axes:
+        if a.name in columns:
+            what = "definition" if a.kind == "def" else "let"
+            raise UsageError(f"{_swept_as(a, said)}: {a.name} is a column of {table} already ({', '.join(columns)}); "
+                             f"a swept name is a column of its own: give the {what} another name to sweep it")
+        if a.name in seen:
+            raise UsageError(f"{_swept_as(seen[a.name], said)} and {_swept_as(a, said)}: {a.name} is swept twice, "
+                             "a column of the table each; a name is swept once (a let's values by --set, a "
+                             "definition's bodies by --def)")
+        seen[a.name] = a
+
+
+def _swept_as(a: Axis, said: Any) -> str:
+    """How a message names the option that sweeps ``a``: ``--set k`` (``sets['k']``), ``--def k``, ``--trace``,
+    or the programs given."""
+    if a.kind in ("set", "def"):
+        return said(a.kind, a.name)
+    return said("trace") if a.kind == "trace" else "the programs given"
 
 
 def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:

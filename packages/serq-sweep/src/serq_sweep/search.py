@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines
-from serq.loading import def_texts
+from serq.loading import def_texts, given_or_option
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
 
@@ -375,12 +375,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     swept = set_axes(sets, given) + def_axes(defs, given)
     # an axis as in a sweep: one search per trace
     axes += core.trace_axis(traces_given, swept, given, "the search's table") + swept
-    seen: set[str] = set()
-    for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
-        if a.name in seen or a.name in COLUMNS:
-            raise UsageError(f"{a.name}: swept twice, or the name of a column of the search's table "
-                            f"({', '.join(COLUMNS)})")
-        seen.add(a.name)
+    # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
+    core.swept_once(axes, COLUMNS, "the search's table", given_or_option(given))
     # (a --zip group moves together here as in a sweep: it was dropped, a grid.) Each evaluation runs every
     # seed of every point at once, so more than a sweep's most runs is refused before the grid is made (a
     # million points times two seeds was searched: tasks held by the million, 700 MB before the first ran)
