@@ -631,7 +631,8 @@ run { horizon 100; warmup 12; arrivals 2; }
      "other holders leave no room for does where the pool preempts the grower itself)"),
     # a step stage's computed negative cost names the stage and the time (no session), at the cost.
     ("stage E : step { budget 10; cost 1 - residents; }", "run E prefill (3);",
-     "<source>:1:34: error: at t=1: stage E: the iteration's cost is negative (-1)"),
+     "<source>:1:34: error: at t=1: stage E: the iteration's cost is negative (-1) "
+     "(its batch: tokens 6, decoders 0, prefilled 6, residents 2, kv_decode 0, kv_prefill 0)"),
 ])
 def test_run_time_errors_name_the_statement_the_time_and_the_session(monkeypatch, tier, decls, stmt, first):
     src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"

@@ -529,7 +529,8 @@ def test_a_spill_error_names_the_evicting_member():
 
 
 @pytest.mark.parametrize(("settings", "msg", "at"), [
-    ("cost 1 - used(m); budget 4;", "the iteration's cost is negative (-1)", "1 - used"),
+    ("cost 1 - used(m); budget 4;", "the iteration's cost is negative (-1) (its batch: tokens 1, decoders 0, "
+     "prefilled 1, residents 1, kv_decode 0, kv_prefill 2)", "1 - used"),
     ("cost 1; budget 4 - 3 * used(m);", "the budget is negative (-2)", "4 - 3"),
     ("cost 1; budget 4; chunk 1 - used(m);", "the chunk is negative (-1)", "1 - used"),
 ])

@@ -1195,7 +1195,7 @@ class LazyDecoding:
         planning's chunk."""
         sim = self.sim
         if not cost >= 0.0:  # self._cost(ctx, assign, nl, preempted), inlined
-            self._cost_error(cost)
+            self._cost_error(cost, assign, nl)
         if _TRACE:
             self._trace(assign, nl, preempted)
         now = sim.now  # self.acc(), inlined: no iteration runs until now

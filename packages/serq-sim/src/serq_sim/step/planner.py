@@ -75,7 +75,7 @@ class Planner:
         """The iteration's cost at ``ctx`` (an error when NaN or negative); traced under SERQ_TRACE_ITER."""
         cost = self.cost_fn(None, None, ctx)
         if not cost >= 0.0:
-            self._cost_error(cost)
+            self._cost_error(cost, assign, nl)
         if _TRACE:
             self._trace(assign, nl, preempted)
         return cost
@@ -86,12 +86,20 @@ class Planner:
         at link time (as a spill's work is; pools.cache.spill), else the stage's."""
         return getattr(getattr(self.node.kind, field, None), "span", None) or self.node.span
 
-    def _cost_error(self, cost: float) -> None:
-        """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
+    def _cost_error(self, cost: float, assign: list[Job], nl: int) -> None:
+        """An iteration's cost that is NaN or negative (an iteration cannot end before it starts), with the
+        sums of the batch it was computed for: the planned jobs ``assign`` and ``nl`` lazy decoders."""
+        from ..errors import show
         from ..report import member_label
 
-        raise self.sim.error(f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)}",
-                             span=self._at("cost"))
+        held = self._held_fn
+        lazy_kv = sum(held(j) for j in self.residents if j.lz >= 0 and j.stage is self) if nl else 0.0
+        tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, held, True, float(nl), float(nl), float(lazy_kv))
+        sums = {"tokens": tokens, "decoders": dec, "prefilled": pre_t, "residents": float(len(self.residents)),
+                "kv_decode": kvd, "kv_prefill": kvp}
+        batch = ", ".join(f"{k} {show(v)}" for k, v in sums.items())
+        raise self.sim.error(f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)} "
+                             f"(its batch: {batch})", span=self._at("cost"))
 
     def _chunk(self, pre: Ctx) -> float:
         """The most tokens a prefill takes in the iteration: the stage's chunk (inf without one), an amount
