@@ -138,15 +138,74 @@ def _walk() -> re.Pattern[str]:
     return re.compile(STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
 
 
-_SKIP = json.JSONDecoder()
+@functools.cache
+def _bracket() -> re.Pattern[str]:
+    """From where it is tried, the next bracket outside a string (group 1), every string and every other
+    character before it passed over in one match."""
+    return re.compile(rf'(?:{STRING}|[^"\[\]{{}}]++)*+([\[\]{{}}])')
+
+
+def _skip(text: str, start: int) -> int | None:
+    """The offset just past the array or object that opens at ``start`` of the JSON ``text``, or None when
+    it does not close: a scan of its brackets outside strings, which builds nothing of what it passes over
+    (``json.JSONDecoder.raw_decode`` decoded every value before the one an error is about, most of the time
+    of a refusal of a large IR file: 100 000 pools before ``$.pools[100000]``)."""
+    depth, pos = 0, start
+    match = _bracket().match
+    while True:
+        m = match(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        if m.group(1) in "[{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+
+
+#: how deep the arrays and objects of an array's element may nest for :func:`_elements` to pass it over
+_ELEMENT_DEPTH = 24
+
+
+@functools.cache
+def _element() -> str:
+    """A regular expression of one JSON value whose arrays and objects nest at most :data:`_ELEMENT_DEPTH`
+    deep (a text JSON has read: a bracket closes what the last one opened), passed over without a group."""
+    inner = rf'(?:{STRING}|[^"\[\]{{}}]++)*+'  # what a container holds with no container in it
+    for _ in range(_ELEMENT_DEPTH - 1):
+        inner = rf'(?:{STRING}|[^"\[\]{{}}]++|[\[{{]{inner}[\]}}])*+'
+    return rf'(?:{STRING}|[\[{{]{inner}[\]}}]|[^\s,\[\]{{}}":]++)'
+
+
+@functools.cache
+def _elements(count: int) -> re.Pattern[str]:
+    """``count`` elements of an array and the comma after each (``count`` a power of two: a few patterns)."""
+    return re.compile(rf'(?>{_element()}\s*,\s*){{{count}}}')
+
+
+def _pass_elements(text: str, start: int, gap: int) -> tuple[int, int] | None:
+    """``(n, offset)``: the most elements, a power of two at most ``gap``, that one match passes over from the
+    element at ``start`` of an array of the JSON ``text`` (one nesting deeper than :data:`_ELEMENT_DEPTH` is
+    none of them), and the offset of the element after them; None when not even the first is passed over.
+    The elements before the one on a path are so passed over in a few matches of a regular expression, not
+    one by one."""
+    n = 1 << (gap.bit_length() - 1)
+    while n:
+        m = _elements(n).match(text, start)
+        if m is not None:
+            return n, m.end()
+        n >>= 1
+    return None
 
 
 def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
     """The character offset in the JSON ``text`` of the value at ``path`` (object keys and array indices from
     the top: ``("requests", 3, "prompt")``; ``()`` is the whole document), or with ``key`` of the key that
     names it (the last of ``path``), or None when the text has no such value: where an error about a value of
-    a user's JSON is located. A value off the path (a request before the third, say) is passed over whole by
-    the C decoder, not token by token."""
+    a user's JSON is located. An array or object off the path (a request before the third, say) is passed
+    over by its brackets (:func:`_skip`), not token by token and not decoded."""
     target = list(path)
     depth = len(target)
     stack: list[list] = []  # per open container: [is an object, its key or index now, a key comes next]
@@ -190,6 +249,14 @@ def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
         here = [e[1] for e in stack]
         if not key and here == target:
             return start
+        if (top is not None and not top[0] and len(here) <= depth and type(want := target[len(here) - 1]) is int
+                and want > top[1] and here[:-1] == target[: len(here) - 1]):
+            # an element before the one on the path: those before it passed over a run at a time
+            passed = _pass_elements(text, start, want - top[1])
+            if passed is not None:
+                top[1] += passed[0]
+                pos = passed[1]
+                continue
         if len(here) < depth and here == target[: len(here)]:  # on the way to the target: look inside
             if c == "{":
                 stack.append([True, None, True])
@@ -197,10 +264,10 @@ def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
                 stack.append([False, 0, False])
             continue
         if c in "{[":  # off the path: the whole value passed over at once
-            try:
-                pos = _SKIP.raw_decode(text, start)[1]
-            except (ValueError, RecursionError):
+            end = _skip(text, start)
+            if end is None:
                 return None
+            pos = end
     return None
 
 
