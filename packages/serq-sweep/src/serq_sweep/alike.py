@@ -43,8 +43,35 @@ def seeds_alike(runs: Sequence[Mapping[str, Any]], columns: Sequence[str], what:
     counted = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
     from serq.errors import number_of
 
-    return (f"note: every seed ran the same run: at each of {len(groups)} {number_of(len(groups), 'point')} its "
-            f"{counted} seeds gave every "
-            "figure alike, as a program that draws no random number does (a trace replayed `ordered` at fixed "
+    head = (f"note: every seed ran the same run: at each of {len(groups)} {number_of(len(groups), 'point')} its "
+            f"{counted} seeds gave every figure alike")
+    empty = _measured_nothing(groups, columns)
+    if empty is not None:
+        # runs that ended before anything did have the same figures whatever they drew (none measures a draw)
+        return (f"{head}, because no run completed anything ({empty}): the runs measured nothing, whatever the "
+                f"program draws; {what}: a CI of 0 here measures no precision (a longer horizon gives "
+                "figures to compare)")
+    return (f"{head}, as a program that draws no random number does (a trace replayed `ordered` at fixed "
             f"gaps, constant work); {what}: a CI of 0 here measures no precision, and more seeds add nothing (random "
             "arrivals, `arrive poisson(…)`, or a draw make the seeds differ)")
+
+
+def _measured_nothing(groups: Sequence[Sequence[Mapping[str, Any]]], columns: Sequence[str]) -> str | None:
+    """When no run of ``groups`` completed anything (the table's ``ended``, ``turns`` and every stage's
+    ``completions`` 0 in each: a run stopped before anything it measures happened, as under ``--horizon
+    5e-324``), where they ended (``each ended at t=END``, or ``they ended by t=LAST``); ``None`` otherwise, and
+    for a table without those columns."""
+    counts = [c for c in columns if c in ("ended", "turns") or (c.startswith("stages.") and c.endswith(".completions"))]
+    if "ended" not in counts and "turns" not in counts:
+        return None
+    runs = [r for g in groups for r in g]
+    if any(r.get(c) != 0 for r in runs for c in counts):
+        return None
+    ends = {r.get("end") for r in runs}
+    where = "no session ended, no stage completed a job"
+    if any(not isinstance(e, (int, float)) or isinstance(e, bool) or e != e for e in ends):
+        return where
+    from serq_ir.rules import show_number
+
+    return where + (f"; each ended at t={show_number(float(ends.pop()))}" if len(ends) == 1
+                    else f"; they ended by t={show_number(float(max(ends)))}")
