@@ -647,6 +647,17 @@ def _case_note(names: list[str], missing: list[str]) -> str:
     return f"; the column names are lower case ({', '.join(told)})"
 
 
+def _separator_note(names: list[str]) -> str:
+    """The note of a header of one field that holds the columns with another separator (a spreadsheet's
+    ``;``, a tab, ``|``): a trace's fields are separated by commas (an empty string otherwise)."""
+    if len(names) != 1:
+        return ""
+    for sep, shown in ((";", "`;`"), ("\t", "tabs"), ("|", "`|`")):
+        if sum(c.strip().lower() in COLUMNS for c in names[0].split(sep)) >= 2:
+            return f"; the header is one field: a trace's fields are separated by commas, and this file's by {shown}"
+    return ""
+
+
 def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
     header, at_line = _header(reader)
     if header is None:
@@ -663,7 +674,7 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
 
         note = text_utf16_note("".join(header)) if at_line == 1 else ""
         if not note:
-            note = _case_note(names, missing)
+            note = _separator_note(names) or _case_note(names, missing)
         raise _err(path, at_line, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
                    f"session,turn,new,out,think,forced){note}")
     width = len(names)
