@@ -279,24 +279,25 @@ def test_a_step_family_serves_each_member_by_its_own_pools(monkeypatch):
     assert close(e0.tokens, 13 / 3) and close(e1.tokens, 13 / 4)
 
 
-def test_member_of_a_step_familys_own_member_is_refused():
+def test_member_of_a_step_familys_own_member_is_its_index():
     # `member(X)` is the index of the member X names; in a step family's own expressions `engine` (or
-    # `reqs`) without an index is each member's own, so no one number is its index: it linked as 0,
-    # which made engine[1]'s chunk below 4 (12 tokens in 3 iterations) rather than 6 (2 iterations).
+    # `reqs`) without an index is each member's own, so `member(engine)` is each member's index: chunk 4 on
+    # engine[0] (12 tokens in 3 iterations), 6 on engine[1] (2 iterations). It was refused, and before that
+    # it linked as 0 on every member (3 iterations on engine[1] too).
     src = """
 pool reqs[2] { admit via engine; }
 stage engine[2] : step { budget 100; cost 1; chunk 4 + 2 * member(X); }
 workload { arrive batch(1); }
-session { hold reqs[1] (1) { run engine[1] prefill (12); } }
+session { hold reqs[M] (1) { run engine[M] prefill (12); } }
 run { horizon 100; }
 """
-    for x in ("engine", "reqs"):
-        with pytest.raises(serq_frontend.CompileError) as e:
-            serq_frontend.compile(source=src.replace("member(X)", f"member({x})"))
-        assert f"`member({x})`: in a step family's own expressions" in str(e.value)
-    # an indexed member is a number there, as everywhere: chunk 6 on both, 2 iterations on engine[1]
-    r = serq_sim.run(serq_frontend.compile(source=src.replace("member(X)", "member(engine[1])")))
-    assert figures(r, "stage")["engine[1]"].iterations == 2
+    for x in ("engine", "reqs", "engine[1]"):
+        for m, its in ((0, 3), (1, 2)):
+            r = serq_sim.run(serq_frontend.compile(source=src.replace("member(X)", f"member({x})")
+                                                   .replace("[M]", f"[{m}]")))
+            if x == "engine[1]":  # an indexed member is a number there, as everywhere: chunk 6 on both
+                its = 2
+            assert figures(r, "stage")[f"engine[{m}]"].iterations == its, (x, m)
 
 
 # --- a trace replayed without `ordered` ---------------------------------------------------------------------

@@ -572,10 +572,8 @@ class Linker:
         ref = self.ref(target, kind, m)
         size = self.family(target, kind).size
         if ref.index is None and size > 1 and self.own is not None and self.own.size == size:
-            # the member paired with each of the stage's members: no one number, and 0 would be wrong for all
-            # but the first
-            raise self.error(e.pos, f"`member({target.dotted})`: in a step family's own expressions "
-                             f"`{target.dotted}` is each member's own, whose index no expression gives here")
+            # the member paired with each of the stage's members: its index is the member's own
+            return ir.Observable(name="member", target=ref, span=span(e.pos))
         if ref.index is None:
             return self.num(0.0, e.pos)
         if type(ref.index) is ir.Num:  # a number the reference has checked
