@@ -35,7 +35,7 @@ def _refused(r, status: int, *parts: str) -> None:
 
 @pytest.mark.parametrize("text, value", [("8010", 8010.0), ("0.5", 0.5), (".5", 0.5), ("3.", 3.0), ("2e-5", 2e-5),
                                          ("1e9", 1e9), ("1E+3", 1000.0), ("-3", -3.0), ("inf", float("inf")),
-                                         ("-inf", float("-inf")), ("1e999", float("inf")), ("007", 7.0)])
+                                         ("-inf", float("-inf")), ("1e308", 1e308), ("007", 7.0)])
 def test_the_syntax_reads_the_languages_literals(text, value):
     assert number(text) == value
 

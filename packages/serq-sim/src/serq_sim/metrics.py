@@ -290,6 +290,8 @@ def parse_slo(text: str) -> dict[str, float]:
         try:  # serQ's number syntax (float() read 1_000 as 1000, ١٢ as 12, and took spaces around it)
             v = number(value, nan=True)
         except NotANumber as e:
+            if "beyond the range of a double" in str(e):  # (serq.numbers.beyond_doubles: said as it is)
+                raise ValueError(f"{clipped(part.strip())!r}: {e}") from None
             hint = f" ({NUMBER_HINT})" if NUMBER_HINT in str(e) else ""
             raise ValueError(f"{clipped(part.strip())!r}: {clipped(value)!r} is not a number of seconds"
                              f"{hint}") from None

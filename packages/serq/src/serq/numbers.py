@@ -16,7 +16,8 @@ import functools
 import math
 import re
 
-__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "digits_reason", "is_number",
+__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "beyond_doubles", "digits_reason",
+           "is_number",
            "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
@@ -109,13 +110,20 @@ def not_a_number(text: str) -> str:
     return f"{said} ({NUMBER_HINT})" if _python_reads(text, float) else said
 
 
+def beyond_doubles(text: str) -> str:
+    """``'1e309' is beyond the range of a double (…)``: a literal whose value overflows the doubles, as the IR's
+    numbers say it (serq_ir.codec)."""
+    return (f"{quoted(text)} is beyond the range of a double (at most about 1.8e308 in size); an infinite value "
+            "is written inf or -inf")
+
+
 def not_whole(text: str) -> str:
     """``'1_000' is not a whole number (…)``, as :func:`not_a_number` (``'1e400' is not a whole number``)."""
     said = f"{quoted(text)} is not a whole number"
     if _python_reads(text, int):
         return f"{said} ({WHOLE_HINT})"
     if is_number(text):  # `1e3`, `1.0`: a whole value in another notation, which the language reads
-        v = number(text)
+        v = math.inf if text.lstrip("-") == "inf" else float(text)  # (not number(): `1e400` is no whole number)
         if math.isfinite(v) and v == math.floor(v) and abs(v) < 1e15:
             return f"{said} in digits (write {int(v)})"
     return said
@@ -129,9 +137,17 @@ def is_number(text: str, *, nan: bool = False) -> bool:
 def number(text: str, *, nan: bool = False) -> float:
     """``text`` as a float, or :class:`NotANumber`. ``nan``: ``nan`` (any case, optional ``-``) is NaN,
     for a caller that refuses it in its own words; otherwise it is not a number. A literal beyond the
-    doubles (``1e999``) is inf, as in the language."""
+    doubles (``1e309``, ``-1e999``) is :class:`NotANumber` too (:func:`beyond_doubles`): ``float()`` makes it
+    inf, which a flag then took without a word ("horizon inf"); infinity is written ``inf``."""
     if _number().fullmatch(text):
-        return math.inf if text == "inf" else -math.inf if text == "-inf" else float(text)
+        if text == "inf":
+            return math.inf
+        if text == "-inf":
+            return -math.inf
+        v = float(text)
+        if v in (math.inf, -math.inf):
+            raise NotANumber(beyond_doubles(text))
+        return v
     if nan and _nan().fullmatch(text):
         return math.nan
     raise NotANumber(not_a_number(text))
