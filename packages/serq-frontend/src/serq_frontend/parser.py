@@ -1664,11 +1664,34 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     The hints read the tokens before the error again and again (:func:`_tokens_before`, seven times for a
     plain unexpected token): within one call each offset's tokens are read once. A syntax error at the end
     of a source of 15 MiB (700 000 lets) took 101 s and 1.3 GB, its parse 56 s and 0.6 GB."""
+    json_object = _json_object_at(e, text)
+    if json_object is not None:
+        return reporter.error(Pos(file, e.line, e.column), json_object)
     _SCANNED.text, _SCANNED.tokens = text, {}
     try:
         return _syntax_error(e, text, file, reporter, grammar)
     finally:
         _SCANNED.text = _SCANNED.tokens = None
+
+
+def _json_object_at(e: UnexpectedInput, text: str) -> str | None:
+    """The error of a source whose text is a JSON object (an IR file, as ``serq ir`` writes one, given a
+    ``.sq`` name), at its ``{``, the first thing of the file: the parser's ``unexpected `{` (expected a
+    name)`` did not say what the file is. ``None`` for any other error."""
+    start = len(text) - len(text.lstrip())
+    if not isinstance(e, UnexpectedToken) or e.pos_in_stream != start or not text[start:start + 1] == "{":
+        return None
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    what = "IR, as `serq ir` writes it" if "version" in value else "a JSON object"
+    return (f"the file is {what}, not serQ source: an IR file is read by a name ending in `.ir.json` "
+            "(serq_ir.load in Python)")
 
 
 def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any) -> CompileError:

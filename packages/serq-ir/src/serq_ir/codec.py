@@ -42,6 +42,36 @@ def _located(data: bytes, name: str, off: int, message: str) -> str:
     return at_byte(data, name, max(0, min(off, len(data))), message)
 
 
+#: the words an item of a serQ program begins with (the grammar's and its sugar's), by which an IR file's text
+#: that is a program's source is told (:func:`_source_note`)
+_SOURCE_WORDS = frozenset({"def", "gauge", "let", "mark", "pool", "pull", "queue", "request", "run", "server",
+                           "session", "share", "stage", "use", "workload"})
+
+
+def _source_note(data: bytes, off: int) -> str:
+    """What a malformed-JSON error at byte ``off`` adds when the text is a serQ program's (its first word,
+    after blank lines and ``//`` comments, begins an item, and the JSON fails there or before): that it is
+    source, read by the frontend (``serq_ir.load("p.sq")``, an IR path holding a program, said only "JSON is
+    malformed"); ``""`` otherwise."""
+    text = data[:4096].decode("utf-8", "replace")
+    pos = 0
+    while True:
+        rest = text[pos:]
+        stripped = rest.lstrip()
+        pos += len(rest) - len(stripped)
+        if not stripped.startswith("//"):
+            break
+        nl = stripped.find("\n")
+        if nl < 0:
+            return ""
+        pos += nl + 1
+    word = re.match(r"[a-z]+", text[pos:])
+    if word is None or word.group() not in _SOURCE_WORDS or len(text[:pos].encode()) < off:
+        return ""
+    return ("; the text looks like serQ source, not IR: a source program is read by a name ending in `.sq` "
+            "(serq_frontend.compile in Python)")
+
+
 def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = None) -> IRError:
     """A :class:`msgspec.DecodeError` as one message: where the text names a byte (malformed JSON) or is
     not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path, but for a value
@@ -71,7 +101,7 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
     if m:  # (a compressed file's first bytes are malformed JSON before they are not UTF-8: said as what it is)
         from serq.files import packed_note, utf16_note
 
-        note = packed_note(data[:4]) or utf16_note(data[:4])
+        note = packed_note(data[:4]) or utf16_note(data[:4]) or _source_note(data, int(m.group(1)))
         return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)}){note}"))
     # a schema fault: msgspec's words, with the JSON path it names (none at the top: "$"); an unknown field
     # is the key itself
