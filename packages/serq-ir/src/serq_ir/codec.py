@@ -19,14 +19,40 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _encoder = msgspec.json.Encoder(order="deterministic")
-_decoder = msgspec.json.Decoder(Program)
 
 
 class _Versioned(msgspec.Struct):
     version: Any = None
 
 
-_version_decoder = msgspec.json.Decoder(_Versioned)
+def _decoders() -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
+    """The decoders of a program and of a file's version, built with every signal that has a Python handler
+    held back (``pthread_sigmask``) and delivered once they are built. Building them, msgspec hashes the
+    ``typing`` unions of the IR's types, Python code called from C that clears an exception raised in it: a
+    Ctrl-C (the KeyboardInterrupt of Python's handler, or an alarm's handler's) that landed there, on the first
+    ``serq_sim.run`` or ``load`` of a process, was dropped without a trace and the run went on as if
+    uninterrupted. Held back, it is raised here, after the build, and goes where the caller's code sends it.
+    (The ``serq`` command's own handlers deliver a dropped signal again anyway: serq.signals.)"""
+    import signal
+
+    mask = getattr(signal, "pthread_sigmask", None)  # (not on Windows: built as before)
+    held = set()
+    if mask is not None:
+        for sig in signal.valid_signals():
+            try:
+                if callable(signal.getsignal(sig)):
+                    held.add(sig)
+            except (ValueError, OSError):  # pragma: no cover - a number the platform lists but will not take
+                continue
+    before = mask(signal.SIG_BLOCK, held) if held else None
+    try:
+        return msgspec.json.Decoder(Program), msgspec.json.Decoder(_Versioned)
+    finally:
+        if before is not None:
+            mask(signal.SIG_SETMASK, before)  # (a signal held back is delivered now; its handler runs next)
+
+
+_decoder, _version_decoder = _decoders()
 
 
 def _quote(msg: str) -> str:
