@@ -203,6 +203,9 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     four fields."""
     from serq_sim import run
 
+    too_many = _beyond_memory(len(sc["requests"]))
+    if too_many is not None:
+        raise too_many
     box = [_program(sc, pm)]  # (program, chains in session (serial) order), only in the box
     horizon = box[0][0].run.horizon
     # a request whose earliest end is past the horizon is refused before the run (which would simulate up to
@@ -260,6 +263,41 @@ def _samples(report: Any, name: str, by_session: list[list[int]], n_req: int, la
                 if last or out[key] is None:
                     out[key] = v
     return out
+
+
+#: what a scenario's request takes at the run's peak (docs/vllm.md, "The oracle": some 2.2 KB, measured at 10**5
+#: requests; 2.7 GB of resident memory at 10**6)
+REQUEST_BYTES = 2200
+
+
+def _beyond_memory(n_req: int) -> UserError | None:
+    """The error of a scenario whose ``n_req`` requests would take more memory at the run's peak
+    (:data:`REQUEST_BYTES` each) than the memory guard lets the run have (serq_sim.memguard: half the memory
+    available, or a ulimit's room), or ``None``. The guard stops a run that grows past it, but the program
+    of the scenario's sessions is built before the run, some 500 bytes a request: a scenario of 10**7
+    requests (a file of 210 MB) took gigabytes before any guard looked, and would have needed some 22 GB."""
+    from serq_sim import memguard
+
+    guard = memguard.memory_guard()
+    if guard is None:
+        return None
+    try:
+        fields = memguard._statm()
+    except OSError:
+        return None
+    def size(n: int) -> str:
+        return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+    need = n_req * REQUEST_BYTES
+    for field, bound, limit, name in guard.limits:
+        room = max(bound - int(fields[field]) * guard.page, 0)
+        if need > room:
+            return UserError(
+                f"the scenario's {n_req} requests would take some {size(need)} at the run's peak (about "
+                f"{REQUEST_BYTES} bytes a request), more than the {size(room)} the memory guard leaves the run of "
+                f"the {size(limit)} {name}: no answer (a scenario of fewer requests, or more memory for the run: "
+                "SERQ_MEMORY_SHARE)")
+    return None
 
 
 def _stopped(report: Any) -> None:
