@@ -262,10 +262,13 @@ def check_diagnostic(e: Exception, src: str) -> None:
         line, col = int(m.group(2)), int(m.group(3))
         assert 1 <= line <= src.count("\n") + 1, msg
         text = src.split("\n")[line - 1].rstrip("\r")  # the line quoted, the caret under col
-        text = "".join(" " if ch == "\t" else ch if ch.isprintable() else "?" for ch in text)  # nothing unprintable
+        # nothing unprintable: a tab a space, a control character below 0x80 \xNN, any other \uNNNN (docs/language.md)
+        shown = [" " if ch == "\t" else ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 0x80
+                 else f"\\u{ord(ch):04x}" for ch in text]
         assert all(ch == "\n" or ch.isprintable() for ch in msg), msg
         if len(text) <= 200:  # a longer line is cut around the caret (test_diagnostics.py)
-            assert lines[1:3] == ["  " + text, "  " + " " * (max(1, min(col, len(text) + 1)) - 1) + "^"], msg
+            at = len("".join(shown[: max(1, min(col, len(text) + 1)) - 1]))
+            assert lines[1:3] == ["  " + "".join(shown), "  " + " " * at + "^"], msg
 
 
 def outcome(src: str) -> str:
@@ -362,9 +365,11 @@ def test_a_source_that_is_not_utf8_gives_one_diagnostic_at_its_first_bad_byte(tm
     col = bad - (first.rfind("\n", 0, bad) + 1) + 1
     head, src_line, caret = str(e.value).split("\n")
     assert head.startswith(f"{f}:{line}:{col}: error: the file is not UTF-8 text (byte 0x"), str(e.value)
-    # the caret stands under the bad byte, quoted as `?` (a line longer than the quote's width is cut
+    # the caret stands under the bad byte, quoted as `\xNN` (a line longer than the quote's width is cut
     # around it, `...` marking the cut, so its column in the quote is not always its column in the file)
-    assert caret.strip() == "^" and src_line[len(caret) - 1] == "?" and "\ufffd" not in src_line, str(e.value)
+    byte = data[len(first[:bad].encode("utf-8", "surrogateescape"))]
+    assert caret.strip() == "^" and src_line[len(caret) - 1:].startswith(f"\\x{byte:02x}"), str(e.value)
+    assert "\ufffd" not in src_line, str(e.value)
     if len(src_line) <= 2 + 200:
         assert caret == "  " + " " * (col - 1) + "^", str(e.value)
 

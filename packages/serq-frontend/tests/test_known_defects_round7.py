@@ -29,7 +29,7 @@ run {{ horizon 10; }}
 
 
 def warning(line: int, col: int, ch: str, where: str, quoted: str, name: str = "<source>") -> str:
-    """The warning's three lines, written out from docs/language.md (the quoted line shows the control as ?)."""
+    """The warning's three lines, written out from docs/language.md (the quoted line shows the control as its escape, \\uNNNN)."""
     return (f"{name}:{line}:{col}: warning: a bidirectional control character (U+{ord(ch):04X} "
             f"{unicodedata.name(ch)}) in {where}: an editor shows the text after it in another order than serQ "
             f"reads it; delete it\n  {quoted}\n  {' ' * (col - 1)}^\n")
@@ -39,7 +39,7 @@ def warning(line: int, col: int, ch: str, where: str, quoted: str, name: str = "
 def test_a_bidirectional_control_in_a_comment_is_a_warning_at_it(ch, capsys):
     program = compile_src(PROGRAM.format(comment=f" // a{ch}b"))
     # "stage s : fifo; // a" is 20 characters: the control is the 21st
-    assert capsys.readouterr().err == warning(1, 21, ch, "a comment", "stage s : fifo; // a?b")
+    assert capsys.readouterr().err == warning(1, 21, ch, "a comment", f"stage s : fifo; // a\\u{ord(ch):04x}b")
     # the program is the one without the comment
     assert ir_bytes(program) == ir_bytes(compile_src(PROGRAM.format(comment="")))
     assert capsys.readouterr().err == ""
@@ -48,8 +48,8 @@ def test_a_bidirectional_control_in_a_comment_is_a_warning_at_it(ch, capsys):
 def test_one_warning_for_each_comment_at_its_first_control(capsys):
     src = PROGRAM.format(comment=" // \u202e} \u2066x\u2069") + "// \u2067 and \u202b\n"
     compile_src(src)
-    assert capsys.readouterr().err == (warning(1, 20, "\u202e", "a comment", "stage s : fifo; // ?} ?x?")
-                                       + warning(5, 4, "\u2067", "a comment", "// ? and ?"))
+    assert capsys.readouterr().err == (warning(1, 20, "\u202e", "a comment", "stage s : fifo; // \\u202e} \\u2066x\\u2069")
+                                       + warning(5, 4, "\u2067", "a comment", "// \\u2067 and \\u202b"))
 
 
 def test_a_control_in_a_string_is_a_warning_and_the_string_is_read_as_it_is(tmp_path, capsys):
@@ -59,13 +59,13 @@ def test_a_control_in_a_string_is_a_warning_and_the_string_is_read_as_it_is(tmp_
     prog = tmp_path / "p.sq"
     prog.write_text(f'use "{name}";\n' + PROGRAM.format(comment="").replace("run s (1);", "go(s);"))
     program = serq_frontend.compile(prog, pm=make_pm())
-    assert capsys.readouterr().err == warning(1, 8, "\u2066", "a string", 'use "li?b.sq";', name=str(prog))
+    assert capsys.readouterr().err == warning(1, 8, "\u2066", "a string", 'use "li\\u2066b.sq";', name=str(prog))
     assert ir_bytes(program) == ir_bytes(compile_src(PROGRAM.format(comment="")))
 
 
 def test_a_quote_inside_a_comment_does_not_make_the_control_a_string(capsys):
     compile_src(PROGRAM.format(comment=' // say "a\u202eb" here'))
-    assert capsys.readouterr().err == warning(1, 26, "\u202e", "a comment", 'stage s : fifo; // say "a?b" here')
+    assert capsys.readouterr().err == warning(1, 26, "\u202e", "a comment", 'stage s : fifo; // say "a\\u202eb" here')
 
 
 def test_outside_comments_and_strings_it_is_still_an_error(capsys):
@@ -89,7 +89,7 @@ def test_right_to_left_text_and_the_marks_are_no_controls(text, capsys):
 def test_the_command_says_it_and_a_hit_of_the_compile_cache_says_it_again(tmp_path):
     prog = tmp_path / "p.sq"
     prog.write_text(PROGRAM.format(comment=" // \u202e}"), encoding="utf-8")
-    said = warning(1, 20, "\u202e", "a comment", "stage s : fifo; // ?}", name="p.sq")
+    said = warning(1, 20, "\u202e", "a comment", "stage s : fifo; // \\u202e}", name="p.sq")
     env = {k: v for k, v in os.environ.items() if k != "SERQ_COMPILE_CACHE"}
     env["SERQ_CACHE_DIR"] = str(tmp_path / "cache")
 

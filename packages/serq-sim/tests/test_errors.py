@@ -185,8 +185,8 @@ def test_a_span_file_name_with_control_characters_is_printed_escaped():
     # the lines are counted as the parser counts them (at "\n" only): a form feed, a vertical tab, a
     # file separator or a Unicode line separator in an earlier comment does not shift the line quoted
     ("// a\x0cb\x0bc\x1cd\u2028e\u2029f\x85g\n", "  branch (g) { end; }", "", "  branch (g) { end; }"),
-    # control characters in the line are `?` (an escape sequence would drive the terminal)
-    ("", "  branch (g) { end; } // \x1b]0;title\x07\x1b[2J", "", "  branch (g) { end; } // ?]0;title??[2J"),
+    # control characters in the line are escapes (an escape sequence would drive the terminal)
+    ("", "  branch (g) { end; } // \x1b]0;title\x07\x1b[2J", "", "  branch (g) { end; } // \\x1b]0;title\\x07\\x1b[2J"),
     # a byte-order mark at the start is not part of the first line
     ("\ufeff", "  branch (g) { end; }", "", "  branch (g) { end; }"),
 ])

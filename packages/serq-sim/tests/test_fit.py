@@ -133,7 +133,7 @@ _TRAILING = _json_error('\t{"decoders": 1,\t"time": 1,}')
      f's.jsonl:3:{_TRAILING.colno}: error: not a JSON object: {_TRAILING.msg}\n'
      f'   {{"decoders": 1, "time": 1,}}\n  {" " * (_TRAILING.colno - 1)}^'),
     (b'{"decoders": 2, "time": 0.\xff1}\n',
-     's.jsonl:1:27: error: the file is not UTF-8 text (byte 0xFF)\n  {"decoders": 2, "time": 0.?1}\n'
+     's.jsonl:1:27: error: the file is not UTF-8 text (byte 0xFF)\n  {"decoders": 2, "time": 0.\\xff1}\n'
      '                            ^'),
     # a byte-order mark is skipped (the columns count from the character after it)
     (b'\xef\xbb\xbf{"decoders": 2, "time": x}\n',

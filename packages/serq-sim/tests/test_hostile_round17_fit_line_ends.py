@@ -42,8 +42,8 @@ def test_lines_ended_by_a_carriage_return_alone_are_told_so(tmp_path):
     head, quoted, caret = r.stderr.splitlines()[:3]
     assert head == (f"s.jsonl:1:{col}: error: a carriage return alone ends a line here: a step trace is JSON "
                     "Lines, one step a line, each ended by \\n (or \\r\\n)")
-    # (the quoted part of the one long line: the caret under the carriage return, shown as ?)
-    assert quoted[caret.index("^")] == "?" and lines[0][-40:] + "?" in quoted
+    # (the quoted part of the one long line: the caret under the carriage return, shown as \x0d)
+    assert quoted[caret.index("^"):].startswith("\\x0d") and lines[0][-40:] + "\\x0d" in quoted
     assert "Traceback" not in r.stderr
 
 

@@ -29,7 +29,7 @@ def test_a_program_naming_a_trace_with_a_nul(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines() == [
         "p.sq:2:30: error: cannot read the trace a\\x00b.csv: a file name holds no NUL character",
-        '  workload { arrive closed(1); trace "a?b.csv"; }', "                               ^"]
+        '  workload { arrive closed(1); trace "a\\x00b.csv"; }', "                               ^"]
 
 
 def test_an_ir_file_naming_a_trace_with_a_nul(tmp_path):

@@ -123,11 +123,11 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
     path.write_text("\n".join(lines) + "\n")
     r = _sweep(swept)
     assert r.returncode == 1, r.stderr
-    col = len(",".join(fields[:3])) + 2  # at the status cell, the line quoted (a NUL as ?)
+    col = len(",".join(fields[:3])) + 2  # at the status cell, the line quoted (a NUL as \x00)
     head, quote, caret = r.stderr.splitlines()
     assert head.startswith(f"t.csv:2:{col}: error: the run {fields[6]} (row 1) has the status "), r.stderr
     assert head.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh")
-    assert quote == "  " + lines[1].replace("\x00", "?") and caret == " " * (2 + col - 1) + "^"
+    assert quote == "  " + lines[1].replace("\x00", "\\x00") and caret == " " * (2 + col - 1) + "^"
 
 
 def test_a_journal_entry_of_another_status_is_refused(swept):

@@ -1,6 +1,6 @@
 """A sweep's CSV table read back, by `serq plot` as by a resuming sweep, tells a malformed row, a cell that is no
 number where one goes and a byte that is not UTF-8 as a source's mistake is told: FILE:LINE:COL, the line
-quoted (a character that does not print as ?) and a caret under the column.
+quoted (a character that does not print as an escape) and a caret under the column.
 
 `serq plot` read the table with pandas: a row cut short was a row with holes (plotted), a byte that is not
 UTF-8 was Python's "'utf-8' codec can't decode byte 0xff in position 0", and a column holding one cell that is
@@ -44,7 +44,7 @@ def test_plot_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
     path = tmp_path / "t.csv"
     assert _curve_error(tmp_path, HEADER + ROWS + "2,3,1,ok,\udcff,k3,1.0\n") == (
         f"{path}:4:10: error: cannot read the table (not UTF-8 text (byte 0xFF))\n"
-        f"  2,3,1,ok,?,k3,1.0\n{' ' * 11}^")
+        f"  2,3,1,ok,\\xff,k3,1.0\n{' ' * 11}^")
 
 
 def test_plot_names_the_cell_that_is_no_number_on_its_line(tmp_path):
@@ -95,7 +95,7 @@ def test_records_cdf_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
     path = tmp_path / "r.csv"  # the byte after "1,0," (4 characters): column 5
     assert _records_error(tmp_path, RECORDS + "1,0,\udce91,1,2,3,4\n", "ttft") == (
         f"{path}:3:5: error: cannot read the records (not UTF-8 text (byte 0xE9))\n"
-        f"  1,0,?1,1,2,3,4\n{' ' * 6}^")
+        f"  1,0,\\xe91,1,2,3,4\n{' ' * 6}^")
 
 
 @pytest.mark.parametrize("metric", ["ttft", "tpot", "first_token"])

@@ -81,9 +81,9 @@ def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
     (tmp_path / "d" / "x.csv").write_bytes(b"time,session,turn,value\n1,0,0,2\n2,0,0,\xff\n")
     r = _plot(tmp_path, "d", "--cdf", "x")
     assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
-    # the byte is the seventh character of line 3, shown as ?
+    # the byte is the seventh character of line 3, shown as \xff
     assert r.stderr == ("d/x.csv:3:7: error: not a dump's CSV (not UTF-8 text (byte 0xFF))\n"
-                        "  2,0,0,?\n        ^\n")
+                        "  2,0,0,\\xff\n        ^\n")
 
 
 def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path):

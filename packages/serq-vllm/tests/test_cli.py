@@ -100,7 +100,7 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json:1:1: error: not a scenario: JSON nested too "
                  'deeply\n  {"a": {"a": ', id="deep"),
     pytest.param(b'{"budget": "\xff"}', 'bad.json:1:13: error: the file is not UTF-8 text (byte 0xFF)\n'
-                 '  {"budget": "?"}\n              ^', id="not-utf8"),
+                 '  {"budget": "\\xff"}\n              ^', id="not-utf8"),
     # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a
     # float), and one past Python's int-parsing limit (a ValueError traceback)
     pytest.param('{"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40, "requests": [{"prompt": 1'

@@ -75,11 +75,11 @@ def test_a_sweep_resuming_from_utf16_tables_names_it(tmp_path):
     (tmp_path / "t.csv").write_bytes(table.encode("utf-16"))
     r = _serq(tmp_path, *args)
     assert r.returncode == 1
-    # at the first byte (line 1, column 1), the line quoted: the mark's two bytes and each ASCII letter's NUL as ?
+    # at the first byte (line 1, column 1), the line quoted: the mark's two bytes and each ASCII letter's NUL as \xNN
     head, quote, caret = r.stderr.splitlines()
     assert head == f"t.csv:1:1: error: cannot read the table to resume from (not UTF-8 text (byte 0xFF){NOTE}); " \
                    "remove it or give --fresh"
-    assert quote.startswith("  ??p?o?i?n?t?,?") and caret == "  ^"
+    assert quote.startswith("  \\xff\\xfep\\x00o\\x00i\\x00n\\x00t\\x00,\\x00") and caret == "  ^"
     (tmp_path / "t.csv").write_text(table)
     (tmp_path / "r.csv").write_bytes(records.encode("utf-16"))
     r = _serq(tmp_path, *args)
@@ -87,9 +87,9 @@ def test_a_sweep_resuming_from_utf16_tables_names_it(tmp_path):
     head, quote, caret = r.stderr.splitlines()
     assert head == f"r.csv:1:1: error: cannot read the records to resume from (not UTF-8 text (byte 0xFF){NOTE}); " \
                    "remove it or give --fresh"
-    assert quote.startswith("  ??p?o?i?n?t?,?") and caret == "  ^"
+    assert quote.startswith("  \\xff\\xfep\\x00o\\x00i\\x00n\\x00t\\x00,\\x00") and caret == "  ^"
     (tmp_path / "r.csv").write_bytes(records.replace("point", "po\xe9nt", 1).encode("latin-1"))
     r = _serq(tmp_path, *args)
     # the byte 0xE9 is the third character of line 1
     assert r.stderr == ("r.csv:1:3: error: cannot read the records to resume from (not UTF-8 text (byte 0xE9)); remove "
-                        "it or give --fresh\n  po?nt,a,seed,key,session,turn,time,y\n    ^\n")
+                        "it or give --fresh\n  po\\xe9nt,a,seed,key,session,turn,time,y\n    ^\n")

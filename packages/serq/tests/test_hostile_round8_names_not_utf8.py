@@ -112,13 +112,13 @@ def test_a_def_that_is_not_utf8_is_an_error_at_its_byte(tmp_path):
         r = _serq(tmp_path, *command, "p.sq", "--def", body)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
         assert r.stderr.splitlines()[:3] == ["--def service:1:12: error: the text is not UTF-8 (byte 0xFF)",
-                                             "  ~exp(1) // ?", "             ^"]
+                                             "  ~exp(1) // \\xff", "             ^"]
 
 
 def test_source_text_with_a_lone_surrogate_is_an_error_where_it_stands():
     with pytest.raises(serq_frontend.CompileError) as e:
         serq_frontend.compile(source="stage s : fifo;\n// x \udcff\n")
-    assert str(e.value).splitlines() == ["<source>:2:6: error: the text is not UTF-8 (byte 0xFF)", "  // x ?",
+    assert str(e.value).splitlines() == ["<source>:2:6: error: the text is not UTF-8 (byte 0xFF)", "  // x \\xff",
                                          "       ^"]
     with pytest.raises(serq_frontend.CompileError, match=r"<source>:1:24: error: the text holds U\+D800, a "
                                                          "lone surrogate, which is no character"):

@@ -105,3 +105,44 @@ def test_a_large_array_is_passed_over_without_decoding_it(monkeypatch):
     assert located_at(text, "p.json", at, "bad").startswith(f"p.json:{line}:")
     for path in [("pools", 1499, "n"), ("pools", 1500, "n"), ("pools", 1501, "s"), ("pools", 0)]:
         assert value_at(text, path) == json.dumps(_replaced(d, path, False), indent=1).index(json.dumps(MARK))
+
+
+# ---------------------------------------------------------------- 3. what a quoted line shows of bytes
+
+
+def test_a_quoted_line_shows_each_byte_and_control_as_an_escape():
+    from serq.errors import quote_line
+
+    # a NUL, an escape, a byte that is not UTF-8 (read as a lone surrogate), U+0085 (a control whose UTF-8 is
+    # two bytes, not the byte 0x85), a zero-width space, a tab: each told apart, on one line
+    line = "a\x00b\x1b[1m\udcffc\u0085d\udc85e\u200bf\tg"
+    shown, caret = quote_line(line, line.index("c") + 1)
+    assert shown == "a\\x00b\\x1b[1m\\xffc\\u0085d\\x85e\\u200bf g"
+    assert shown[caret - 1] == "c"  # (the caret moved past the escapes before it)
+    assert quote_line(line, 2) == (shown, 2)  # under the escape's backslash
+    assert quote_line(line, line.index("\udc85") + 1)[1] == shown.index("\\x85") + 1
+    # printable text, a backslash of the line and U+FFFD of the text are shown as they are
+    assert quote_line("x \\x00 \ufffd é", 3) == ("x \\x00 \ufffd é", 3)
+
+
+def test_a_binary_source_is_quoted_with_its_bytes(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "b.sq").write_bytes(b"stage s : delay;\nsession { run s (1\x01 \xff\xfe); end; }\n")
+    r = subprocess.run([sys.executable, "-m", "serq", "check", "b.sq"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    # the first byte that is not UTF-8 is the 21st character of line 2 (after "session { run s (1\x01 ")
+    assert r.stderr.splitlines() == ["b.sq:2:21: error: the file is not UTF-8 text (byte 0xFF)",
+                                     "  session { run s (1\\x01 \\xff\\xfe); end; }",
+                                     "  " + " " * len("session { run s (1\\x01 ") + "^"]
+
+
+def test_a_run_time_error_quotes_a_changed_source_with_its_bytes(tmp_path):
+    from serq.errors import source_excerpt
+
+    (tmp_path / "p.sq").write_bytes(b"x\n  \x07run s (\x80);\n")
+    shown = "  \\x07run s (\\x80);"
+    # column 10 is the "(" (after two spaces, the bell and "run s "): the caret under it, past the escape
+    assert source_excerpt(str(tmp_path / "p.sq"), 2, 10) == f"\n  {shown}\n  {' ' * shown.index('(')}^"

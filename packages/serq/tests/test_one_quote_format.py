@@ -1,5 +1,5 @@
 """Every input's mistake quotes its line as a source's diagnostic does (serq.errors.quote_span): indented by two,
-a character that does not print (a tab as a space) as ?, a line of more than 200 characters cut around the
+a character that does not print (a tab as a space) as an escape, a line of more than 200 characters cut around the
 column with each cut marked ..., and the caret under the terminal's columns of the character (a wide character
 takes two). A JSON file (an IR file, a scenario, a step trace) and a CSV file (a trace) were quoted indented by
 four, cut without a mark, the caret counted in characters (under the wrong character after a wide one), and an

@@ -148,9 +148,9 @@ def test_a_trace_cell_python_would_read_is_refused_at_its_line_and_column(tmp_pa
     (tmp_path / "p.sq").write_text(TRACE_PROGRAM)
     (tmp_path / "t.csv").write_text(f"session,turn,new,out,think,forced\n0,1,100,5,0,0\n1,1,{cell},5,0,0\n")
     r = run_serq("run", "p.sq", "--no-progress", cwd=tmp_path)
-    # the line quoted under it (a no-break space, which does not print, as ?) with a caret under the cell,
-    # after "1,1," (4 characters)
-    shown = cell.replace("\u00a0", "?")
+    # the line quoted under it (a no-break space, which does not print, as \u00a0) with a caret under the
+    # cell, after "1,1," (4 characters)
+    shown = cell.replace("\u00a0", "\\u00a0")
     assert r.returncode == 1 and r.stdout == "", r.stderr
     assert r.stderr == (f"t.csv:3:{col}: error: column new: {cell!r} is not a number ({NUMBER_HINT})\n"
                         f"  1,1,{shown},5,0,0\n  {' ' * (col - 1)}^\n")

@@ -175,7 +175,7 @@ def strip_bom(text: str) -> str:
 
 def decode_source(data: bytes, name: str) -> str:
     """The text of a .sq file's bytes, UTF-8. A byte that is not UTF-8 is one error at its line and column,
-    the line quoted with the bytes that are not UTF-8 as ``?``. A byte-order mark at the start is not
+    the line quoted with the bytes that are not UTF-8 as ``\\xNN`` (serq.errors.shown_char). A byte-order mark at the start is not
     part of the text (``strip_bom``)."""
     try:
         return strip_bom(data.decode("utf-8"))
@@ -185,7 +185,7 @@ def decode_source(data: bytes, name: str) -> str:
         start = before.rfind(b"\n") + 1
         col = len(data[start: e.start].decode("utf-8")) + 1
         end = data.find(b"\n", e.start)
-        text = data[start: len(data) if end < 0 else end].decode("utf-8", errors="replace").replace("\ufffd", "?")
+        text = data[start: len(data) if end < 0 else end].decode("utf-8", errors="surrogateescape")
         sources = Sources()
         sources.add(name, "\n" * (line - 1) + text)
         from serq.files import not_utf8

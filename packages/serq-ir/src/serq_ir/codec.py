@@ -62,7 +62,7 @@ def _quote(msg: str) -> str:
 def _located(data: bytes, name: str, off: int, message: str) -> str:
     """``message`` at byte ``off`` of the JSON text ``data``: ``name:line:col`` (the column counts
     characters), the line quoted as every input's is (:func:`serq.jsonin.at_byte`: bytes that are not UTF-8
-    and characters that do not print as ``?``, only the bytes near the fault decoded) and a caret."""
+    and characters that do not print as escapes, only the bytes near the fault decoded) and a caret."""
     from serq.jsonin import at_byte
 
     return at_byte(data, name, max(0, min(off, len(data))), message)

@@ -169,7 +169,7 @@ def csv_bad_byte(path: str) -> tuple[int, int, int, bytes] | None:
 
 def _source_line(path: str, line: int) -> str | None:
     """Line ``line`` of the trace as the reader splits its lines (``\\n``, ``\\r\\n`` or ``\\r``), its line end
-    left off (bytes that are not UTF-8 as one character each, shown as ``?``), ``""`` past the last line,
+    left off (bytes that are not UTF-8 as one character each, shown as ``\\xNN``), ``""`` past the last line,
     None when it cannot be read."""
     try:
         with _open(path, "surrogateescape") as f:

@@ -1908,11 +1908,11 @@ def torn_entry(line: str) -> bool:
 
 def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError) -> str:
     """The error of line ``n`` (``raw``) of a sweep's journal, at its first byte that is not UTF-8, the line
-    quoted (such bytes as ``?``) with a caret under it."""
+    quoted (such bytes as ``\\xNN``, serq.errors.shown_char) with a caret under it."""
     from serq.files import not_utf8
     from serq.jsonin import located
 
-    text = raw.rstrip(b"\r\n").decode("utf-8", errors="replace").replace("\ufffd", "?")
+    text = raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")
     col = len(raw[:e.start].decode("utf-8")) + 1
     return located(text, path, n, col, f"{not_utf8(raw[e.start], raw[:4] if n == 1 else b'', 'the journal')}; remove the file or "
                    "give --fresh", first=n)

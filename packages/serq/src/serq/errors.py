@@ -132,13 +132,30 @@ def _caret(shown: str, col: int) -> int:
     return (len(before) if before.isascii() else sum(_width(ch) for ch in before)) + 1
 
 
+def shown_char(ch: str) -> str:
+    """How a quoted line shows a character that does not print (:func:`quote_span`; a tab is a space): a byte
+    that is not UTF-8, read as a lone surrogate (``surrogateescape``: U+DC80 to U+DCFF), as ``\\xNN``, its
+    value; an ASCII control character as ``\\xNN`` too (its byte and its code point are one number); any
+    other as ``\\uNNNN`` (``\\UNNNNNNNN`` past U+FFFF), its code point. A byte that is not UTF-8 is 0x80 or
+    more, so ``\\x80`` is that byte and ``\\u0080`` the character U+0080, whose UTF-8 is two bytes."""
+    if ch == "\t":
+        return " "
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:
+        return f"\\x{o - 0xDC00:02x}"
+    if o < 0x80:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
+
+
 def quote_line(text: str, col: int) -> tuple[str, int]:
     """A source line as a diagnostic quotes it above its caret, and the caret's column (1-based) in it: a tab
-    is a space and any other character that does not print is ``?`` (so a line of a program someone sent
-    cannot drive the terminal, and the caret stays under its character), and a line longer than
-    :data:`QUOTE_WIDTH` is cut to that many characters around ``col``, ``...`` marking each cut. ``col``
-    counts characters; the caret's column counts the columns a terminal shows them in (a wide character
-    takes two, a combining mark none: :func:`_caret`), so the caret stands under its character."""
+    is a space and any other character that does not print an escape (:func:`shown_char`: ``\\x00``, ``\\xff``
+    for a byte that is not UTF-8; so a line of a program someone sent cannot drive the terminal, stays one
+    line, and shows which bytes it holds), and a line longer than :data:`QUOTE_WIDTH` is cut to that many
+    characters around ``col``, ``...`` marking each cut. ``col`` counts characters; the caret's column counts
+    the columns a terminal shows them in (an escape its length, a wide character two, a combining mark none:
+    :func:`_caret`), so the caret stands under its character (under the escape's backslash)."""
     return quote_span(text, 0, len(text), col)
 
 
@@ -149,9 +166,11 @@ def quote_span(text: str, start: int, end: int, col: int) -> tuple[str, int]:
     col = max(1, min(col, n + 1))
     lo = 0 if n <= QUOTE_WIDTH else max(0, min(col - 1 - QUOTE_WIDTH // 2, n - QUOTE_WIDTH))
     shown = text[start + lo: start + min(n, lo + QUOTE_WIDTH)]
-    if not shown.isprintable():
-        shown = "".join(" " if ch == "\t" else ch if ch.isprintable() else "?" for ch in shown)
     col -= lo
+    if not shown.isprintable():
+        parts = [ch if ch.isprintable() else shown_char(ch) for ch in shown]
+        col = sum(map(len, parts[: col - 1])) + 1  # (an escape is ASCII: one column a character)
+        shown = "".join(parts)
     if lo > 0:
         shown, col = "..." + shown, col + 3
     if lo + QUOTE_WIDTH < n:
@@ -263,7 +282,7 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
             data = read_input(p, limit=MAX_SOURCE)
         except (OSError, ValueError):  # missing, no regular file, too large
             continue
-        return _excerpt(data.decode("utf-8", errors="replace"), line, col)
+        return _excerpt(data.decode("utf-8", errors="surrogateescape"), line, col)
     return ""
 
 

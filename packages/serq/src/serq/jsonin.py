@@ -298,7 +298,7 @@ def check_keys(text: str) -> None:
 def _message(name: str, line: int, col: int, message: str, text: str, start: int, end: int, at: int) -> str:
     """``name:line:col: error: message`` (the name :func:`serq.errors.printable`: a file's name may hold a line
     break), then the line ``text[start:end]`` quoted with a caret under its character
-    ``at`` as a source's line is (:func:`serq.errors.quote_span`: a character that does not print as ``?``, a line
+    ``at`` as a source's line is (:func:`serq.errors.quote_span`: a character that does not print escaped, a line
     longer than 200 characters cut around the column with ``...``, the caret under a wide character's columns),
     indented as a source's diagnostic indents it."""
     from .errors import quote_span, shown_path
@@ -334,8 +334,8 @@ def located_at(text: str, name: str, pos: int, message: str) -> str:
 
 
 def at_byte(data: bytes, name: str, offset: int, message: str) -> str:
-    """:func:`located` at byte ``offset`` of ``data`` (bytes that are not UTF-8 shown as ``?``; the column
-    counts characters): where a byte of a file that is not UTF-8 is. Only the line up to the byte and the
+    """:func:`located` at byte ``offset`` of ``data`` (bytes that are not UTF-8 shown as ``\\xNN``,
+    :func:`serq.errors.shown_char`; the column counts characters): where a byte of a file that is not UTF-8 is. Only the line up to the byte and the
     400 bytes either side of it are decoded."""
     start = data.rfind(b"\n", 0, offset) + 1
     line = data.count(b"\n", 0, offset) + 1
@@ -345,8 +345,8 @@ def at_byte(data: bytes, name: str, offset: int, message: str) -> str:
     if end > start and data[end - 1: end] == b"\r":
         end -= 1
     lo = max(start, offset - 400)
-    near = data[lo: max(lo, min(end, offset + 400))].decode("utf-8", errors="replace").replace("\ufffd", "?")
-    near_col = len(data[lo:offset].decode("utf-8", errors="replace")) + 1
+    near = data[lo: max(lo, min(end, offset + 400))].decode("utf-8", errors="surrogateescape")
+    near_col = len(data[lo:offset].decode("utf-8", errors="surrogateescape")) + 1
     return _message(name, line, col, message, near, 0, len(near), near_col)
 
 
