@@ -77,3 +77,15 @@ def test_the_startup_handler_exits_130_quietly(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr, r.stdout) == (130, "interrupted\n", "")
     assert signal.SIGINT == 2
+
+
+def test_the_command_gives_back_pythons_handler_not_the_startup_one(tmp_path):
+    # once the command is done (serq.signals.uninstall) SIGINT is Python's again, as before: the start-up
+    # handler's os._exit would drop what the command's standard output still buffers at exit
+    script = tmp_path / "serq"
+    script.write_text("import signal, sys\nfrom serq.cli import main\n"
+                      "assert signal.getsignal(signal.SIGINT).__name__ == '_startup_interrupt'\n"
+                      "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+                      "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout.splitlines()[-1]) == (0, "True"), (r.stdout, r.stderr)

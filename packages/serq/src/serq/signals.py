@@ -186,7 +186,16 @@ def install() -> None:
     _installed = True
     for sig in (signal.SIGINT, signal.SIGTERM):
         prev = signal.signal(sig, _on_signal)
+        if prev is _startup_handler():  # (the serq command's start-up's: Python's, once the command is done)
+            prev = signal.default_int_handler
         _previous.setdefault(sig, prev)
+
+
+def _startup_handler() -> object:
+    """The SIGINT handler the ``serq`` package gives the command until :func:`install` (serq._startup_interrupt),
+    or ``None`` when the package is not loaded."""
+    serq = sys.modules.get("serq")
+    return getattr(serq, "_startup_interrupt", None) if serq is not None else None
 
 
 def uninstall() -> None:
