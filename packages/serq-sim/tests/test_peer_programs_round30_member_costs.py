@@ -122,3 +122,47 @@ def test_littles_law_over_the_fleet(monkeypatch, tier):
     # each member's residents likewise: present = throughput x (wait + service) per stage (Little's law)
     for s in stages(r).values():
         assert s.present == pytest.approx(s.throughput * (s.wait + s.service), rel=0.02)
+
+
+QUEUE = """
+queue E[2] : decode {
+  pool kv { cap 1000; block 1; evict lru; }
+  serve step { budget 100; cost INDEX == 0 ? 0.02 + 0.001 * decoders : 0.01 + 0.0005 * decoders; memory kv; }
+  decode (p) { hold kv (p) { decode (5); } }
+}
+workload { arrive batch(2); }
+session {
+  choose j in 2 by (serial == j ? 0 : 1);
+  E[j].decode (10);
+}
+run { horizon inf; }
+"""
+
+
+@TIERS
+def test_a_queue_familys_serve_reads_its_member(monkeypatch, tier):
+    # five decode iterations of one decoder: 0.021 each on E[0], 0.0105 on E[1]
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    r = serq_sim.run(serq_frontend.compile(source=QUEUE.replace("INDEX", "member(E)")))
+    s = stages(r)
+    assert r.result.end == pytest.approx(0.105, abs=1e-12)
+    assert s["E[0]"].iterations == s["E[1]"].iterations == 5
+    assert s["E[1]"].utilisation == pytest.approx(0.5, abs=1e-12)
+
+
+@pytest.mark.parametrize("src", [QUEUE.replace("INDEX", "self"), TINY.replace("member(engine)", "self")])
+def test_self_in_a_step_familys_expressions_names_member(src):
+    # `self` is a queue entry's index; a step family's cost (a queue's serve step too) reads member(S)
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(source=src)
+    stage = "E" if "queue" in src else "engine"
+    assert (f"error: unknown name `self`: `self` is a queue entry's index; in a step family's own expressions the "
+            f"member's index is `member({stage})`") in str(e.value)
+
+
+def test_self_elsewhere_is_an_unknown_name():
+    src = TINY.replace("member(engine) == 0", "self == 0").replace("engine[2]", "engine").replace(
+        "reqs[2]", "reqs").replace("kv[2]", "kv")
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(source=src)
+    assert "unknown name `self` (did you mean `serial`?)" in str(e.value)

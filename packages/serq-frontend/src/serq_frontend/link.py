@@ -454,6 +454,12 @@ class Linker:
             raise self.error(v.pos, f"`{name}` is an observe's name, not a value: an observe records a sample for "
                              f"the report and sets nothing; `set` an attribute to the value to read it again "
                              f"(`set v = …; observe {name} = v;`)")
+        if name == "self" and not idx and self.own is not None and self.own.size > 1:
+            # a queue entry's index, written where a step family's member is meant (its cost, budget, chunk)
+            stage = self.own.item.name
+            raise self.error(v.pos, f"unknown name `self`: `self` is a queue entry's index; in a step family's own "
+                             f"expressions the member's index is `member({stage})` (`cost member({stage}) == 0 ? "
+                             "… : …;`)")
         raise self.error(v.pos, f"unknown name `{name}`"
                          + did_you_mean(name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"]))
 
