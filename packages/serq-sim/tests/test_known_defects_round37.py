@@ -64,3 +64,43 @@ def test_a_set_of_a_trace_attribute_holds_until_the_next_turn_loads_the_row(tmp_
             assert array.array("d", samples["a"][0]).tolist() == [100.0]
             assert array.array("d", samples["b"][0]).tolist() == [1005.0, 1006.0]
         assert outcomes[0] == outcomes[1]
+
+
+# ---------------------------------------------------------------- 4. a choose of thousands of keys
+
+MANY = """let A = inf;
+
+pool m[3] { cap 1; }
+stage s : delay;
+
+workload { arrive renewal(1); }
+
+session {
+  set w = serial == 2 ? 0 : 1;
+  choose j in 3 by (KEYS);
+  hold m[j] (1) { run s (1); }
+  end;
+}
+
+run { horizon 10; }
+"""
+
+
+def test_a_choose_of_thousands_of_keys_is_the_same_on_both_tiers(tmp_path, monkeypatch):
+    from tiers import same_json
+
+    # 3 000 keys: all 0 but key 1 500, NaN for session 2's candidate 1 (0 * inf), and the last, 5 - j, which
+    # decides: every session takes m[2] (a NaN orders nothing: candidate 1 does not pass candidate 0 there)
+    keys = ["j * 0"] * 3000
+    keys[1500] = "(j == 1 ? w * A : 0)"
+    keys[-1] = "5 - j"
+    src = MANY.replace("KEYS", ", ".join(keys))
+    (tmp_path / "K.sq").write_text(src)
+    r = same_json(serq_frontend.compile(tmp_path / "K.sq"), monkeypatch)
+    line = src.splitlines()[9]
+    col = line.index("j == 1") + 1  # (the key inside its parentheses)
+    notes = [n for n, c in zip(r["notes"], r["codes"]) if c == "nan-key"]
+    assert notes == [f"warning: the `choose` key at {tmp_path / 'K.sq'}:10:{col} is NaN (first at t=3, session 2): "
+                     "a NaN does not order (where it decides, the candidate met first stays); a key that can be NaN "
+                     "(`0 * inf`, `inf - inf`, `x % 0`) orders by no number of its own"]
+    assert [p["admissions"] for p in r["pools"]] == [0, 0, r["arrivals"]] and r["arrivals"] > 5

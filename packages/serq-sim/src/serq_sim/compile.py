@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -213,6 +214,12 @@ def _sum(*xs: float) -> float:
     for x in xs[1:]:
         t = t + x
     return t
+
+
+def _no_nan(keys: tuple) -> bool:
+    """Whether no value of ``keys`` is NaN: each compared with itself (``operator.eq``, no identity shortcut:
+    a tuple's own ``==`` takes a NaN for equal to itself), in C."""
+    return all(map(operator.eq, keys, keys))
 
 
 def _all_of(tests: list[str]) -> str:
@@ -814,11 +821,17 @@ class Compiler:
         NaN, :func:`serq_sim.nankeys.seen` notes it (the report's warning ``nan-key``). The same values; one
         comparison a key when none is NaN. ``one``: the value of the one key, not a tuple (a choose of one
         key compares numbers)."""
+        places = nankeys.key_places(kind, keys, span)
+        self.key_places.append(places)
+        if len(codes) > CHUNK:
+            # many keys: their tuple in one name, tested in one call (a name and a test a key, written out,
+            # made the code of a choose of 100 000 keys three times the size, a local variable a key)
+            t = self.fresh("_nt")
+            seen = self.nan_seen(self.bind(places, "_kp"), t, kind)
+            return f"({t} if {self.bind(_no_nan, '_nn')}({t} := ({''.join(c + ', ' for c in codes)})) else {seen})"
         names = [self.fresh("_nq") for _ in codes]
         test = _all_of([f"(({n} := {c}) == {n})" for n, c in zip(names, codes)])
         tup = "(" + "".join(n + ", " for n in names) + ")"
-        places = nankeys.key_places(kind, keys, span)
-        self.key_places.append(places)
         seen = self.nan_seen(self.bind(places, "_kp"), tup, kind)
         if one and len(names) == 1:
             return f"({names[0]} if {test} else {seen}[0])"
