@@ -78,11 +78,14 @@ def _families(change) -> bytes:
 
 @pytest.mark.parametrize("change, said", [
     (lambda d: d["pools"][1].update(size=3),
-     f"stage E[2]: memory kv[3] cannot be paired {PAIRING} - at '$.stages[0].kind.memory'"),
+     f"stage E (a family of 2) names pool kv (a family of 3) as its memory, and the two cannot be paired {PAIRING} "
+     "- at '$.stages[0].kind.memory'"),
     (lambda d: d["pools"][0].update(size=3),
-     f"pool reqs[3] cannot be paired with stage E[2] {PAIRING} - at '$.pools[0].admit_via'"),
+     f"pool reqs (a family of 3) is admitted via stage E (a family of 2), and the two cannot be paired {PAIRING} - "
+     "at '$.pools[0].admit_via'"),
     (lambda d: d["pools"][0].update(size=1),
-     f"pool reqs[1] cannot be paired with stage E[2] {PAIRING} - at '$.pools[0].admit_via'"),
+     f"pool reqs (a family of 1) is admitted via stage E (a family of 2), and the two cannot be paired {PAIRING} - "
+     "at '$.pools[0].admit_via'"),
 ])
 def test_families_that_do_not_pair_are_refused_by_check_as_by_run(change, said):
     """``serq check`` said OK of families ``serq run`` refused to pair (the simulator's build said so)."""

@@ -328,6 +328,13 @@ PAIRING = ("a declaration names a family of its own size (member for member) or 
            "every member shares)")
 
 
+def family(kind: str, name: str, size: int) -> str:
+    """A declaration as a message about pairing names it: ``stage E (a family of 2)``. Its size in words, not
+    in brackets, where ``E[2]`` reads as the member of index 2 (an IR file's ``stage e[1]: memory kv[3]``
+    spoke of a stage e of one member and a pool kv of three)."""
+    return f"{kind} {name} (a family of {size})"
+
+
 def pairs(size: int, named: int) -> bool:
     """Whether a family of ``size`` may name a family of ``named`` members in a declaration (``admit via``,
     ``memory``): member for member, or every member the one of a family of one. The rule of the linker,

@@ -172,8 +172,9 @@ def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
                                     ("link", sp.link, program.stages, "stage")):
         k = ref.pool if kind == "pool" else ref.stage
         if ref.index is None and 0 <= k < len(table) and not rules.pairs(pool.size, table[k].size):
-            return field, (f"pool {pool.name}[{pool.size}] cannot be paired with {kind} "
-                           f"{table[k].name}[{table[k].size}] ({rules.PAIRING}); name one member by index")
+            return field, (f"{rules.family('pool', pool.name, pool.size)} spills "
+                           f"{'to' if kind == 'pool' else 'over'} {rules.family(kind, table[k].name, table[k].size)}, "
+                           f"and the two cannot be paired ({rules.PAIRING}); name one member by index")
     return None
 
 
@@ -363,15 +364,16 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                  f"{_q(program.stages[obj.admit_via].name)} is no step")
         elif Pool in mro and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
-            fail((path, "admit_via"), f"pool {obj.name}[{obj.size}] cannot be paired with stage "
-                 f"{via.name}[{via.size}] ({rules.PAIRING})")
+            fail((path, "admit_via"), f"{rules.family('pool', obj.name, obj.size)} is admitted via "
+                 f"{rules.family('stage', via.name, via.size)}, and the two cannot be paired ({rules.PAIRING})")
         elif Step in mro and obj.memory is not None and not 0 <= obj.memory < n_pools:
             fail((path, "memory"), f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif (Stage in mro and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
               and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
-            fail(((path, "kind"), "memory"), f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
-                 f"paired ({rules.PAIRING})")
+            fail(((path, "kind"), "memory"), f"{rules.family('stage', obj.name, obj.size)} names "
+                 f"{rules.family('pool', mem.name, mem.size)} as its memory, and the two cannot be paired "
+                 f"({rules.PAIRING})")
         elif Hold in mro and not obj.pools:
             fail((path, "pools"), "a hold names at least one pool")
         elif Hold in mro and (k := rules.hold_twice(obj.pools)) is not None:
