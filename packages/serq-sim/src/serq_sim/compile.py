@@ -823,6 +823,8 @@ class Compiler:
         key compares numbers)."""
         places = nankeys.key_places(kind, keys, span)
         self.key_places.append(places)
+        if not codes:  # (an IR's clause of no keys: the empty tuple, no key to be NaN; `( if  else …)` was no code)
+            return "()"
         if len(codes) > CHUNK:
             # many keys: their tuple in one name, tested in one call (a name and a test a key, written out,
             # made the code of a choose of 100 000 keys three times the size, a local variable a key)

@@ -862,7 +862,7 @@ class _Gen(Compiler):
                     f"{pad}    {q}.append(({self.key_src(g, checked=False)}, qtie, A))",
                     f"{pad}else:",
                     f"{pad}    _k = {self.key_src(g, checked=False)}",
-                    f"{pad}    if {' or '.join(f'_k[{i}] != _k[{i}]' for i in range(len(self.p.pools[g].queue.keys)))}:",
+                    f"{pad}    if {' or '.join(f'_k[{i}] != _k[{i}]' for i in range(len(self.p.pools[g].queue.keys))) or 'False'}:",
                     f"{pad}        {x} = True",
                     f"{pad}        {q}.sort(key=_tie)",
                     f"{pad}        {q}.append((_k, qtie, A))",
@@ -989,7 +989,8 @@ class _Gen(Compiler):
                     *(f"{pad}    {x}" for x in lines)]
         x = self.pv(g, "x", m)
         node = self.p.pools[g]
-        nan = " or ".join(f"_bk[{i}] != _bk[{i}]" for i in range(len(node.queue.keys)))
+        # (an IR's clause of no keys holds no NaN: the test False, where the empty join wrote `if :`)
+        nan = " or ".join(f"_bk[{i}] != _bk[{i}]" for i in range(len(node.queue.keys))) or "False"
         places = self.bind(nankeys.key_places("queue by", node.queue.keys, node.span), "_kp")
         floor = self.room_floor[g]
         # the scan, as admission.head's once a key held a NaN (KeyedQueue.scan): not for one session, nor
