@@ -121,6 +121,11 @@ def test_a_quoted_line_shows_each_byte_and_control_as_an_escape():
     assert shown[caret - 1] == "c"  # (the caret moved past the escapes before it)
     assert quote_line(line, 2) == (shown, 2)  # under the escape's backslash
     assert quote_line(line, line.index("\udc85") + 1)[1] == shown.index("\\x85") + 1
+    # a line that its escapes make wider than 200 columns: the characters around the caret that fit, cut marked
+    nul = "\x00" * 1000
+    shown, caret = quote_line(nul, 500)
+    assert shown == "..." + "\\x00" * 50 + "..." and shown[caret - 1:].startswith("\\x00")
+    assert caret - 1 - 3 == 4 * 25  # 25 escapes before the caret's, 24 after it: 50 in 200 columns
     # printable text, a backslash of the line and U+FFFD of the text are shown as they are
     assert quote_line("x \\x00 \ufffd é", 3) == ("x \\x00 \ufffd é", 3)
 

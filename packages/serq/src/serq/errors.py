@@ -165,15 +165,26 @@ def quote_span(text: str, start: int, end: int, col: int) -> tuple[str, int]:
     n = end - start
     col = max(1, min(col, n + 1))
     lo = 0 if n <= QUOTE_WIDTH else max(0, min(col - 1 - QUOTE_WIDTH // 2, n - QUOTE_WIDTH))
-    shown = text[start + lo: start + min(n, lo + QUOTE_WIDTH)]
+    hi = min(n, lo + QUOTE_WIDTH)
+    shown = text[start + lo: start + hi]
     col -= lo
     if not shown.isprintable():
         parts = [ch if ch.isprintable() else shown_char(ch) for ch in shown]
+        if sum(map(len, parts)) > QUOTE_WIDTH:  # escapes widen it: the characters around the caret's that fit
+            a, b, i = col - 1, col - 1, col - 1
+            width, grew = 0, True
+            while grew:
+                grew = False
+                if b < len(parts) and width + len(parts[b]) <= QUOTE_WIDTH:
+                    width, b, grew = width + len(parts[b]), b + 1, True
+                if a > 0 and (b > i or b == len(parts)) and width + len(parts[a - 1]) <= QUOTE_WIDTH:
+                    width, a, grew = width + len(parts[a - 1]), a - 1, True
+            parts, lo, hi, col = parts[a:b], lo + a, lo + b, col - a
         col = sum(map(len, parts[: col - 1])) + 1  # (an escape is ASCII: one column a character)
         shown = "".join(parts)
     if lo > 0:
         shown, col = "..." + shown, col + 3
-    if lo + QUOTE_WIDTH < n:
+    if hi < n:
         shown += "..."
     return shown, _caret(shown, col)
 
