@@ -9,6 +9,9 @@
 4. A choose of very many keys wrote a temporary and a test a key into the generated code (compile time; see
    docs/simulator.md): a choose of 3 000 keys, one NaN for one candidate, is the same on both tiers, noted at
    that key, and chooses by the last key.
+5. The simulator's own refusal of families that cannot be paired (a program handed to the simulation
+   unvalidated) named them ``pool reqs[3]`` and ``stage E[2]: memory kv[3]``, sizes read as indices: now
+   ``pool reqs (a family of 3) is admitted via stage E (a family of 2)``, as the IR validator says it.
 6. A hold nested in a hold that is preempted and admitted again reads, on the re-run, ``cached`` as the
    re-admission set it (language.txt §3: a preempted hold's body runs again from its header; attributes read
    as set on the path taken): pinned on both tiers and documented (docs/language.md), the spec being silent on
@@ -22,6 +25,7 @@ import array
 import pytest
 import serq_frontend
 import serq_ir
+import serq_sim
 from tiers import run_on_tier
 
 pytestmark = pytest.mark.timeout(120)
@@ -164,3 +168,36 @@ def test_a_nested_hold_rerun_after_a_preemption_reads_the_readmissions_cached():
         assert got == {"outer": [(1.0, 0.0), (1.0, 0.0), (6.0, 4.0)], "u": [(1.0, 2.0), (1.0, 2.0), (6.0, 6.0)],
                        "done": [(7.0, 7.0), (13.0, 13.0)]}
     assert outcomes[0] == outcomes[1]
+
+
+# ---------------------------------------------------------------- 5. a family's size is no index (the build)
+
+PAIRED = """pool reqs[2] { cap 4; admit via E; }
+pool kv[2] { cap 100; block 4; }
+stage E[2] : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(1); }
+session { hold reqs[0] (1) { hold kv[0] (2) { run E[0] prefill (2); } } end; }
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("pool, said", [
+    (0, "<source>:1:1: error: pool reqs (a family of 3) is admitted via stage E (a family of 2), and the two "
+        "cannot be paired"),
+    (1, "<source>:3:1: error: stage E (a family of 2) names pool kv (a family of 3) as its memory, and the two "
+        "cannot be paired"),
+])
+def test_the_simulators_own_pairing_refusal_names_sizes_in_words(pool, said):
+    # a program built in Python and handed to the simulation unvalidated: the build's refusal, which said
+    # `pool reqs[3] cannot be paired with stage E[2]` and `stage E[2]: memory kv[3] cannot be paired`
+    import msgspec
+    from serq_ir.rules import PAIRING
+
+    p = serq_frontend.compile(source=PAIRED)
+    pools = list(p.pools)
+    pools[pool] = msgspec.structs.replace(pools[pool], size=3)
+    wrong = msgspec.structs.replace(p, pools=pools)
+    for tier in ("", "general"):
+        with pytest.raises(serq_sim.SimError) as e:
+            run_on_tier(wrong, tier)  # (refused as the simulation is built)
+        assert str(e.value) == f"{said} ({PAIRING})"

@@ -9,7 +9,7 @@ from array import array
 
 from serq.extensions import source_word
 from serq_ir import nodes as N
-from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, window_problem
+from serq_ir.rules import NEEDS_OPEN, PAIRING, arrivals_problem, family, open_advice, pairs, window_problem
 
 from . import workload as _workload
 from .compile import Compiler, observables_read, state_dependent, walk
@@ -328,8 +328,9 @@ def pair(sim, fam: int, count: int, m: int, node):
     size = sim.program.stages[fam].size
     if pairs(count, size):  # (serq_ir.rules: member for member, or a family of one)
         return sim.stages[sim.stage_base[fam] + (m if size == count else 0)]
-    raise SimError(format_error(node.span, None, None, f"pool {node.name}[{count}] cannot be paired "
-                                f"with stage {sim.program.stages[fam].name}[{size}]", sim.source))
+    raise SimError(format_error(node.span, None, None, f"{family('pool', node.name, count)} is admitted via "
+                                f"{family('stage', sim.program.stages[fam].name, size)}, and the two cannot be "
+                                f"paired ({PAIRING})", sim.source))
 
 
 def spill_pool(sim, r: N.PoolRef, pool: Pool):

@@ -7,7 +7,7 @@ import math
 from bisect import bisect_right
 
 from serq_ir import nodes as N
-from serq_ir.rules import pairs
+from serq_ir.rules import PAIRING, family, pairs
 
 from ..compile import _not_pure, instant_span, reads_any, reads_context
 from ..errors import SimError, format_error
@@ -254,8 +254,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             if pairs(self.node.size, size):  # (serq_ir.rules: member for member, or a family of one)
                 self.memory = sim.pools[base + (self.index if size == self.node.size else 0)]
             else:
-                raise SimError(format_error(self.node.span, None, None, f"stage {self.name}[{self.node.size}]"
-                                            f": memory {p.pools[f].name}[{size}] cannot be paired", sim.source))
+                raise SimError(format_error(self.node.span, None, None, f"{family('stage', self.name, self.node.size)} "
+                                            f"names {family('pool', p.pools[f].name, size)} as its memory, and the "
+                                            f"two cannot be paired ({PAIRING})", sim.source))
             self.memory.memory_of.append(self)
         served = sim.served_by  # (build.py: the pools by the stage that admits them, found in one pass)
         self.served_pools = (served.get(id(self), []) if served is not None
