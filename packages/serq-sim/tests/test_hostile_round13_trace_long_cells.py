@@ -27,7 +27,7 @@ def _error(tmp_path, row: str) -> str:
     ("0,1," + "x" * 100_000 + ",2,1,0", "t.csv:2:5: error: column new: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxx' "
                                         "(100000 characters) is not a number"),
     ("0,1," + "9" * 100_000 + ",2,1,0", "t.csv:2:5: error: column new: '999999999999999999999999999999999999999...999999999' "
-                                        "(100000 characters) is not finite"),
+                                        "(100000 characters) is beyond the range of a double"),
     ("0,1,2,2,-" + "9" * 200 + ",0", "t.csv:2:9: error: column think: '-99999999999999999999999999999999999999...999999999' "
                                      "(201 characters) is negative"),
     ("1" * 100 + ",1,2,2,1,0", "t.csv:2:1: error: column session: '111111111111111111111111111111111111111...111111111' "
