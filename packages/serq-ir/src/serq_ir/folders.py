@@ -17,52 +17,65 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-#: ``id(program) -> (weak reference to it, folder)``. No lock: each read and write is one operation on the dict,
-#: and a program's callback runs as it is freed (which may happen inside any allocation: a lock taken there
-#: could be this thread's own), before its id can be another's
-_FOLDERS: dict[int, tuple[weakref.ref, str]] = {}
+
+class _Notes:
+    """Notes kept of program objects made in this process, each by the object itself (its ``id`` and a weak
+    reference to it: a note does not keep a program alive, and is forgotten as the program is freed). No lock:
+    each read and write is one operation on the dict, and a program's callback runs as it is freed (which may
+    happen inside any allocation: a lock taken there could be this thread's own), before its id can be
+    another's."""
+
+    __slots__ = ("_by_id",)
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._by_id
+
+    def note(self, program: Any, value: Any) -> None:
+        key = id(program)
+        by_id = self._by_id
+
+        def gone(ref: weakref.ref, key: int = key) -> None:  # freed: forget its note (not a later one's)
+            if by_id.get(key, (None,))[0] is ref:
+                by_id.pop(key, None)
+
+        by_id[key] = (weakref.ref(program, gone), value)
+
+    def of(self, program: Any, default: Any = None) -> Any:
+        """The note of ``program`` (this very object), or ``default``."""
+        entry = self._by_id.get(id(program))
+        if entry is None or entry[0]() is not program:
+            return default
+        return entry[1]
+
+
+#: the folder each program's relative names are relative to
+_FOLDERS = _Notes()
+
+#: the texts of the definitions' bodies a program was compiled with (``defs=``), by the names its spans give
+#: them (``defs['m']``)
+_TEXTS = _Notes()
 
 
 def note_folder(program: Any, folder: str) -> None:
     """Note that ``program``'s relative file names are relative to ``folder`` (an absolute path)."""
-    key = id(program)
-
-    def gone(ref: weakref.ref, key: int = key) -> None:  # the program was freed: forget its note (not a later one's)
-        if _FOLDERS.get(key, (None,))[0] is ref:
-            _FOLDERS.pop(key, None)
-
-    _FOLDERS[key] = (weakref.ref(program, gone), folder)
+    _FOLDERS.note(program, folder)
 
 
 def compiled_in(program: Any) -> str | None:
     """The folder noted for ``program`` (this very object), or None."""
-    entry = _FOLDERS.get(id(program))
-    if entry is None or entry[0]() is not program:
-        return None
-    return entry[1]
-
-
-#: ``id(program) -> (weak reference to it, {name: text})``: the texts of the definitions' bodies a program was
-#: compiled with (``defs=``), by the names its spans give them (``defs['m']``), kept as the folders are
-_TEXTS: dict[int, tuple[weakref.ref, dict[str, str | None]]] = {}
+    return _FOLDERS.of(program)
 
 
 def note_texts(program: Any, texts: dict[str, str | None]) -> None:
     """Note the texts ``program``'s spans name that are in no file: the bodies of the definitions the compile was
     given (``serq_frontend.compile(…, defs=…)``), so that ``serq_sim.run`` quotes a run-time error's line in one
     as ``serq run --def`` does (serq.errors.texts_given); it gave the place alone."""
-    key = id(program)
-
-    def gone(ref: weakref.ref, key: int = key) -> None:
-        if _TEXTS.get(key, (None,))[0] is ref:
-            _TEXTS.pop(key, None)
-
-    _TEXTS[key] = (weakref.ref(program, gone), dict(texts))
+    _TEXTS.note(program, dict(texts))
 
 
 def compiled_texts(program: Any) -> dict[str, str | None]:
     """The texts noted for ``program`` (this very object): empty for none."""
-    entry = _TEXTS.get(id(program))
-    if entry is None or entry[0]() is not program:
-        return {}
-    return entry[1]
+    return _TEXTS.of(program, {})
