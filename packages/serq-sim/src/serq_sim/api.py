@@ -133,10 +133,13 @@ def _endless(program, arrivals) -> bool:
     of two sessions ran until the process was killed (it was taken for a workload that ends with its trace)."""
     from serq_ir import nodes as N
 
-    w = program.workload
-    if isinstance(w.arrive, N.Closed):
-        return w.arrive.n > 0  # (a population of 0, an IR's, starts none: the warning of no sessions)
-    return isinstance(w.arrive, (N.Poisson, N.Renewal)) and arrivals is None and program.run.arrivals is None
+    from .notes import endless_workload
+
+    arrive = program.workload.arrive
+    if endless_workload(arrive) is None:
+        return False
+    # (a count of arrivals ends an open workload; a closed one takes none: serq_ir.rules.arrivals_problem)
+    return isinstance(arrive, N.Closed) or (arrivals is None and program.run.arrivals is None)
 
 
 def _no_bound(horizon, run_horizon) -> str | None:

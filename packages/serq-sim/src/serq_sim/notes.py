@@ -201,15 +201,22 @@ def endless_arrivals(program) -> str | None:
     ``renewal``) or a closed one, which replaces every session that ends, a trace or not (each arrival replays
     a trace session, and there is always one). A batch, presets alone or no arrivals end when no event is
     left."""
-    from serq_ir import nodes as N
-
     run = program.run
     if run.horizon is None or float(run.horizon) != math.inf or run.arrivals is not None:
         return None
-    a = program.workload.arrive
-    if isinstance(a, N.Poisson | N.Renewal):
-        return f"arrivals that never stop (`arrive {type(a).__name__.lower()}`)"
-    if isinstance(a, N.Closed) and a.n > 0:
+    return endless_workload(program.workload.arrive)
+
+
+def endless_workload(arrive) -> str | None:
+    """What makes a workload that arrives by ``arrive`` (the IR's node) start sessions for ever, ``None`` when
+    it does not: an open workload (``poisson``, ``renewal``) unless a count of arrivals ends it, or a closed
+    population of at least one, which replaces every session that ends (a population of 0, an IR's, starts
+    none). The rule :func:`endless_arrivals` and ``serq_sim.run``'s refusal (api._endless) share."""
+    from serq_ir import nodes as N
+
+    if isinstance(arrive, N.Poisson | N.Renewal):
+        return f"arrivals that never stop (`arrive {type(arrive).__name__.lower()}`)"
+    if isinstance(arrive, N.Closed) and arrive.n > 0:
         return "a closed workload, which replaces every session that ends"
     return None
 
