@@ -1,0 +1,116 @@
+"""language.txt §2 (Syntax), round 35: how an expression groups, checked as IR equivalences, and a stage's and a
+workload's declarations that §2's grammar refuses.
+
+* Precedence and associativity. §2 lists the operators ("arithmetic, comparisons (0/1), &&, ||, !, c ? a : b");
+  docs/language.md gives their order, from low to high: `c ? a : b`, `||`, `&&`, the comparisons, `+ -`,
+  `* / %`, the unary `- !`, the binary operators grouping to the left and the conditional to the right. Each
+  case is an expression written without parentheses and the same expression with the parentheses that order
+  implies: the two compile to the same IR, byte for byte, and the unparenthesised one to another IR than the
+  other grouping (so the case can fail). `serq fmt` keeps each one's meaning: its output compiles to the same IR.
+* §2's stage kinds, `fifo [ ( c ) ] | ps ( expr ) | delay`, and the workload's items, each at most once, `init`
+  and `turn` holding only `set` and `observe` (docs/language.md): the refusals say where, with a caret.
+"""
+
+from __future__ import annotations
+
+import pytest
+from serq_frontend.fmt import format_source
+from sqhelpers import compile_src, ir_bytes, refused
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def program(expr: str) -> str:
+    return ("stage d : delay;\nworkload { arrive batch(1); }\nsession {\n  set z = 1;\n  set y = 2;\n"
+            f"  observe v = {expr};\n}}\nrun {{ horizon 1; }}\n")
+
+
+def ir(expr: str) -> bytes:
+    return ir_bytes(compile_src(program(expr)))
+
+
+GROUPING = [
+    # (as written, the grouping the order implies, another grouping it must not be)
+    ("z - y - 3", "(z - y) - 3", "z - (y - 3)"),                       # `-` to the left
+    ("z / y / 3", "(z / y) / 3", "z / (y / 3)"),                       # `/` to the left
+    ("z % y * 3", "(z % y) * 3", "z % (y * 3)"),                       # `%` beside `*`, to the left
+    ("z * y % 3", "(z * y) % 3", "z * (y % 3)"),
+    ("z + y * 3", "z + (y * 3)", "(z + y) * 3"),                       # `*` above `+`
+    ("z - y / 3", "z - (y / 3)", "(z - y) / 3"),
+    ("-z * y", "(-z) * y", "-(z * y)"),                                # unary above `*`: the same value,
+    ("!z + y", "(!z) + y", "!(z + y)"),                                # not the same IR
+    ("z + y < 3", "(z + y) < 3", "z + (y < 3)"),                       # `+` above the comparisons
+    ("z < y == 1", "(z < y) == 1", "z < (y == 1)"),                    # comparisons to the left
+    ("z > y > 0", "(z > y) > 0", "z > (y > 0)"),
+    ("z < y && y < 3", "(z < y) && (y < 3)", "z < (y && y) < 3"),      # comparisons above `&&`
+    ("z || y && 0", "z || (y && 0)", "(z || y) && 0"),                 # `&&` above `||`
+    ("z && y || 0", "(z && y) || 0", "z && (y || 0)"),
+    ("z || y ? 3 : 4", "(z || y) ? 3 : 4", "z || (y ? 3 : 4)"),        # `||` above the conditional
+    ("z ? 1 : y ? 2 : 3", "z ? 1 : (y ? 2 : 3)", "(z ? 1 : y) ? 2 : 3"),  # the conditional to the right
+    ("z ? y ? 1 : 2 : 3", "z ? (y ? 1 : 2) : 3", "(z ? y : 1) ? 2 : 3"),
+    ("!z == 0", "(!z) == 0", "!(z == 0)"),                             # `!` above the comparisons
+    ("- -z", "-(-z)", "z"),
+    ("z - -y", "z - (-y)", "(z - y)"),
+    ("min(z, y) + max(z, y) * 2", "min(z, y) + (max(z, y) * 2)", "(min(z, y) + max(z, y)) * 2"),
+    ("z + y ? z : y", "(z + y) ? z : y", "z + (y ? z : y)"),
+]
+
+
+@pytest.mark.parametrize("written, grouped, other", GROUPING, ids=[g[0] for g in GROUPING])
+def test_an_expression_groups_by_precedence(written, grouped, other):
+    want = ir(grouped)
+    assert ir(written) == want
+    assert ir(other) != want
+    formatted = format_source(program(written))
+    assert ir_bytes(compile_src(formatted)) == want
+    assert format_source(formatted) == formatted
+
+
+D = "stage d : delay;\n"
+SESSION = "session { run d (1); }\nrun { horizon 1; }\n"
+
+REFUSED = [
+    # a run over several stages holds ps stages of a constant capacity only (§3, Stages)
+    ("stage s : ps(1);\nstage f : fifo;\nshare maxmin;\nworkload { arrive batch(1); }\n"
+     "session { run s, ⟨f (1); }\nrun { horizon 1; }\n",
+     "`f` in a run over several stages: every stage of such a run is ps(φ) with a constant φ above 0"),
+    # "a run names each stage array once"
+    ("stage s : ps(1);\nshare maxmin;\nworkload { arrive batch(1); }\nsession { run s, ⟨s (1); }\n"
+     "run { horizon 1; }\n", "`s` is named twice in one run"),
+    # fifo's count is a whole number of at least 1
+    ("stage s : fifo(⟨2.5);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "a fifo has a whole number of servers, at least 1"),
+    ("stage s : fifo(⟨0);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "a fifo has a whole number of servers, at least 1"),
+    ("stage s : fifo(⟨);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "unexpected `)`: `fifo` takes its number of servers"),
+    # ps ( expr ): an expression is required; a constant capacity is at least 0
+    ("stage s : ps(⟨);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "unexpected `)`"),
+    ("stage s : ps(⟨-1);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "the capacity is negative (-1)"),
+    # delay takes nothing
+    ("stage s : delay⟨(2);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
+     "unexpected `(`: a stage declaration ends after its kind"),
+    # one `arrive` in a workload, `init` and `turn` of `set` and `observe`
+    (D + "workload { arrive batch(1); ⟨arrive batch(2); }\n" + SESSION, "the workload has two `arrive`s"),
+    (D + "workload { arrive batch(1); init { ⟨turn; } }\n" + SESSION,
+     "`turn;` in the workload's `init` block: `init` holds only `set` and `observe`"),
+    (D + "workload { arrive batch(1); init { ⟨run d (1); } }\n" + SESSION,
+     "`run` in the workload's `init` block"),
+    (D + "workload { arrive batch(1); turn { ⟨end; } }\n" + SESSION,
+     "`end;` in the workload's `turn` block: `turn` holds only `set` and `observe`"),
+    # one run block, each field once
+    (D + "workload { arrive batch(1); }\nsession { run d (1); }\nrun { horizon 1; ⟨horizon 2; }\n",
+     "`horizon` is given twice in the run block"),
+    (D + "workload { arrive batch(1); }\nsession { run d (1); }\nrun { horizon 1; }\n⟨run { horizon 2; }\n",
+     "a second `run { … }` block"),
+]
+
+
+@pytest.mark.parametrize("src, message", REFUSED, ids=range(len(REFUSED)))
+def test_a_declaration_the_grammar_refuses(src, message):
+    e = refused(src, message)
+    lines = str(e).splitlines()
+    # the source line quoted and a caret under the place
+    assert len(lines) >= 3 and lines[2].strip() == "^"
