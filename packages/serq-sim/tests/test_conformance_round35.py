@@ -90,6 +90,21 @@ session {
 run { horizon HORIZON; }
 """
 
+FLOWS = """
+stage a : ps(2);
+stage b : ps(0.5);
+stage c : ps(2);
+share SHARE;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run a, b (1); }
+  branch (serial == 1) { run a (3); }
+  branch (serial == 2) { run c (1); }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
 STAGES = [
     # fifo(3), five jobs of 1 … 5 at 0 in serial order: three servers take 1, 2, 3 at once ([0, 1], [0, 2],
     # [0, 3]); the 4th starts when the first server frees, at 1, ends 5; the 5th at 2, ends 7. Waits 0, 0, 0,
@@ -179,7 +194,23 @@ run { horizon 10; }
       "b": [(0, 2.0, 221.0), (1, 3.0, 130.0), (3, 3.0, 131.0), (2, 6.0, 60.0)]},
      {("f", None): {"completions": 3, "wait": 2 / 3, "present": 0.8, "utilisation": 0.3},
       ("d", None): {"completions": 3, "present": 0.6, "utilisation": 0.5, "service": 2.0}}),
+    # A ps stage some run holds with another is a flow stage (§3, Stages: "every job on it, a single-stage
+    # run included, is a flow of the policy"; utilisation Σ rate / φ). a ps(2), b ps(0.5); f0 over a and b
+    # (1), f1 on a alone (3); c ps(2), no flow, one job of 1 at 2: done at 0.5. bottleneck: f0 min(2/2,
+    # 0.5/1) = 0.5, f1 2/2 = 1 (a's other 0.5 unused): f0 done at 2, f1 has 1 left, alone at 2: done at 2.5.
+    # a carries (0.5 + 1) / 2 on [0, 2] and 1 on [2, 2.5]: 2 / 10; present 2 · 2 + 0.5; b full on [0, 2].
+    ("flows_share_bottleneck", FLOWS.replace("SHARE", "bottleneck"),
+     {"t": [(2, 0.5, 0.5), (0, 2.0, 2.0), (1, 2.5, 2.5)]},
+     {("a", None): {"utilisation": 0.2, "present": 0.45, "service": 2.25},
+      ("b", None): {"utilisation": 0.2, "present": 0.2}, ("c", None): {"utilisation": 0.05, "service": 0.5}}),
+    # maxmin: the rates rise together; b fills at 0.5 (f0 stops there), f1 goes on until a fills: 1.5. f0's 1
+    # and f1's 3 both done at 2; a full on [0, 2].
+    ("flows_share_maxmin", FLOWS.replace("SHARE", "maxmin"),
+     {"t": [(2, 0.5, 0.5), (0, 2.0, 2.0), (1, 2.0, 2.0)]},
+     {("a", None): {"utilisation": 0.2, "present": 0.4, "service": 2.0},
+      ("b", None): {"utilisation": 0.2, "present": 0.2}}),
 ]
+
 
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in STAGES], ids=[c[0] for c in STAGES])
@@ -689,3 +720,41 @@ def test_preempt_by_requeue_tail_livelock_is_stuck(monkeypatch):
     assert len(got["adm"]) == 2 + 2 * 29 + 1
     p = report_json(r)["pools"][0]
     assert (p["preemptions"], p["stuck"]) == (59, 2)
+
+
+OVER_CAP = """
+pool m { cap 10; BLOCK }
+pool n { cap 100; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold n (50) { run d (3); }
+  } else {
+    run d (1);
+    hold m (UNITS) { observe adm = now; run d (1); }
+  }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("block, units, adm, rejections, over_cap, ended", [
+    # pool-reference.txt: "If either units or reserve is independent of deployment state and exceeds capacity
+    # after block rounding, the hold is rejected and its session ends. State-dependent demand waits for
+    # admission and is reported as over_cap if it still exceeds capacity at the end of the run." s0 holds 50
+    # of n over [0, 3]; s1 asks at 1.
+    ("", "9", [(1, 1.0, 1.0)], 0, 0, 2),                              # 9 ≤ 10
+    ("block 4;", "9", [], 1, 0, 2),                                   # 9 is 12 in blocks of 4: rejected
+    ("block 4;", "8", [(1, 1.0, 1.0)], 0, 0, 2),                      # 8 is two blocks
+    ("", "used(n) / 5", [(1, 1.0, 1.0)], 0, 0, 2),                    # 50 / 5 = 10 fits
+    ("", "used(n) / 5 + 1", [(1, 3.0, 3.0)], 0, 0, 2),                # 11 waits; at 3, 0 / 5 + 1 fits
+    ("", "11 + 0 * used(n)", [], 0, 1, 1),                            # state-dependent: waits, over cap
+    ("block 4;", "9 + 0 * used(n)", [], 0, 1, 1),                     # 12 in blocks, waits for ever
+])
+def test_demand_beyond_the_cap(monkeypatch, block, units, adm, rejections, over_cap, ended):
+    r, got = run(OVER_CAP.replace("BLOCK", block).replace("UNITS", units), monkeypatch)
+    assert got["adm"] == adm
+    js = report_json(r)
+    m = next(p for p in js["pools"] if p["name"] == "m")
+    assert (m["rejections"], m["over_cap"], js["ended"]) == (rejections, over_cap, ended)
