@@ -27,6 +27,8 @@ from conform import both_tiers, report_json, run
 
 
 def _figure(js, key):
+    if isinstance(key, tuple) and key[0] == "gauge":
+        return js["gauges"][key[1]]
     if isinstance(key, tuple):
         name, index = key
         return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
@@ -114,6 +116,15 @@ STAGES = [
      {"r": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 3.0, 3.0), (3, 5.0, 5.0), (4, 7.0, 7.0)]},
      {("s", None): {"present": 1.8, "utilisation": 0.5, "completions": 5, "wait": 0.6, "service": 3.0},
       "mean_live": 1.8}),
+    # A gauge is the time average of its expression over [warmup, end], with a batch-means CI over 20 equal
+    # windows (t = 2.093) and the least and greatest value held (§3, Gauges). FIFO3's busy servers: 3 on
+    # [0, 3], 2 on [3, 5], 1 on [5, 7], 0 after: mean 15 / 10 = the utilisation × 3; the windows of 0.5 read
+    # six 3s, four 2s, four 1s, six 0s: sample variance 29 / 19, half-width 2.093 · √(29 / 19 / 20). queue(s)
+    # averages present (1.8); waiting (queue − busy) 3 / 10.
+    ("gauges_of_a_fifo_of_three", FIFO3.replace("run {", "gauge b = busy(s);\ngauge q = queue(s);\n"
+                                                "gauge w = queue(s) - busy(s);\nrun {"),
+     {}, {("gauge", "b"): {"mean": 1.5, "min": 0.0, "max": 3.0, "ci": 2.093 * math.sqrt(29 / 19 / 20)},
+          ("gauge", "q"): {"mean": 1.8, "min": 0.0, "max": 5.0}, ("gauge", "w"): {"mean": 0.3, "max": 2.0}}),
     # ps(2), works 1, 2, 3 at 0: three at 2/3 each: the first done at 1.5 (the others have 1 and 2 left);
     # two at 1 each: the second at 2.5; the last alone at 2: its 1 left in 0.5, at 3. Wait 0 (a ps run is
     # served from its start), service (1.5 + 2.5 + 3) / 3; present 7 / 10; "some job present" [0, 3].
@@ -550,6 +561,81 @@ session {
 run { horizon 20; arrivals 5; }
 """, {"w": [(0, 1.0, 0.0), (2, 3.5, 0.5), (1, 6.0, 4.0), (4, 8.5, 3.5), (3, 11.0, 7.0)]},
      {"end": 13.5, ("a", None): {"wait": 3.0, "queue": 15 / 13.5, "used": 12.5 / 13.5, "admissions": 5}}),
+]
+
+POOLS += [
+    # §3: "grow m (d) enlarges the innermost hold on m"; once the inner hold on m is released it holds m no
+    # longer, so the growth is the outer hold's: 3 + 1 = 4 (the inner's 2 cached at 0). At 1 (inner scope's end,
+    # nothing left on m) 4 held, 2 cached: 42; a growth of 2: 6; at 2 the outer caches min(10, 6) = 6, which
+    # replaces the session's entry of 2. used 4 on [0, 1], 6 on [1, 2]: 1.0; cached 2 on [0, 2], 6 after: 5.2.
+    ("a_growth_after_the_inner_release_grows_the_outer_hold", """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (3) {
+    hold m (2) {
+      release m;
+      grow m (1);
+      observe a = used(m);
+      run d (1);
+    } cache (2);
+    observe b = used(m) * 10 + cachedin(m);
+    grow m (2);
+    observe c = used(m);
+    run d (1);
+  } cache (10);
+  observe e = used(m) * 10 + cachedin(m);
+}
+run { horizon 10; }
+""", {"a": [(0, 0.0, 4.0)], "b": [(0, 1.0, 42.0)], "c": [(0, 1.0, 6.0)], "e": [(0, 2.0, 6.0)]},
+     {("m", None): {"used": 1.0, "cached": 5.2, "holders": 0.2, "admissions": 2}}),
+    # §3, Configuration: the settle "retries growers and admissions" in that order. s0 (2) grows by 2 at 1:
+    # no room beside s1's 2, it waits; s2 queues for 1 at 0.5. s1 ends at 2: the grower takes the room
+    # first (4 of 4), and s2 is admitted when s0 ends at 3.
+    ("a_waiting_grower_before_a_waiting_admission", """
+pool m { cap 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (2) { run d (1); grow m (2); observe g = now; run d (1); }
+  }
+  branch (serial == 1) {
+    hold m (2) { run d (2); }
+  }
+  branch (serial == 2) {
+    run d (0.5);
+    hold m (1) { observe a = now; run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"g": [(0, 2.0, 2.0)], "a": [(2, 3.0, 3.0)]}, {("m", None): {"admissions": 3, "wait": 2.5 / 3}}),
+    # §3, Ties: "A pool's growers: the order they stalled, the head blocking the rest"; docs/language.md: a
+    # growth that fits grows at once, whether growers wait or not. cap 7, all 7 held at 0. s0 stalls at 1
+    # (5 more), s1 at 1.5 (1 more). s2 ends at 2: 3 held; s0's 5 does not fit and blocks s1's 1, which would.
+    # s3's own growth by 1 at 2.5 fits (4): at once. s3 ends at 3 (2 back): s0 grows (7), s1 waits until s0
+    # ends at 4.
+    ("growers_in_the_order_they_stalled", """
+pool m { cap 7; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) {
+    hold m (1) { run d (1); grow m (5); observe g = now; run d (1); }
+  }
+  branch (serial == 1) {
+    hold m (1) { run d (1.5); grow m (1); observe g = now; run d (1); }
+  }
+  branch (serial == 2) {
+    hold m (4) { run d (2); }
+  }
+  branch (serial == 3) {
+    hold m (1) { run d (2.5); grow m (1); observe g = now; run d (0.5); }
+  }
+}
+run { horizon 10; }
+""", {"g": [(3, 2.5, 2.5), (0, 3.0, 3.0), (1, 4.0, 4.0)]}, {("m", None): {"admissions": 4}}),
 ]
 
 RESERVE_HELD = """
