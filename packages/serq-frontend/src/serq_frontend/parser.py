@@ -8,6 +8,7 @@ so no parse tree is built), with positions propagated.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -184,7 +185,12 @@ def _wl(kind: str, arg: Callable[[list[Any]], Any] = lambda c: None,
 
 
 def _number(b: BuildContext, p: Pos, c: list[Any]) -> A.Num:
-    return A.Num(float(c[0]), p)
+    v = float(c[0])
+    if v == math.inf:  # `1e400`: float() makes it inf, which the command line refuses (serq.numbers.number)
+        from serq.numbers import beyond_doubles
+
+        raise b.error(p, beyond_doubles(str(c[0])))
+    return A.Num(v, p)
 
 
 KERNEL_BUILDERS: dict[str, Builder] = {
@@ -1833,6 +1839,15 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if str(tok) in ("=", ";") and tok.start_pos is not None:
         before = _tokens_before(text, tok.start_pos)
         last = before[-1][1] if before else ""
+        if str(tok) == ";" and last in ("", ";", "{"):  # `let x = 1;;`, `{ ; … }`, `;` first in the file
+            return reporter.error(pos, "unexpected `;`: a stray `;`, an empty statement, which the language does "
+                                  "not have (one `;` ends each statement or item): remove it")
+        if (str(tok) == "=" and last == "=" and text[tok.start_pos - 1] == "=" and len(before) >= 3
+                and before[-2][0] == "name" and before[-3][1] in _VALUE_WORDS):  # `set x == 1;`
+            word, name = before[-3][1], before[-2][1]
+            return reporter.error(Pos(file, before[-1][2], before[-1][3]), f"unexpected `==`: `{word}` gives "
+                                  f"a name its value with `=`, `{word} {name} = …;` (`==` is a test of "
+                                  "equality)")
         if str(tok) == ";" and last == "}":  # `branch (x) { … };`: C's habit
             return reporter.error(pos, "unexpected `;` after a block: a statement or item that ends in `}` takes "
                                   "no `;`")
@@ -1892,6 +1907,9 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
                                       f"{did_you_mean(word[2], sorted(_BEGIN_WORDS))}: a statement begins with "
                                       f"one of the language's words (`run`, `hold`, `set`, …), or calls a "
                                       f"definition, `{word[2]}(…);`")
+    after = _after_expression(tok, names, text)
+    if after is not None:
+        return reporter.error(pos, after)
     if len(names) > 8:
         hint = ""
     else:
@@ -1902,6 +1920,47 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         hint += did_you_mean(str(tok), wanted)
     what = "end of the file" if tok.type == "$END" else _token_text(tok)
     return reporter.error(pos, f"unexpected {what}{hint}")
+
+
+#: the words of a statement or item that gives a name a value with `=`
+_VALUE_WORDS = ("set", "let", "observe", "gauge")
+#: binary operators: the parser wants one of these (or what ends the expression) after a whole expression
+_BINARY = ("`+`", "`-`", "`*`", "`/`", "`%`", "`==`", "`!=`", "`<`", "`<=`", "`>`", "`>=`", "`&&`", "`||`", "`?`")
+
+
+def _after_expression(tok: Token, names: list[str], text: str) -> str | None:
+    """What was wanted after a whole expression that a token which neither continues nor ends it follows
+    (`let x = 3 !;`, where the error was the token alone, its list of expected tokens being too long to
+    show): an operator, or what ends the expression where it stands, the `;` of its statement or the `)` or
+    `]` of the innermost bracket open; None where the parser did not want an operator."""
+    if tok.type == "$END" or tok.start_pos is None or "`+`" not in names or "`*`" not in names:
+        return None
+    if f"`{tok}`" in _BINARY or str(tok) in (";", ")", "]", ",", ":"):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before or not (before[-1][0] in ("name", "number") or before[-1][1] in (")", "]")):
+        return None
+    depth = 0
+    opener = None
+    for j in range(len(before) - 1, -1, -1):
+        t = before[j][1]
+        if t in (")", "]", "}"):
+            depth += 1
+        elif t in ("(", "[", "{"):
+            if depth == 0:
+                opener = before[j]
+                break
+            depth -= 1
+        elif t == ";" and depth == 0:
+            break
+    if opener is None or opener[1] == "{":
+        ends = "the `;` that ends the statement"
+    else:
+        ends = f"the `{')' if opener[1] == '(' else ']'}` of the `{opener[1]}` at {opener[2]}:{opener[3]}"
+    said = f"unexpected {_token_text(tok)} after an expression: expected an operator (`+`, `==`, `&&`, …) or {ends}"
+    if str(tok) == "!":
+        said += " (`!` negates the value after it, `!x`; a test of inequality is `!=`)"
+    return said
 
 
 # ---------------------------------------------------------------------------------------------------

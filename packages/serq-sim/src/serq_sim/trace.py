@@ -30,7 +30,7 @@ from pathlib import Path
 
 from serq.errors import shown_path
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
-from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
+from serq.numbers import NAN_PATTERN, NUMBER_HINT, PATTERN, NotANumber, number, quoted
 
 from .errors import SimError, format_error, show_number
 
@@ -515,6 +515,9 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
                                f"could be read as one: number them below 2**53")
                 except NotANumber as e:
                     why = str(e)
+                    if name in _KEYS and any(ch.isalpha() for ch in cell) and NUMBER_HINT not in why:  # `s1`
+                        why += (f": a trace's {name}s are numbers (any finite number below 2**53 in size: 0, 17, "
+                                f"-3, 2.5), not names")
                 if why is None:
                     continue
                 if starts is None:
