@@ -844,3 +844,85 @@ def test_demand_beyond_the_cap(monkeypatch, block, units, adm, rejections, over_
     js = report_json(r)
     m = next(p for p in js["pools"] if p["name"] == "m")
     assert (m["rejections"], m["over_cap"], js["ended"]) == (rejections, over_cap, ended)
+
+
+REQUEUE = """
+pool m { cap 4; preempt by (-admission) requeue WHERE; queue by (KEY); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (2) { run d (1); grow m (1); run d (5); }
+  } else {
+    run d (serial == 2 ? 0.5 : 0);
+    hold m (3 - serial) { observe adm = now * 10 + computed; run d (serial == 1 ? 3 : 1); }
+  }
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("where, key, adm", [
+    # pool-reference.txt: "requeue head (the default) places it first, ahead of policy keys. requeue tail treats
+    # it as a newcomer: … queue by places it by its keys, with waited reset to 0." s0 and s1 queue at 0 (s1
+    # after a run of 0) and are admitted in the queue's order; s2 queues for 1 at 0.5. At 1 s0 grows by 1 and
+    # the last admitted is the victim.
+    # by (-serial) s1 is admitted first, so s0 is its own victim; at the head it is admitted again at once (2 +
+    # 2), and again at 2; s1 ends at 3 and s2 is admitted then.
+    ("head", "-serial", [(1, 0.0, 0.0), (2, 3.0, 30.0)]),
+    # requeue tail: s0 goes behind s2 (-2 < 0); s2 fits beside s1 (3 of 4): admitted at 1; s0 at 2.
+    ("tail", "-serial", [(1, 0.0, 0.0), (2, 1.0, 10.0)]),
+    # by (serial) s0 is admitted first and s1 is the victim; back at the tail it still leads s2 by its key, and
+    # its 2 do not fit beside s0's 3: it blocks s2 until s0 ends at 6.
+    ("tail", "serial", [(1, 0.0, 0.0), (1, 6.0, 60.0), (2, 6.0, 60.0)]),
+    # by (waited): s1's waited restarts at 0 at 1, s2's is 0.5: s1 leads and blocks.
+    ("tail", "waited", [(1, 0.0, 0.0), (1, 6.0, 60.0), (2, 6.0, 60.0)]),
+    # by (-waited): s2 (-0.5) leads s1 (0) and fits: admitted at 1; s1 at 6.
+    ("tail", "-waited", [(1, 0.0, 0.0), (2, 1.0, 10.0), (1, 6.0, 60.0)]),
+    # the same keys with requeue head: s1 goes ahead of them and blocks s2 until 6.
+    ("head", "-waited", [(1, 0.0, 0.0), (1, 6.0, 60.0), (2, 6.0, 60.0)]),
+])
+def test_requeue_head_or_tail_under_queue_keys(monkeypatch, where, key, adm):
+    _r, got = run(REQUEUE.replace("WHERE", where).replace("KEY", key), monkeypatch)
+    assert got["adm"] == adm
+
+
+VICTIM_ON_A_STAGE = """
+pool m { cap 4; preempt lifo; }
+stage d : delay;
+stage f : KIND;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (2); run d (1); } }
+  branch (serial == 1) { hold m (2) { observe adm = now; run f (3); } }
+  branch (serial == 2) { run f (1.5); }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("kind, done, figures", [
+    # pool-reference.txt: "The victim leaves its stage, releases its hold …" on a pool no engine counts, the
+    # victim's stage is any kind. s2 reaches f at 0 before s1 is admitted (admissions follow the ready
+    # sessions). fifo: s2 [0, 1.5]; s1 waits on f and is preempted at 1 by s0's growth (lifo: admitted last),
+    # leaving f's queue; admitted again at 2 (s0's end), f [2, 5]. f: two completions (the preempted run is
+    # none), present 1.5 + 1 + 3 = 5.5 over 20, busy 4.5.
+    ("fifo", [(2, 1.5, 1.5), (0, 2.0, 2.0), (1, 5.0, 5.0)],
+     {"completions": 2, "present": 0.275, "utilisation": 0.225, "wait": 0.0, "service": 2.25}),
+    # fifo(2): s1 served beside s2 from 0, taken off its server at 1: busy servers 2 on [0, 1], 1 on [1, 1.5]
+    # and [2, 5]: 5.5 / 40.
+    ("fifo(2)", [(2, 1.5, 1.5), (0, 2.0, 2.0), (1, 5.0, 5.0)],
+     {"completions": 2, "present": 0.275, "utilisation": 0.1375}),
+    # ps(1): s1 and s2 at 1/2 each; at 1 s1 leaves and s2, 1 left, runs alone: done at 2.
+    ("ps(1)", [(0, 2.0, 2.0), (2, 2.0, 2.0), (1, 5.0, 5.0)],
+     {"completions": 2, "present": 0.3, "utilisation": 0.25, "service": 2.5}),
+    ("delay", [(2, 1.5, 1.5), (0, 2.0, 2.0), (1, 5.0, 5.0)], {"completions": 2, "present": 0.275}),
+])
+def test_a_victim_leaves_a_fifo_ps_or_delay_stage(monkeypatch, kind, done, figures):
+    r, got = run(VICTIM_ON_A_STAGE.replace("KIND", kind), monkeypatch)
+    assert got["adm"] == [(1, 0.0, 0.0), (1, 2.0, 2.0)]
+    assert got["done"] == done
+    f = next(s for s in report_json(r)["stages"] if s["name"] == "f")
+    assert {k: f[k] for k in figures} == pytest.approx(figures, rel=1e-12)
+    assert next(p for p in report_json(r)["pools"] if p["name"] == "m")["preemptions"] == 1
