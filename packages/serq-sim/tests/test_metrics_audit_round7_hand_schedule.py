@@ -270,3 +270,59 @@ def test_csv_and_parquet_records_hold_the_hand_rows_the_same_bytes_each_run(tmp_
     hand = pd.DataFrame(hand_rows({"A1", "B", "C", "A2", "D"}), columns=list(COLUMNS))
     for frame in (c, p):
         assert [tuple(r) for r in frame.itertuples(index=False)] == [tuple(r) for r in hand.itertuples(index=False)]
+
+
+def _by_name(rows):
+    return {r.name: r for r in rows}
+
+
+@pytest.mark.parametrize("window", ["drained", "cut"])
+def test_the_engine_pool_and_stage_figures_are_the_hand_schedule(monkeypatch, window):
+    """The same schedule's engine, pool and stage figures, each a sum over the table above divided by the window.
+
+    Iterations (start: prefill tokens + decoders): 0: 8 + 0, 1.5: 16 + 1, 4.25: 0 + 2, 5.25: 4 + 1, 6.5: 0 + 2,
+    7.5: 15 + 0, 9.875: 0 + 2, 10.875: 0 + 1. KV held (blocks of 4, grown as a decode's position passes a
+    block): A1 8 then 12 from 1.5; B 16 then 20 from 4.25; C 4 then 8 from 6.5; A2 16 (its 8 reused and 7 new);
+    D 8 then 12 from 9.875. Cached when released (the position reached, min(cache, computed), down to blocks):
+    A1 8 at 5.25 (consumed by A2 at 7.5), B 16 and C 4 at 7.5, A2 16 at 10.875. Queue waits: B 1.25, C 4.75,
+    D 1.5, A2 1.25. The delay stage holds B 0.25 s, C 0.5, D 6 and A's think 1 (busy over [0, 6.25]).
+
+    ``cut`` is warm-up 0.25, horizon 11.25: the iteration planned at 0 is not counted, the one planned at 10.875
+    is (planned after the warm-up: docs/simulator.md, "Engine statistics"); ``requests`` counts A1, done after
+    the warm-up though sent before it (the records do not)."""
+    src = SOURCE if window == "drained" else SOURCE.replace("run { horizon inf; warmup 0; }",
+                                                            "run { horizon 11.25; warmup 0.25; }")
+    report, _ = run(src, monkeypatch)
+    res = report.result
+    stages, pools = _by_name(res.stages), _by_name(res.pools)
+    e, w, reqs, kv = stages["engine"], stages["wait"], pools["reqs"], pools["kv"]
+    if window == "drained":
+        span = 11.625
+        want_engine = dict(iterations=8, prefill_only=2, decode_only=4, mixed=2, batch=14 / 8, tokens=52 / 8,
+                           requests=5, completions=10, service=21 / 10)
+        holders, kv_used, kv_cached, admissions, wait = 21.0, 273.0, 112.5, 5, 8.75 / 5
+        delay_present, delay_busy, delay_done = 7.75, 6.25, 4
+    else:
+        span = 11.0
+        # the iteration planned at 10.875 counts (1 decoder); its end, 11.625, is after the horizon
+        want_engine = dict(iterations=7, prefill_only=1, decode_only=4, mixed=2, batch=13 / 7, tokens=44 / 7,
+                           requests=4)
+        holders = 20.375  # 1.25 + 7.5 + 4.5 + 6.75 + 0.375
+        kv_used = 266.5   # A1 55, B 109, C 13, A2 54, D 35.5
+        kv_cached = 99.0  # 8 x 2.25 + 20 x 3.375 + 36 x 0.375
+        admissions, wait = 4, 8.75 / 4
+        delay_present, delay_busy, delay_done = 7.0, 6.0, 4  # C 0.25, D 5.75, the think 1; B ends at 0.25
+    for key, value in want_engine.items():
+        assert getattr(e, key) == pytest.approx(value, rel=1e-14), key
+    assert e.request_throughput == pytest.approx(want_engine["requests"] / span, rel=1e-14)
+    assert e.token_utilisation == pytest.approx(want_engine["tokens"] / 100, rel=1e-14)
+    assert e.utilisation == 1.0
+    assert e.present == pytest.approx(holders / span, rel=1e-14)
+    assert (reqs.holders, reqs.used) == pytest.approx((holders / span, holders / span), rel=1e-14)
+    assert reqs.queue == pytest.approx(8.75 / span, rel=1e-14)
+    assert (reqs.admissions, kv.admissions, reqs.wait) == (admissions, admissions, pytest.approx(wait, rel=1e-14))
+    assert (kv.used, kv.cached) == pytest.approx((kv_used / span, kv_cached / span), rel=1e-14)
+    assert (kv.preemptions, kv.evicted_entries, kv.rejections, kv.stuck) == (0, 0, 0, 0)
+    assert w.present == pytest.approx(delay_present / span, rel=1e-14)
+    assert w.utilisation == pytest.approx(delay_busy / span, rel=1e-14)
+    assert w.completions == delay_done
