@@ -1,4 +1,4 @@
-"""A scenario the step clock cannot finish (a prompt of 10**15 tokens, an arrival at step 10**30): the
+"""A scenario the step clock cannot finish (a prompt of 10**15 tokens, an arrival at step 10**15): the
 error named neither the scenario's file nor the horizon it missed (`error: requests [0] did not finish by
 the horizon (stuck?)`). It names both, the requests listed plainly, at the place in the file of the first
 request that did not finish: the value that puts its earliest end past the horizon (the prompt of 10**15
@@ -27,9 +27,10 @@ BASE = {"budget": 48, "max_seqs": 8, "block_size": 8, "num_blocks": 14,
      '"prompt": 1000000000000000', "requests[0] ends at step 20833333333349 at the earliest (submitted at step 0 "
      "at the earliest, its 1000000000000000 prompt tokens in 20833333333334 step(s) of at most 48 tokens, then "
      "its 16 output tokens one a step)"),
-    (lambda sc: sc["requests"][1].__setitem__("arrive", 10**30), "1", '"arrive": 1' + "0" * 30,
-     "requests[1] ends at step 1e+30 at the earliest (submitted at step 1e+30 at the earliest, its 15 prompt "
-     "tokens in 1 step(s) of at most 48 tokens, then its 50 output tokens one a step)"),
+    # (an arrival of 10**30 is refused before the run, as beyond 2**53: test_known_defects_round38.py)
+    (lambda sc: sc["requests"][1].__setitem__("arrive", 10**15), "1", '"arrive": 1' + "0" * 15,
+     "requests[1] ends at step 1000000000000050 at the earliest (submitted at step 1000000000000000 at the "
+     "earliest, its 15 prompt tokens in 1 step(s) of at most 48 tokens, then its 50 output tokens one a step)"),
 ])
 def test_a_scenario_that_does_not_finish_names_its_file_and_the_horizon(tmp_path, change, missing, value, why):
     sc = json.loads(json.dumps(BASE))

@@ -93,11 +93,11 @@ def _int(x: Any) -> bool:
 #: only up to 2**53 (a budget of 2**53 + 1 was run as 2**53, a prompt as the one before it, silently)
 EXACT = 2**53
 
-#: the settings and the request fields that are counts (``turn`` and ``session`` are keys, compared as they are
-#: written; an ``arrive`` or a ``think`` that large is far past the step clock's horizon, which either side
-#: says it is)
+#: the settings and the request fields that are counts or times (``turn`` and ``session`` are keys, compared as
+#: they are written); an ``arrive`` or a ``think`` that large is far past the step clock's horizon, but the
+#: horizon's error read it as a double, and printed 2**53 + 1 as 2**53, so it is refused here, named
 _COUNTS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk")
-_REQUEST_COUNTS = ("prompt", "out")
+_REQUEST_COUNTS = ("prompt", "out", "arrive", "think")
 
 
 def _quoted(v: Any, width: int = 60) -> str:
@@ -165,6 +165,7 @@ def check_scenario(sc: Any) -> None:
         except ValueError as e:
             raise ScenarioError(f"'serve': {e}", ("serve",)) from None
     sessions: dict[Any, list[int]] = {}
+    reqs_given = sc["requests"]
     for i, r in enumerate(sc["requests"]):
         where = f"requests[{i}]"
         if not isinstance(r, dict):
@@ -198,6 +199,20 @@ def check_scenario(sc: Any) -> None:
         if "session" in r:
             if not (_int(r["session"]) or isinstance(r["session"], str)):
                 raise ScenarioError(f"{where}.session: must be an integer or a string", ("requests", i, "session"))
+            # 1 and "1" are two sessions to JSON and to both sides, and one to a reader: refused, written
+            # one way (a string and an integer of other texts are two sessions, plainly)
+            twin = str(r["session"]) if _int(r["session"]) else None
+            if twin is None and r["session"].strip().lstrip("+-").isdigit():
+                try:
+                    twin = int(r["session"])
+                except ValueError:
+                    twin = None
+            if twin is not None and twin in sessions:
+                other = sessions[twin][0]
+                raise ScenarioError(f"{where}.session: {_quoted(r['session'])} and requests[{other}].session "
+                                    f"{_quoted(reqs_given[other]['session'])} are two different sessions (one an integer, the "
+                                    "other a string); write a session's id one way in every request",
+                                    ("requests", i, "session"))
             sessions.setdefault(r["session"], []).append(i)
         elif "turn" in r or "think" in r:
             raise ScenarioError(f"{where}: 'turn' and 'think' belong to a request of a session (no 'session')",

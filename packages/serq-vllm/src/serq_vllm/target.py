@@ -101,6 +101,63 @@ def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
     raise TargetError(_span(e), f"the engine's {what} is not a constant, so it has no vLLM setting", base)
 
 
+def _family_const(e: n.Expr | None, what: str, stage: n.Stage, sid: int, base: str | None) -> float:
+    """:func:`_const` of a step family's own expression (its ``budget``), which may read ``member(E)``: the
+    one value every member gives, or the error naming each member's where they differ (it said "the
+    engine's budget is not a constant" for `budget member(engine) == 0 ? 256 : 512;`, as of an expression
+    no member can fold)."""
+    if isinstance(e, n.Num) or e is None or stage.size <= 1:
+        return _const(e, what, base)
+    values = [_member_value(e, sid, i) for i in range(stage.size)]
+    if any(v is None for v in values):
+        return _const(e, what, base)
+    if len(set(values)) == 1:
+        return values[0]
+    shown = ", ".join(f"{stage.name}[{i}] {show_number(v)}" for i, v in enumerate(values))
+    raise TargetError(_span(e), f"the engine's {what} differs between the members of step family "
+                      f"`{stage.name}` ({shown}), and a vLLM target is one configuration for every engine: give "
+                      f"the members one {what}", base)
+
+
+_MEMBER_OPS: dict[str, Any] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b if b else math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b),
+    "==": lambda a, b: float(a == b), "!=": lambda a, b: float(a != b), "<": lambda a, b: float(a < b),
+    "<=": lambda a, b: float(a <= b), ">": lambda a, b: float(a > b), ">=": lambda a, b: float(a >= b),
+    "&&": lambda a, b: float(bool(a) and bool(b)), "||": lambda a, b: float(bool(a) or bool(b)),
+}
+
+
+def _member_value(e: Any, sid: int, i: int) -> float | None:
+    """The value of the expression ``e`` of step family ``sid``'s member ``i``: numbers, ``member(E)`` of
+    the family itself, arithmetic, tests, conditionals, ``min``, ``max``, ``floor``, ``ceil``, ``abs``;
+    None for anything else it reads (then it is not a constant of the member)."""
+    if isinstance(e, n.Num):
+        return _value(e)
+    if (isinstance(e, n.Observable) and e.name == "member" and isinstance(e.target, n.StageRef)
+            and e.target.stage == sid and e.target.index is None):
+        return float(i)
+    if isinstance(e, n.Cond):
+        t = _member_value(e.test, sid, i)
+        return None if t is None else _member_value(e.then if t != 0 else e.orelse, sid, i)
+    if isinstance(e, n.Unary):
+        a = _member_value(e.arg, sid, i)
+        return None if a is None else -a if e.op == "-" else float(a == 0) if e.op == "!" else None
+    if isinstance(e, n.Binary) and e.op in _MEMBER_OPS:
+        a, b = _member_value(e.lhs, sid, i), _member_value(e.rhs, sid, i)
+        return None if a is None or b is None else _MEMBER_OPS[e.op](a, b)
+    if isinstance(e, n.Call) and e.fn in ("min", "max", "floor", "ceil", "abs") and e.args:
+        args = [_member_value(x, sid, i) for x in e.args]
+        if any(a is None for a in args):
+            return None
+        if e.fn in ("min", "max"):
+            return (min if e.fn == "min" else max)(args)  # type: ignore[type-var]
+        x = args[0]
+        return abs(x) if e.fn == "abs" else x if not math.isfinite(x) else float(
+            math.floor(x) if e.fn == "floor" else math.ceil(x))
+    return None
+
+
 #: serQ's numbers are doubles, which hold every whole number only below this (serq_vllm.real.EXACT)
 _EXACT = 2**53
 
@@ -645,8 +702,8 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         raise TargetError(stage.span, f"stage `{stage.name}` gives no `budget`, so its budget is infinite (a step "
                           "stage without `budget` has an infinite one): vLLM's max_num_batched_tokens has no "
                           "unbounded value; give the engine the tokens of an iteration, `budget B;`", base)
-    budget = _whole(_const(kind.budget, "budget", base), "max_num_batched_tokens", "the engine's budget",
-                    _span(kind.budget) or stage.span, base)
+    budget = _whole(_family_const(kind.budget, "budget", stage, sid, base), "max_num_batched_tokens",
+                    "the engine's budget", _span(kind.budget) or stage.span, base)
     max_seqs = None if seqs_pool is None or math.isinf(seqs) else _whole(
         seqs, "max_num_seqs", f"the cap of pool `{seqs_pool.name}`", seqs_pool.span, base)
     if max_seqs is not None and seqs_pool is not None and max_seqs > budget:
