@@ -240,3 +240,24 @@ def test_the_points_table_and_serq_plot_draw_the_per_seed_means_and_cis(sweeps):
     assert (sweeps / "p1.svg").read_bytes() == (sweeps / "p2.svg").read_bytes()
     _serq("plot", "w1.records.parquet", "--cdf", "ttft", "--hue", "k", "-o", "cdf.svg", cwd=sweeps)
     assert (sweeps / "cdf.svg").stat().st_size > 0
+
+
+def test_a_knob_of_one_draw_moves_that_draw_alone_as_its_inverse_cdf_says(tmp_path):
+    """examples/multi-turn/vllm_single_turn.sq draws a request's prompt ``1 + floor(~exp(E_n))`` and output
+    ``1 + floor(~exp(E_o))`` at two places of its turn block. Doubling ``E_o`` touches no stream: each draw is
+    still the same uniform, and an exponential of twice the mean is that uniform's ``-ln(1 - u)`` times twice the
+    mean, so session by session (the same seed) the prompt and the send time are the same, and the output's
+    ``floor(2 x)`` is twice ``floor(x)`` or one more, about half the time each."""
+    prog = Path(__file__).resolve().parents[3] / "examples" / "multi-turn" / "vllm_single_turn.sq"
+    _serq("sweep", str(prog), "--set", "E_o=250,500", "--seeds", "1..2", "--horizon", "40", "--warmup", "0",
+          "--workers", "1", "--no-progress", "-o", "eo.csv", "--records", "eo.records.csv", cwd=tmp_path)
+    r = pd.read_csv(tmp_path / "eo.records.csv")
+    a = r[r["E_o"] == 250].set_index(["seed", "session"])
+    b = r[r["E_o"] == 500].set_index(["seed", "session"])
+    both = a.merge(b, how="inner", left_index=True, right_index=True, suffixes=("_a", "_b"))
+    assert len(both) == len(b) > 150  # the slower arm finishes fewer by the horizon, each one the faster has too
+    assert (both["prompt_a"] == both["prompt_b"]).all()
+    assert (both["sent_a"] == both["sent_b"]).all()
+    xa, xb = both["output_a"] - 1, both["output_b"] - 1
+    assert ((xb == 2 * xa) | (xb == 2 * xa + 1)).all()
+    assert 0.35 < (xb == 2 * xa).mean() < 0.65
