@@ -96,6 +96,9 @@ def sweeps(tmp_path_factory):
                          ("dask", ["--workers", "2", "--dask", "local"])):
         _serq("sweep", *common, *engine, "-o", f"{name}.csv", "--records", f"{name}.records.parquet", cwd=tmp)
     _serq("compare", *common, "--workers", "1", "-o", "cmp.csv", cwd=tmp)
+    # the same comparison with the seeds in another order, on a Dask LocalCluster
+    _serq("compare", "scale.sq", "--set", "k=1,2", "--seeds", "5,3,1,2,4", "--no-progress", "--workers", "2",
+          "--dask", "local", "-o", "cmp_dask.csv", cwd=tmp)
     return tmp
 
 
@@ -208,6 +211,10 @@ def test_the_sweep_is_the_same_bytes_on_one_worker_two_and_dask(sweeps):
         ref = (sweeps / f"w1{part}").read_bytes()
         assert (sweeps / f"w2{part}").read_bytes() == ref, part
         assert (sweeps / f"dask{part}").read_bytes() == ref, part
+
+
+def test_the_comparison_is_the_same_bytes_for_any_order_of_the_seeds_and_on_dask(sweeps):
+    assert (sweeps / "cmp_dask.csv").read_bytes() == (sweeps / "cmp.csv").read_bytes()
 
 
 def test_the_points_table_and_serq_plot_draw_the_per_seed_means_and_cis(sweeps):
