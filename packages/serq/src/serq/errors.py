@@ -368,7 +368,23 @@ def did_you_mean(name: object, candidates: object) -> str:
     A candidate equal to ``name`` but for case comes first; otherwise the closest by
     :func:`difflib.get_close_matches`, compared case-folded (``TTFT`` was nothing like ``ttft`` to it)."""
     close = _closest(name, candidates)
-    return f" (did you mean `{close}`?)" if close is not None else ""
+    return f" (did you mean `{close}`?{_look_alike(name, close)})" if close is not None else ""
+
+
+def _look_alike(name: object, offered: str | None) -> str:
+    """What a did-you-mean adds when the name given is not ASCII and the name it offers is: the first character
+    that is not, by its code point and Unicode name (`` its `а` is U+0430 CYRILLIC SMALL LETTER A``). A name
+    pasted with a look-alike letter (Cyrillic ``а`` for ``a``, a zero-width space) was offered the name it
+    looks like and no word of why they differ: ``--set lаmbda: the program has no `let lаmbda` (did you mean
+    `lambda`?)``, two names that print the same. Nothing otherwise."""
+    if not isinstance(name, str) or offered is None or name.isascii() or not offered.isascii():
+        return ""
+    import unicodedata
+
+    ch = next(c for c in name if not c.isascii())
+    shown = ch if ch.isprintable() and not unicodedata.combining(ch) else ascii(ch)[1:-1]
+    what = unicodedata.name(ch, "")
+    return f" the name given is not ASCII: its `{shown}` is U+{ord(ch):04X}{' ' + what if what else ''}"
 
 
 def _closest(name: object, candidates: object) -> str | None:
@@ -412,4 +428,4 @@ def knob_hint(name: object, lets: object, definitions: object, takes: str = "let
     if theirs is not None:
         kind, flag = ("an expression definition", "def") if theirs in defs else ("a let", "set")
         said.append(f"`{theirs}`, {kind} given with {given(flag, clipped(theirs))}")
-    return f" (did you mean {' or '.join(said)}?)" if said else ""
+    return f" (did you mean {' or '.join(said)}?{_look_alike(name, mine or theirs)})" if said else ""
