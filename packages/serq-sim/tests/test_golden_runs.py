@@ -105,8 +105,10 @@ def test_example_runs_to_its_end(example, seed, stall_watch):
     # with its heavy-tailed sessions, are steady)
     assert r.warnings == [], res.notes
     assert res.seed == seed
-    if program.run.arrivals is None:
-        assert res.end == res.horizon < math.inf
+    if program.run.arrivals is None and res.horizon < math.inf:
+        assert res.end == res.horizon
+    elif program.run.arrivals is None:  # horizon inf: a finite workload (arrive batch) that drains, every session ended
+        assert res.end < math.inf and res.ended == res.arrivals
     else:  # `arrivals N`: every arrival made and drained before the horizon
         assert res.arrivals == program.run.arrivals and res.end <= res.horizon
     assert res.events > 0 and res.arrivals > 0
