@@ -326,3 +326,17 @@ def test_the_engine_pool_and_stage_figures_are_the_hand_schedule(monkeypatch, wi
     assert w.present == pytest.approx(delay_present / span, rel=1e-14)
     assert w.utilisation == pytest.approx(delay_busy / span, rel=1e-14)
     assert w.completions == delay_done
+
+
+def test_vllms_peak_concurrent_requests_is_the_records(monkeypatch):
+    """vLLM's "Peak concurrent requests" (``max_concurrent_requests``: a sweep over each request's ``[start_time,
+    start_time + latency)``, a departure before an arrival at one instant) is not in the report; the records give it
+    (docs/vllm.md): over [6.25, 7.5) B, C, D and A2 are in flight, 4, the peak."""
+    report, _ = run(SOURCE, monkeypatch)
+    rec = report.records(kind="numpy")
+    events = sorted([(s, 1) for s in rec["sent"].tolist()] + [(e, -1) for e in rec["last_token"].tolist()])
+    now = peak = 0
+    for _, delta in events:
+        now += delta
+        peak = max(peak, now)
+    assert peak == 4
