@@ -1,14 +1,15 @@
-"""language.txt §2 (Syntax), round 35: how an expression groups, checked as IR equivalences, and a stage's and a
-workload's declarations that §2's grammar refuses.
+"""language.txt §2 (Syntax), round 35: how an expression groups, checked as IR equivalences, and a stage's
+and a workload's declarations that §2's grammar refuses.
 
-* Precedence and associativity. §2 lists the operators ("arithmetic, comparisons (0/1), &&, ||, !, c ? a : b");
-  docs/language.md gives their order, from low to high: `c ? a : b`, `||`, `&&`, the comparisons, `+ -`,
+* Precedence and associativity. §2 lists the operators ("arithmetic, comparisons (0/1), &&, ||, !,
+  c ? a : b"); docs/language.md gives their order, from low to high: `c ? a : b`, `||`, `&&`, the comparisons, `+ -`,
   `* / %`, the unary `- !`, the binary operators grouping to the left and the conditional to the right. Each
   case is an expression written without parentheses and the same expression with the parentheses that order
   implies: the two compile to the same IR, byte for byte, and the unparenthesised one to another IR than the
-  other grouping (so the case can fail). `serq fmt` keeps each one's meaning: its output compiles to the same IR.
-* §2's stage kinds, `fifo [ ( c ) ] | ps ( expr ) | delay`, and the workload's items, each at most once, `init`
-  and `turn` holding only `set` and `observe` (docs/language.md), its arrival constants (a whole population of
+  other grouping (so the case can fail). `serq fmt` keeps each one's meaning: its output compiles to the
+  same IR.
+* §2's stage kinds, `fifo [ ( c ) ] | ps ( expr ) | delay`, and the workload's items, each at most once,
+  `init` and `turn` holding only `set` and `observe` (docs/language.md), its arrival constants (a whole population of
   at least 1, a positive finite rate, a positive finite gap): the refusals say where, with a caret.
 """
 
@@ -103,7 +104,8 @@ REFUSED = [
      "`end;` in the workload's `turn` block: `turn` holds only `set` and `observe`"),
     # §2 and program-reference.txt: a workload's population and rate are constants; §2: "Gaps must be positive
     # and finite" (a constant gap is judged when the program links)
-    (D + "workload { arrive batch(⟨0); }\n" + SESSION, "the count of `arrive batch` must be an integer of at least 1, not 0"),
+    (D + "workload { arrive batch(⟨0); }\n" + SESSION,
+     "the count of `arrive batch` must be an integer of at least 1, not 0"),
     (D + "workload { arrive batch(⟨2.5); }\n" + SESSION,
      "the count of `arrive batch` must be an integer of at least 1, not 2.5"),
     (D + "workload { arrive closed(⟨0); }\n" + SESSION,
@@ -112,8 +114,10 @@ REFUSED = [
      "the arrival rate must be a positive, finite number of arrivals per second, not 0"),
     (D + "workload { arrive poisson(⟨inf); }\n" + SESSION,
      "the arrival rate must be a positive, finite number of arrivals per second, not inf"),
-    (D + "workload { arrive renewal(⟨inf); }\n" + SESSION, "arrive renewal: the gap is inf; gaps must be positive"),
-    (D + "workload { arrive renewal(⟨0); }\n" + SESSION, "arrive renewal: the gap is 0; gaps must be positive"),
+    (D + "workload { arrive renewal(⟨inf); }\n" + SESSION,
+     "arrive renewal: the gap is inf; gaps must be positive"),
+    (D + "workload { arrive renewal(⟨0); }\n" + SESSION,
+     "arrive renewal: the gap is 0; gaps must be positive"),
     # one run block, each field once
     (D + "workload { arrive batch(1); }\nsession { run d (1); }\nrun { horizon 1; ⟨horizon 2; }\n",
      "`horizon` is given twice in the run block"),
