@@ -340,3 +340,59 @@ def test_vllms_peak_concurrent_requests_is_the_records(monkeypatch):
         now += delta
         peak = max(peak, now)
     assert peak == 4
+
+
+# The same program on a KV pool of 28 tokens (7 blocks): B's first decode needs a 5th block while A1 holds 3
+# (12 + 20 > 28, nothing cached to evict), and B, the last admitted, preempts itself (lib/vllm.sq's lifo).
+#   [0, 1.5]        A1 prefills 8
+#   [1.5, 4.25]     A1 decodes (3rd block), B prefills 16: B's first token at 4.25
+#   [4.25, 5]       B preempted at the planning (its 16 computed tokens cached); no admission after a
+#                   preemption; A1 decodes alone (0.75): its last token at 5, done, 8 cached; A thinks to 6
+#   [5, 6.125]      B admitted again (known 17, its own 16 reused, prefills 1), C admitted (prefills 4; one of
+#                   A1's cached blocks evicted): B's recompute samples its token 2 (a gap of 1.875 across the
+#                   preemption), C's first token
+#                   D (its wait, scheduled at 0) and A2 (A's think, scheduled at 5) arrive at 6: D first
+#   [6.125, 7.125]  B, C decode (C grows: A1's other block evicted): C done
+#   [7.125, 8.875]  B decodes, D admitted (C's cached block evicted), prefills 8: B done, D's first token
+#   [8.875, 11.5]   A2 admitted: A1's blocks are gone, its hit 0; prefills 15 beside D's decode (B's cached
+#                   blocks evicted for both)
+#   [11.5, 12.5]    D and A2 decode: both done
+PREEMPTING = SOURCE.replace("pool kv { cap 1000;", "pool kv { cap 28;")
+HAND_PREEMPTED = [  # (session, turn, sent, admitted, first, last, prompt, output, cached, preemptions, gaps)
+    (0, 1, 0.0, 0.0, 1.5, 5.0, 8, 3, 0, 0, [2.75, 0.75]),
+    (2, 1, 0.5, 5.0, 6.125, 7.125, 4, 2, 0, 0, [1.0]),
+    (1, 1, 0.25, 1.5, 4.25, 8.875, 16, 4, 0, 1, [1.875, 1.0, 1.75]),
+    (3, 1, 6.0, 7.125, 8.875, 12.5, 8, 3, 0, 0, [2.625, 1.0]),
+    (0, 2, 6.0, 8.875, 11.5, 12.5, 15, 2, 0, 0, [1.0]),
+]
+
+
+def test_a_request_preempted_after_its_first_token_by_hand(monkeypatch):
+    """B's row keeps its first admission (1.5) and first token (4.25), its hit of that admission (0, not the 16 it
+    reused on its re-admission: vLLM's ``num_cached_tokens``), one preemption; its gaps are its tokens' (the one
+    across the preemption 1.875), and the figures are vLLM's formulas of these requests, drained at 12.5."""
+    report, _ = run(PREEMPTING, monkeypatch)
+    rec = report.records(kind="numpy")
+    cols = ("session", "turn", "sent", "admitted", "first_token", "last_token", "prompt", "output", "cached",
+            "preemptions")
+    assert list(zip(*(rec[c].tolist() for c in cols))) == [r[:-1] for r in HAND_PREEMPTED]
+    assert rec["time"].tolist() == [r[5] for r in HAND_PREEMPTED]
+    outs = [{"success": True, "ttft": f - s, "latency": la - s, "itl": gaps, "output_tokens": o, "prompt_len": p}
+            for _, _, s, _, f, la, p, o, _, _, gaps in HAND_PREEMPTED]
+    req = report.result.requests
+    assert req.duration == report.result.end == 12.5
+    assert_report_is(req, vllm_calculate_metrics(outs, 12.5, {}))
+    assert req.tpot.count == 5 and req.itl.count == 9 and req.prefix_cache_hit_rate == 0.0
+    # vLLM v1's phases: queue 0 4.5 1.25 1.125 2.875; B's prefill 4.25 - 1.5 holds no preemption, its decode
+    # 8.875 - 4.25 holds the preemption and the recompute
+    assert req.queue.mean == (0 + 4.5 + 1.25 + 1.125 + 2.875) / 5
+    # decode 3.5 1 4.625 3.625 1, prefill 1.5 1.125 2.75 1.75 2.625
+    assert (req.decode.mean, req.decode.median) == (13.75 / 5, 3.5)
+    assert (req.prefill.mean, req.prefill.median) == (9.75 / 5, 1.75)
+    pools, stages = _by_name(report.result.pools), _by_name(report.result.stages)
+    kv, e = pools["kv"], stages["engine"]
+    # one preemption; 6 admissions (B twice); A1's 8, C's 4 and B's 16 cached tokens evicted, 3 entries
+    assert (kv.preemptions, kv.admissions, pools["reqs"].admissions) == (1, 6, 6)
+    assert (kv.evicted_entries, kv.evicted_units) == (3, 28.0)
+    assert (e.iterations, e.prefill_only, e.decode_only, e.mixed, e.requests) == (8, 2, 3, 3, 5)
+    assert e.tokens == 60 / 8 and e.batch == 14 / 8  # 8 + 17 + 1 + 5 + 2 + 9 + 16 + 2 tokens
