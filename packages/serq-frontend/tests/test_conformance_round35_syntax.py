@@ -79,6 +79,20 @@ REFUSED = [
     # "a run names each stage array once"
     ("stage s : ps(1);\nshare maxmin;\nworkload { arrive batch(1); }\nsession { run s, ⟨s (1); }\n"
      "run { horizon 1; }\n", "`s` is named twice in one run"),
+    # program-reference.txt, share: "Required when some run holds several stages, an error otherwise; there is
+    # no default"; once
+    ("stage s : ps(1);\n⟨share maxmin;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
+     "run { horizon 1; }\n", "`share` with no run over several stages"),
+    ("stage s : ps(1);\nstage t : ps(1);\nworkload { arrive batch(1); }\nsession { ⟨run s, t (1); }\n"
+     "run { horizon 1; }\n", "a run over several stages needs the program's `share maxmin;` or `share "
+     "bottleneck;`: there is no default"),
+    ("stage s : ps(1);\nstage t : ps(1);\nshare maxmin;\n⟨share bottleneck;\nworkload { arrive batch(1); }\n"
+     "session { run s, t (1); }\nrun { horizon 1; }\n", "`share` is given twice"),
+    # "Every stage of such a run is ps(φ) with a constant φ above 0"
+    ("stage s : ps(present);\nstage t : ps(1);\nshare maxmin;\nworkload { arrive batch(1); }\n"
+     "session { run ⟨s, t (1); }\nrun { horizon 1; }\n", "every stage of such a run is ps(φ) with a constant φ"),
+    ("stage s : ps(0);\nstage t : ps(1);\nshare maxmin;\nworkload { arrive batch(1); }\n"
+     "session { run ⟨s, t (1); }\nrun { horizon 1; }\n", "every stage of such a run is ps(φ) with a constant φ"),
     # fifo's count is a whole number of at least 1
     ("stage s : fifo(⟨2.5);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
      "a fifo has a whole number of servers, at least 1"),
