@@ -499,7 +499,7 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
             if _blank(row):
                 continue
             if len(row) != width:
-                return _err(path, first, 1, f"expected {width} fields, found {len(row)}")
+                return _err(path, first, 1, f"expected {width} fields, found {len(row)}{_row_note(row, width)}")
             starts = None
             for name, i in zip(COLUMNS, idx):
                 cell = row[i].strip(_BLANKS)
@@ -652,12 +652,29 @@ def _case_note(names: list[str], missing: list[str]) -> str:
 
 def _separator_note(names: list[str]) -> str:
     """The note of a header of one field that holds the columns with another separator (a spreadsheet's
-    ``;``, a tab, ``|``): a trace's fields are separated by commas (an empty string otherwise)."""
+    ``;``, a tab, ``|``, spaces): a trace's fields are separated by commas; or with commas inside one pair
+    of quotes (``"session,turn,…"``, a header quoted whole, which the error said lacked every column it
+    shows); an empty string otherwise."""
     if len(names) != 1:
         return ""
-    for sep, shown in ((";", "`;`"), ("\t", "tabs"), ("|", "`|`")):
+    if sum(c.strip().lower() in COLUMNS for c in names[0].split(",")) >= 2:  # (a comma in a field: quoted)
+        return f"; {_QUOTED_WHOLE.format(what='header', items='names')}"
+    for sep, shown in ((";", "`;`"), ("\t", "tabs"), ("|", "`|`"), (" ", "spaces")):
         if sum(c.strip().lower() in COLUMNS for c in names[0].split(sep)) >= 2:
             return f"; the header is one field: a trace's fields are separated by commas, and this file's by {shown}"
+    return ""
+
+
+#: the note of a header or a row of one field whose commas are inside one pair of quotes (a line quoted whole)
+_QUOTED_WHOLE = ("the {what} is one quoted field: its {items} and the commas between them are inside one pair of "
+                 "quotes (write them unquoted, or each in quotes of its own)")
+
+
+def _row_note(row: list[str], width: int) -> str:
+    """The note of a row of one field that holds the row's values between commas inside one pair of quotes
+    (``"0,1,20,4,1,0"``): the row quoted whole, which the error said was 1 field of ``width``."""
+    if len(row) == 1 and width > 1 and len(row[0].split(",")) == width:
+        return f"; {_QUOTED_WHOLE.format(what='row', items='values')}"
     return ""
 
 
