@@ -93,6 +93,12 @@ REFUSED = [
      "session { run ⟨s, t (1); }\nrun { horizon 1; }\n", "every stage of such a run is ps(φ) with a constant φ"),
     ("stage s : ps(0);\nstage t : ps(1);\nshare maxmin;\nworkload { arrive batch(1); }\n"
      "session { run ⟨s, t (1); }\nrun { horizon 1; }\n", "every stage of such a run is ps(φ) with a constant φ"),
+    # §2, Which stage: "Exactly one must qualify: with none (stage svc : fifo; and prefill W;) … the parser stops
+    # at the form and says so"
+    ("stage svc : fifo;\nworkload { arrive batch(1); }\nsession { ⟨prefill 1; }\nrun { horizon 1; }\n",
+     "`prefill` finds no stage to run on"),
+    ("stage prefill : fifo;\nstage p2 : fifo;\nworkload { arrive batch(1); }\n"
+     "session { prefill on p2 (1); ⟨decode 1; }\nrun { horizon 1; }\n", "`decode` finds no stage to run on"),
     # fifo's count is a whole number of at least 1
     ("stage s : fifo(⟨2.5);\nworkload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 1; }\n",
      "a fifo has a whole number of servers, at least 1"),
