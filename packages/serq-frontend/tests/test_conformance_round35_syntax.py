@@ -152,3 +152,45 @@ def test_a_declaration_the_grammar_refuses(src, message):
     lines = str(e).splitlines()
     # the source line quoted and a caret under the place
     assert len(lines) >= 3 and lines[2].strip() == "^"
+
+
+H = "pool m { cap 9; }\nstage d : delay;\nworkload { arrive batch(1); }\n"
+
+BINDINGS_REFUSED = [
+    # §3, at admission: "The name of a binding the body reads is its own: not a builtin attribute, a pool or
+    # stage, a context variable, a let or an attribute the program sets, and not read outside the holds that
+    # bind it. A binding reads only the ones before it in its clause." "A binding may not draw (~)". "A binding
+    # that reads live state … the body reading it is a parse error".
+    ("let x = 2;\n" + H + "session { hold m (x) at admission (⟨x = 1) { run d (x); } }\nrun { horizon 1; }\n",
+     "the binding `x` is a `let`"),
+    (H + "session { hold m (x) at admission (x = 1) { run d (x); } observe o = ⟨x; }\nrun { horizon 1; }\n",
+     "`x` is an `at admission` binding, readable only inside the holds that bind it"),
+    (H + "session { set x = 3; hold m (x) at admission (⟨x = 1) { run d (x); } }\nrun { horizon 1; }\n",
+     "the binding `x`, which the body reads, is an attribute the program sets"),
+    (H + "session { hold m (x) at admission (⟨x = used(m)) { run d (x); } }\nrun { horizon 1; }\n",
+     "the body reads `x`, a binding that reads live state"),
+    (H + "session { hold m (x) at admission (x = ⟨~exp(1)) { run d (1); } }\nrun { horizon 1; }\n",
+     "the binding `x` draws"),
+    (H + "session { hold m (y) at admission (y = ⟨x + 1, x = 1) { run d (1); } }\nrun { horizon 1; }\n",
+     "the binding `y` reads `x`, bound after it"),
+]
+
+
+@pytest.mark.parametrize("src, message", BINDINGS_REFUSED, ids=range(len(BINDINGS_REFUSED)))
+def test_an_at_admission_binding_the_rules_refuse(src, message):
+    refused(src, message)
+
+
+@pytest.mark.parametrize("bound, inlined", [
+    # §3: "The bindings are substituted into the header's expressions by the parser … a program that uses the
+    # clause has the IR of the one that inlines by hand. A later binding sees the earlier ones."
+    ("hold m (y) reserve (x + y) at admission (x = 1 + serial, y = x * 2) { run d (1); }",
+     "hold m ((1 + serial) * 2) reserve ((1 + serial) + ((1 + serial) * 2)) { run d (1); }"),
+    # "One the body reads is set at its top, set known = e;"
+    ("hold m (x) at admission (x = 1 + serial) { run d (x); }",
+     "hold m (1 + serial) { set x = 1 + serial; run d (x); }"),
+])
+def test_an_at_admission_binding_is_substituted(bound, inlined):
+    def prog(hold):
+        return H + "session { " + hold + " }\nrun { horizon 1; }\n"
+    assert ir_bytes(compile_src(prog(bound))) == ir_bytes(compile_src(prog(inlined)))
