@@ -194,3 +194,42 @@ def test_an_at_admission_binding_is_substituted(bound, inlined):
     def prog(hold):
         return H + "session { " + hold + " }\nrun { horizon 1; }\n"
     assert ir_bytes(compile_src(prog(bound))) == ir_bytes(compile_src(prog(inlined)))
+
+
+DEFS_REFUSED = [
+    # program-reference.txt, def: "An argument that draws … may be passed only to a parameter the body reads
+    # once, and an argument may not read a name the body assigns"; "an argument of statements may not read the
+    # clock or live state (now, used(kv))"; a NAME "not defined twice. Defined before its first use".
+    ("def two(x) = x + x;\n" + H + "session { observe o = two(⟨~exp(1)); }\nrun { horizon 1; }\n",
+     "the argument for `x` of `two` draws, and the body reads `x` 2 times"),
+    ("def w(x) { run d (x); observe o = x; }\n" + H + "session { w(⟨now); }\nrun { horizon 1; }\n",
+     "an argument of the statements `w` reads the clock"),
+    ("def w(x) { run d (x); }\n" + H + "session { w(⟨used(m)); }\nrun { horizon 1; }\n",
+     "an argument of the statements `w` reads live state, `used(…)`"),
+    ("def w(x) { set k = 1; run d (x); }\n" + H + "session { w(⟨k + 1); }\nrun { horizon 1; }\n",
+     "an argument of `w` reads `k`, which its body assigns"),
+    ("def g(x) = ⟨f(x);\ndef f(x) = x;\n" + H + "session { observe o = g(3); }\nrun { horizon 1; }\n",
+     "`f` is used before its definition"),
+    ("def f(x) = x;\ndef ⟨f(y) = y;\n" + H + "session { observe o = f(3); }\nrun { horizon 1; }\n",
+     "`f` is defined twice"),
+    ("def f(x) = x;\n" + H + "session { observe o = ⟨f(3, 4); }\nrun { horizon 1; }\n",
+     "`f` takes 1 argument(s), got 2"),
+]
+
+
+@pytest.mark.parametrize("src, message", DEFS_REFUSED, ids=range(len(DEFS_REFUSED)))
+def test_a_definition_the_rules_refuse(src, message):
+    refused(src, message)
+
+
+def test_a_program_with_definitions_has_the_ir_written_out():
+    """program-reference.txt, def: "The AST and the IR hold the expansion, so a program with a def has the IR of
+    the one written out"; an argument that is not a reference "is put in inside parentheses"; a reference (a
+    stage) "is put in as written"."""
+    with_defs = ("def twice(x) = 2 * x;\ndef bump(inc) {\n  set k = k + inc;\n}\n"
+                 "def work_on(s, w) {\n  run s (w);\n  observe t = now;\n}\n" + H +
+                 "session {\n  set a = 3;\n  set k = twice(a + 1);\n  bump(twice(2));\n  work_on(d, twice(a) - 5);\n}\n"
+                 "run { horizon 10; }\n")
+    written = (H + "session {\n  set a = 3;\n  set k = 2 * (a + 1);\n  set k = k + (2 * (2));\n"
+               "  run d ((2 * (a)) - 5);\n  observe t = now;\n}\nrun { horizon 10; }\n")
+    assert ir_bytes(compile_src(with_defs)) == ir_bytes(compile_src(written))
