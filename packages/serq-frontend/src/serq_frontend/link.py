@@ -186,6 +186,13 @@ class Linker:
         self.nan_at: Pos | None = None
         #: such subexpressions, kept written out (an IR number is never NaN), by id: (node, its value)
         self.kept_nan: dict[int, tuple[Any, float]] = {}
+        #: while linking the arm a constant test never takes (`c ? a : b`, `branch (c) { … } else { … }`
+        #: with c a constant): a value that is refused when it is a constant (a NaN, a draw's parameters
+        #: outside its domain, a negative amount or work) is not an error there, since that arm is never
+        #: evaluated; each is counted in :attr:`dead_hits`, and an arm that has one is left out of the IR
+        #: (:meth:`dead_arm`). Names and every other rule are checked in it as anywhere.
+        self.dead = 0
+        self.dead_hits = 0
         #: where each pool says how to preempt (a `preempt` other than `none`): a pool no hold grows is told
         #: that it never applies (:meth:`ungrown_preempts`)
         self.preempt_at: dict[str, Pos] = {}
@@ -199,6 +206,26 @@ class Linker:
 
     def error(self, pos: Pos | None, msg: str) -> Exception:
         return self.ctx.error(pos, msg)
+
+    def value_problem(self, pos: Pos | None, msg: str) -> None:
+        """A constant value outside its domain: an error, except in an arm a constant test never takes
+        (:attr:`dead`), where it is counted instead."""
+        if self.dead:
+            self.dead_hits += 1
+            return
+        raise self.error(pos, msg)
+
+    def dead_arm(self, link: Callable[[], Any], empty: Any) -> Any:
+        """An arm a constant test never takes, linked by ``link()`` with its constant values' domains not
+        enforced: the arm as linked, or ``empty`` when one of them is outside its domain (the arm is never
+        evaluated, and an IR never holds such a constant)."""
+        hits = self.dead_hits
+        self.dead += 1
+        try:
+            arm = link()
+        finally:
+            self.dead -= 1
+        return arm if self.dead_hits == hits else empty
 
     # -----------------------------------------------------------------------------------------------
     # Declarations
@@ -336,7 +363,11 @@ class Linker:
         """A constant subexpression of value ``v``: its number; when ``v`` is NaN, in a value the program
         keeps (:attr:`nan_ok`), the expression as written (``written()``), which the simulator computes to
         the same NaN (the IR has no NaN number), and elsewhere an error."""
-        if v == v or not (self.nan_ok or (self.nan_at is not None and pos == self.nan_at)):
+        if v == v:
+            return self.num(v, pos)
+        if self.dead:
+            self.dead_hits += 1
+        elif not (self.nan_ok or (self.nan_at is not None and pos == self.nan_at)):
             return self.num(v, pos)
         node = written()
         self.kept_nan[id(node)] = (node, v)
@@ -399,10 +430,21 @@ class Linker:
                                    lambda: ir.Binary(op=e.op, lhs=lhs, rhs=rhs, span=span(e.pos)))
             return ir.Binary(op=e.op, lhs=lhs, rhs=rhs, span=span(e.pos))
         if t is A.Cond:
-            test, then, orelse = self.expr(e.test, m), self.expr(e.then, m), self.expr(e.orelse, m)
+            test = self.expr(e.test, m)
             vt = self.cval(test)
-            if vt is not None and self.cval(then) is not None and self.cval(orelse) is not None:
-                return then if truth(vt) else orelse
+            if vt is None:
+                then, orelse = self.expr(e.then, m), self.expr(e.orelse, m)
+                return ir.Cond(test=test, then=then, orelse=orelse, span=span(e.pos))
+            # a constant test: the arm it does not take is never evaluated (self.dead_arm), and when that
+            # arm holds a constant outside its domain (`k > 0 ? ~erlang(k, m) : ~exp(m)` at k = 0) the
+            # expression is the arm taken
+            taken = truth(vt)
+            then = self.expr(e.then, m) if taken else self.dead_arm(lambda: self.expr(e.then, m), None)
+            orelse = self.dead_arm(lambda: self.expr(e.orelse, m), None) if taken else self.expr(e.orelse, m)
+            if then is None or orelse is None:
+                return then if taken else orelse
+            if self.cval(then) is not None and self.cval(orelse) is not None:
+                return then if taken else orelse
             return ir.Cond(test=test, then=then, orelse=orelse, span=span(e.pos))
         if t is A.Call:
             return self.call(e, m)
@@ -422,7 +464,7 @@ class Linker:
                 why = (rules.branch_with_problem(values[0]) if rules.branch_with_draw(node)
                        else rules.draw_problem(e.dist, values))
                 if why:
-                    raise self.error(e.pos, why)
+                    self.value_problem(e.pos, why)
             return node
         if t is A.Agg:
             raise self.error(e.pos, "an aggregate the aggregates layer did not write out")
@@ -925,6 +967,14 @@ class Linker:
                 if v not in (0.0, 1.0):
                     raise self.error(s.guard.pos, f"the guard is the constant {fmt_num(v)}; a guard is a "
                                      "test, 0 or 1")
+                # the block a constant guard does not take is never run (self.dead_arm)
+                if v == 1:
+                    then = self.block(s.then, where)
+                    orelse = self.dead_arm(lambda: self.block(s.orelse, where), [])
+                else:
+                    then = self.dead_arm(lambda: self.block(s.then, where), [])
+                    orelse = self.block(s.orelse, where)
+                return ir.Branch(guard=guard, then=then, orelse=orelse, span=sp)
             return ir.Branch(guard=guard, then=self.block(s.then, where), orelse=self.block(s.orelse, where),
                              span=sp)
         if t is A.SLoop:
@@ -960,7 +1010,7 @@ class Linker:
         if type(x) is ir.Num:
             why = rules.amount_problem(what, _num_value(x))
             if why:
-                raise self.error(e.pos, f"{verb}: {why}; an amount of memory is not negative")
+                self.value_problem(e.pos, f"{verb}: {why}; an amount of memory is not negative")
         return x
 
     def hold(self, s: A.SHold, where: str) -> ir.Hold:
@@ -1059,7 +1109,7 @@ class Linker:
             why = rules.work_problem(_num_value(work))
             if why:
                 names = ", ".join(v.dotted for v in s.stages)
-                raise self.error(s.work.pos, f"run {names}: {why}; a run's work is not negative")
+                self.value_problem(s.work.pos, f"run {names}: {why}; a run's work is not negative")
         return ir.Run(stages=refs, work=work, mode=s.mode, growing=growing, span=span(s.pos))
 
     # -----------------------------------------------------------------------------------------------

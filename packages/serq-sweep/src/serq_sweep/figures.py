@@ -133,11 +133,39 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     heading = _text_heading(stem if colon and stat in ("mean", "ci") else name, cols)
     if heading is not None:
         raise UnknownFigure(f"no figure {shown!r} in the results (did you mean {heading})")
+    group = _statistics_of(name, cols)
+    if group is not None:
+        raise UnknownFigure(f"no figure {shown!r} in the results: {group}")
     hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
         hint = f" (figures with {clipped(name.split('.')[-1])!r}: {', '.join(near)})" if near else ""
     raise UnknownFigure(f"no figure {shown!r} in the results{hint}")
+
+
+def _statistics_of(name: str, cols: list[str]) -> str | None:
+    """What to say of a ``name`` that is no figure but the figures' common head, an observe, a request metric, a
+    gauge, a stage or a pool (``shed`` of ``observes.shed.mean``, ``.ci``, …): the figures are its statistics,
+    and the name meant is one of them (it was offered the nearest spelling, ``shed.ci``, where ``shed.mean``
+    was meant). None when no column is ``HEAD.STAT`` with ``HEAD`` the name or ending with ``.name``."""
+    groups: dict[str, list[str]] = {}
+    for c in cols:
+        head, dot, stat = c.rpartition(".")
+        if dot and (head == name or head.endswith("." + name)):
+            groups.setdefault(head, []).append(stat)
+    if not groups:
+        return None
+    shown = clipped(name)
+    if len(groups) == 1:
+        ((head, stats),) = groups.items()
+        pick = "mean" if "mean" in stats else stats[0]
+        listed = ", ".join(stats[:9]) + (", …" if len(stats) > 9 else "")
+        full = f" (`{clipped(head)}.{pick}`)" if head != name else ""
+        return f"`{shown}` heads {len(stats)} figures ({listed}); name one, `{shown}.{pick}`{full}"
+    heads = list(groups)
+    listed = ", ".join(f"`{clipped(h)}.{'mean' if 'mean' in groups[h] else groups[h][0]}`" for h in heads[:4])
+    return (f"`{shown}` heads figures of {len(heads)} sections; name one by its path, "
+            f"{listed}{', …' if len(heads) > 4 else ''}")
 
 
 #: Why a median asked for by the other section's word is no figure (:func:`_median_named_otherwise`).
