@@ -645,8 +645,27 @@ class Linker:
             if name in other:
                 raise self.error(v.pos, f"`{name}` is a {'stage' if kind == 'pool' else 'pool'}, and a "
                                  f"{kind} is wanted here")
-            raise self.error(v.pos, f"unknown {kind} `{name}`" + did_you_mean(name, table))
+            raise self.error(v.pos, f"unknown {kind} `{name}`" + (did_you_mean(name, table)
+                                                                  or self._role_word(name, kind, v.pos)))
         return fam
+
+    def _role_word(self, name: str, kind: str, pos: Any) -> str:
+        """What ``run decode (…);`` (a stage named by a serving form's word, where no stage has that name)
+        means to say: the serving form, which finds its stage, or the kernel's run on the step engine with
+        the mode (it was ``unknown stage `decode` `` alone, in a queue's entry too, where the stage is the
+        queue's)."""
+        if kind != "stage" or name not in ("prefill", "decode"):
+            return ""
+        steps = [k for k, f in self.stages.items() if f.kind == "step"]
+        engine = steps[0] if len(steps) == 1 else "E"
+        link, entry = pos.uses, None
+        while link is not None:  # the innermost expansion: in a queue's entry (`D.decode`), the queue's stage
+            entry, link = link[1], link[2]
+        if entry is not None and "." in entry and entry.rsplit(".", 1)[0] in steps:
+            engine = entry.rsplit(".", 1)[0]
+        return (f": no stage is named `{name}`; the serving form `{name} (…);` runs on the stage it finds (a step "
+                f"engine's iteration), and the kernel's run on a step engine says its mode, "
+                f"`run {engine} {name} (…);`")
 
     def ref(self, v: A.Var, kind: str, m: Moment, *, family_ok: bool = False) -> Any:
         fam = self.family(v, kind)
