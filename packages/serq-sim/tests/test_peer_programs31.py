@@ -351,3 +351,29 @@ def test_prio_engine_preempts_batch_only(monkeypatch, R):
         assert kv["preemptions"] < 5
         assert "not-steady" in doc["codes"]
         assert reqs["queue"] > reqs["admissions"] / 120 * reqs["wait"]
+
+
+def test_agents_closed_population_and_tool_law(monkeypatch):
+    doc = run("agents_closed.sq", monkeypatch, horizon=400)
+    engine, tool, reqs = stage(doc, "engine"), stage(doc, "tool"), pool(doc, "reqs")
+    # every one of the 12 agents is at the engine, waiting for a slot, or in a tool call
+    assert engine["present"] + reqs["queue"] + tool["present"] == pytest.approx(12, rel=1e-12)
+    # Little's law at the tool stage, whatever the law of a call
+    assert tool["present"] == pytest.approx(tool["throughput"] * tool["service"], rel=0.05)
+    # the calls are ~h2(3, 6): the mean within its CI, the spread near 6
+    covers(doc["observes"]["tool_time"], 3, 0.3)
+    assert 3 < doc["observes"]["tool_time"]["cv2"] < 9
+    # most of each prompt is the conversation the agent's cache holds
+    assert doc["requests"]["prefix_cache_hit_rate"] > 0.8
+
+
+def test_agents_closed_a_new_task_reuses_the_system_prompt_only(monkeypatch):
+    import serq_sim
+
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    prog = serq_frontend.compile(path=str(HERE / "agents_closed.sq"), sets={"p_more": 0})
+    rows = serq_sim.run(prog, horizon=200).records("request")
+    # every turn is a task's first (p_more = 0): its hit is the system prompt's 93 whole blocks (1488 tokens)
+    # once the agent has run a task, 0 on its first
+    cached = np.asarray(rows["cached"])
+    assert set(cached.tolist()) <= {0.0, 1488.0} and (cached == 1488).sum() > len(cached) - 12
