@@ -227,7 +227,7 @@ def no_end_refused(program, limits: dict, given=None) -> str | None:
     bounds by those names): it ran until the process was killed, after a warning that it would, as
     ``serq_sim.run`` refuses it (``--max-samples`` bounds the samples held, not the run: a program that
     observes nothing never reaches it). ``given`` names the options (serq.loading.given_or_option)."""
-    from serq.loading import given_or_option
+    from serq.loading import given_or_option, option_given
 
     what = endless_arrivals(program)
     if what is None or limits.get("max_events") is not None or limits.get("max_wall") is not None:
@@ -236,7 +236,7 @@ def no_end_refused(program, limits: dict, given=None) -> str | None:
 
     def said(setting: str, text: str | None = None) -> str:  # (an argument of the API is max_events=)
         out = given_as(setting, text)
-        return out if given is None else out.replace("max-", "max_")
+        return out if given_as is option_given else out.replace("max-", "max_")
 
     return (f"the run has no end: horizon inf and {what}, and no {said('max-events')} or {said('max-wall')} to "
             f"stop it; give {said('arrivals', 'N')} (or `arrivals N;` in the run block), a finite horizon, or "
