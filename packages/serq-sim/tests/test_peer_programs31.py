@@ -377,3 +377,15 @@ def test_agents_closed_a_new_task_reuses_the_system_prompt_only(monkeypatch):
     # once the agent has run a task, 0 on its first
     cached = np.asarray(rows["cached"])
     assert set(cached.tolist()) <= {0.0, 1488.0} and (cached == 1488).sum() > len(cached) - 12
+
+
+def test_a_nan_kept_as_a_value_in_the_arm_not_taken_keeps_the_conditional():
+    # where a NaN is a value (an observe), the arm not taken that computes one was no error and is no error:
+    # the conditional stays as it was written (it is not cut to the arm taken, which would change the IR)
+    src = ("let k = 0; stage s : fifo; workload { arrive batch(1); } session { set y = 2; "
+           "observe x = k > 0 ? 5 % 0 : y; run s (k > 0 ? k / k : 1); } run { horizon inf; }")
+    prog = serq_frontend.compile(source=src)
+    observe, work = prog.session[1].value, prog.session[2].work
+    assert type(observe).__name__ == "Cond" and type(observe.then).__name__ == "Binary"
+    # where it is refused (a run's work), the arm not taken is left out: the work is the arm taken, 1
+    assert type(work).__name__ == "Num" and float(work.value) == 1

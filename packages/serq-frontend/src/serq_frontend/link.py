@@ -365,10 +365,10 @@ class Linker:
         the same NaN (the IR has no NaN number), and elsewhere an error."""
         if v == v:
             return self.num(v, pos)
-        if self.dead:
-            self.dead_hits += 1
-        elif not (self.nan_ok or (self.nan_at is not None and pos == self.nan_at)):
-            return self.num(v, pos)
+        if not (self.nan_ok or (self.nan_at is not None and pos == self.nan_at)):
+            if not self.dead:
+                return self.num(v, pos)
+            self.dead_hits += 1  # (where a NaN is a value, as in a `set`, it is no error in a dead arm either)
         node = written()
         self.kept_nan[id(node)] = (node, v)
         return node
