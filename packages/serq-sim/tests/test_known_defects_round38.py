@@ -10,14 +10,21 @@
     is noted once, at the key, with the time and session of its first NaN, whichever path chose the victim:
     the keys that make the lifo order (``x, -admission``, ``-admission, x``) and those that do not, the same
     report on both tiers.
+15. A preset session's row setting a trace column beside a trace is taken as a ``Set`` of it is (the frontend's
+    and the IR's rule, docs/language.md): the value is read until the session's ``turn;``, which loads the
+    preset's own turns, not the trace (a preset session replays no trace session; with no turns of its own a
+    ``turn;`` keeps the value and sets ``more`` 0), while the workload's own arrivals replay the trace: pinned
+    on both tiers.
 """
 
 from __future__ import annotations
 
+import array
 import json
 
 import pytest
 import serq_frontend
+import serq_ir
 import serq_sim
 from tiers import run_on_tier
 
@@ -91,8 +98,6 @@ def test_sessions_numbered_in_other_ways_replay(tmp_path):
     for tier in ("", "general"):
         _, outcome, samples = run_on_tier(program, tier)
         assert outcome[0] == "report", outcome
-        import array
-
         seen.append(outcome)
         assert array.array("d", samples["n"][0]).tolist() == [5.0, 7.0]
     assert seen[0] == seen[1]
@@ -191,3 +196,58 @@ def test_a_nan_preempt_key_is_said_alike_on_every_path(tmp_path, keys, col):
             in notes[0]
         assert json.loads(outcome[1])["pools"][1]["preemptions"] > 0
     assert reports[0] == reports[1]
+
+
+# ---------------------------------------------------------------- 15. a preset's trace column beside a trace
+
+PRESET = """stage s : delay;
+workload {
+  arrive renewal(1);
+  trace "t.csv" ordered;
+  session {
+    observe a = new;
+    turn;
+    loop {
+      request;
+      branch (more) {
+        turn;
+      } else {
+        end;
+      }
+    }
+  }
+}
+server {
+  observe b = new;
+  run s (1);
+}
+run { horizon 10; arrivals 1; }
+"""
+
+
+@pytest.mark.parametrize("turns, b", [
+    # no turns of its own: its turn keeps 100 (and sets more 0); the arrival (session 1) replays the trace
+    ([], [(0, 100.0), (1, 5.0), (1, 6.0)]),
+    # its own turns: 7 and 8, not the trace's rows
+    ([[[4, 7.0]], [[4, 8.0]]], [(0, 7.0), (0, 8.0), (1, 5.0), (1, 6.0)]),
+])
+def test_a_presets_trace_column_is_read_until_its_own_turns(tmp_path, turns, b):
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n0,1,5,2,1,0\n0,2,6,2,1,0\n")
+    (tmp_path / "p.sq").write_text(PRESET)
+    d = json.loads(serq_ir.encode(serq_frontend.compile(tmp_path / "p.sq"), spans=False))
+    assert [a["name"] for a in d["attributes"]][4] == "new"
+    d["workload"]["presets"] = [{"at": 0.5, "attrs": [[4, 100.0]], "turns": turns}]
+    (tmp_path / "p.ir.json").write_text(json.dumps(d))
+    program = serq_ir.load(tmp_path / "p.ir.json")
+    seen = []
+    for tier in ("", "general"):
+        _, outcome, samples = run_on_tier(program, tier)
+        assert outcome[0] == "report", outcome
+        seen.append((outcome, samples))
+        values, sessions = samples["b"][0], samples["b"][2]
+        got = list(zip(array.array("i" if len(sessions) == 4 * (len(values) // 8) else "q", sessions).tolist(),
+                       array.array("d", values).tolist()))
+        assert sorted(got) == b, got
+        # session 0 (the preset, at 0.5) reads 100 before its turn, session 1 (the arrival at 1) 0
+        assert array.array("d", samples["a"][0]).tolist() == [100.0, 0.0]
+    assert seen[0] == seen[1]

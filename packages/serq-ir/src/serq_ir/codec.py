@@ -304,6 +304,32 @@ def _path_steps(path: str) -> tuple | None:
     return tuple(steps)
 
 
+#: the fields of the IR's structs written as arrays (``array_like``), in their order: a path that names one
+#: (the validator's ``…attrs[0].slot``) is at that index of the array (``…attrs[0][0]``)
+_ARRAY_FIELDS = {"SlotValue": ("slot", "value"), "Constant": ("name", "value")}
+
+
+def _as_written(steps: tuple) -> tuple:
+    """``steps`` with a field of a struct written as an array (a preset's ``[slot, value]``, a constant's
+    ``[name, value]``) as its index there: a preset's built-in slot (``$.workload.presets[0].attrs[0].slot``)
+    was told without its line and column, the file having no key ``slot`` to find."""
+    out = list(steps)
+    for k, step in enumerate(out):
+        if not isinstance(step, str) or k == 0 or not isinstance(out[k - 1], int):
+            continue
+        before = out[:k]
+        if before[:2] == ["workload", "presets"] and (
+                (len(before) == 5 and before[3] == "attrs") or (len(before) == 6 and before[3] == "turns")):
+            fields = _ARRAY_FIELDS["SlotValue"]
+        elif len(before) == 2 and before[0] == "constants":
+            fields = _ARRAY_FIELDS["Constant"]
+        else:
+            continue
+        if step in fields:
+            out[k] = fields.index(step)
+    return tuple(out)
+
+
 def locate(data: bytes, e: IRError, name: str) -> IRError:
     """``e``, an error about the value at a JSON path of the IR text ``data`` (its ``json_path``), told at
     that value's line and column in ``name``, the line quoted with a caret (``NAME:LINE:COL: error: DETAIL -
@@ -313,6 +339,7 @@ def locate(data: bytes, e: IRError, name: str) -> IRError:
     steps = _path_steps(path) if path is not None else None
     if steps is None:
         return e
+    steps = _as_written(steps)
     from serq.jsonin import located_at, value_at
 
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")

@@ -275,7 +275,7 @@ def parse_slo(text: str) -> dict[str, float]:
     refused)."""
     from serq.errors import clipped, did_you_mean
     from serq.loading import split_assignment
-    from serq.numbers import NUMBER_HINT, NotANumber, number
+    from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, number
 
     out: dict[str, float] = {}
     for part in text.split(","):
@@ -292,8 +292,11 @@ def parse_slo(text: str) -> dict[str, float]:
         except NotANumber as e:
             if "beyond the range of a double" in str(e):  # (serq.numbers.beyond_doubles: said as it is)
                 raise ValueError(f"{clipped(part.strip())!r}: {e}") from None
-            hint = f" ({NUMBER_HINT})" if NUMBER_HINT in str(e) else ""
-            raise ValueError(f"{clipped(part.strip())!r}: {clipped(value)!r} is not a number of seconds"
+            bare = value.strip(" \t\n\r\f\v")
+            hint = (f" ({BLANKS_HINT}: --slo {name}={clipped(bare)})" if BLANKS_HINT in str(e)
+                    else f" ({NUMBER_HINT})" if NUMBER_HINT in str(e) else "")
+            # (the part as given: 'ttft=1 ' was quoted 'ttft=1', the blank that is refused cut off)
+            raise ValueError(f"{clipped(part)!r}: {clipped(value)!r} is not a number of seconds"
                              f"{hint}") from None
         if v != v:  # (the test below refused it as "not negative")
             raise ValueError(f"{clipped(part.strip())!r}: NaN is not a number of seconds")

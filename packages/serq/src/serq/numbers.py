@@ -47,6 +47,9 @@ def _nan() -> re.Pattern[str]:
 NUMBER_HINT = ("a number is written as in the language: digits 0-9 with an optional decimal point and exponent, "
                "or inf, after an optional -: 1000, 0.5, 1e9, -3, inf")
 WHOLE_HINT = "a whole number is digits 0-9 after an optional -: 1000, -3"
+#: what a number with blanks around it (``--slo 'ttft=1 '``, ``--seed ' 3'``) is told, with the number without
+#: them: every flag reads a number without blanks, as the language writes one (docs/language.md)
+BLANKS_HINT = "a number has no blanks around it"
 
 
 class NotANumber(ValueError):
@@ -107,7 +110,18 @@ def not_a_number(text: str) -> str:
     """``'1_000' is not a number (…)``: the hint only for text ``float()`` takes (``'x' is not a number``
     says all there is to say)."""
     said = f"{quoted(text)} is not a number"
+    blanks = _blanks_around(text, is_number)
+    if blanks is not None:
+        return f"{said} ({BLANKS_HINT}: {blanks})"
     return f"{said} ({NUMBER_HINT})" if _python_reads(text, float) else said
+
+
+def _blanks_around(text: str, fits) -> str | None:
+    """``text`` without the blanks around it (spaces, tabs, line ends: what a shell's quotes keep) when it
+    has some and is, without them, what ``fits`` takes (``'1 '``: ``1``); None otherwise (a no-break space is
+    no blank here: the number rule's hint says what such text is not)."""
+    bare = text.strip(" \t\n\r\f\v")
+    return bare if bare and bare != text and fits(bare) else None
 
 
 def beyond_doubles(text: str) -> str:
@@ -120,6 +134,9 @@ def beyond_doubles(text: str) -> str:
 def not_whole(text: str) -> str:
     """``'1_000' is not a whole number (…)``, as :func:`not_a_number` (``'1e400' is not a whole number``)."""
     said = f"{quoted(text)} is not a whole number"
+    blanks = _blanks_around(text, lambda t: _whole().fullmatch(t) is not None)
+    if blanks is not None:
+        return f"{said} ({BLANKS_HINT}: {blanks})"
     if _python_reads(text, int):
         return f"{said} ({WHOLE_HINT})"
     if is_number(text):  # `1e3`, `1.0`: a whole value in another notation, which the language reads
