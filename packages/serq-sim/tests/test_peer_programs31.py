@@ -389,3 +389,12 @@ def test_a_nan_kept_as_a_value_in_the_arm_not_taken_keeps_the_conditional():
     assert type(observe).__name__ == "Cond" and type(observe.then).__name__ == "Binary"
     # where it is refused (a run's work), the arm not taken is left out: the work is the arm taken, 1
     assert type(work).__name__ == "Num" and float(work.value) == 1
+
+
+@pytest.mark.parametrize("service", ["~exp(1 / mu)", "~det(1 / mu)", "~h2(1 / mu, 8)", "~uniform(0, 2 / mu)"])
+def test_drop_tail_without_waiting_room_is_erlangs_loss_system(monkeypatch, service):
+    # K = c = 2: M/G/2/2, whose blocking is Erlang's B(2, 3) = 4.5 / 8.5 whatever the service law
+    prog = serq_frontend.compile(path=str(HERE / "drop_tail.sq"), sets={"K": 2}, defs={"service": service})
+    doc = same_json(prog, monkeypatch, horizon=8000)
+    covers(doc["observes"]["drop"], erlang_b(3, 2), 0.1)
+    assert doc["observes"]["drop"]["mean"] == pytest.approx(4.5 / 8.5, abs=0.03)
