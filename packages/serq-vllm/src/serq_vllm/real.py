@@ -100,6 +100,21 @@ _COUNTS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk")
 _REQUEST_COUNTS = ("prompt", "out", "arrive", "think")
 
 
+def _not_ascii(text: Any) -> str:
+    """What a refusal of a scenario's key or serve order adds when the text is not ASCII (every key and order
+    the bridge knows is): its first such character, by code point and Unicode name. A key pasted with a
+    look-alike letter (Cyrillic ``е`` in ``budgеt``) was refused beside the list of keys that holds the one it
+    looks like, and no word of why they differ. Nothing otherwise."""
+    if not isinstance(text, str) or text.isascii():
+        return ""
+    import unicodedata
+
+    ch = next(c for c in text if not c.isascii())
+    shown = ch if ch.isprintable() and not unicodedata.combining(ch) else ascii(ch)[1:-1]
+    name = unicodedata.name(ch, "")
+    return f"; it is not ASCII: its `{shown}` is U+{ord(ch):04X}{' ' + name if name else ''}"
+
+
 def _quoted(v: Any, width: int = 60) -> str:
     """A value (or a key) of a scenario as a message quotes it: a string as ``repr`` gives it (a line break or
     an escape sequence in it escaped: an unknown key holding one split the message's line or drove the
@@ -136,7 +151,7 @@ def check_scenario(sc: Any) -> None:
     for k in sc:
         if k not in SCENARIO_KEYS:
             raise ScenarioError(f"{_quoted(k)}: unknown scenario key, not modelled (a scenario has "
-                                f"{', '.join(SCENARIO_KEYS)})", (k,), key=True)
+                                f"{', '.join(SCENARIO_KEYS)}){_not_ascii(k)}", (k,), key=True)
     for key in ("budget", "max_seqs", "block_size", "num_blocks"):
         if key not in sc:
             raise ScenarioError(f"'{key}' is missing: a scenario gives 'budget', 'max_seqs', 'block_size' and "
@@ -174,7 +189,7 @@ def check_scenario(sc: Any) -> None:
             if k not in REQUEST_KEYS:
                 shown = k if k.isidentifier() and len(k) <= 60 else _quoted(k)
                 raise ScenarioError(f"{where}.{shown}: unknown request key, not modelled (a request has "
-                                    f"{', '.join(REQUEST_KEYS)})", ("requests", i, k), key=True)
+                                    f"{', '.join(REQUEST_KEYS)}){_not_ascii(k)}", ("requests", i, k), key=True)
         for k in ("prompt", "out"):
             if not (_int(r.get(k)) and r[k] > 0):
                 raise ScenarioError(f"{where}: 'prompt' and 'out' must be positive integers",
@@ -340,6 +355,7 @@ def serve_form(serve: str) -> str:
         return f"decoding ? {m.group(1)} : {m.group(2)}"
     raise ValueError(
         f"serve order {_quoted(serve)} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
+        f"{_not_ascii(serve)}"
     )
 
 
