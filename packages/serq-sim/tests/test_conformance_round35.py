@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import both_tiers, report_json, run
+from conform import both_tiers, report_json, run, run_error
 
 
 def _figure(js, key):
@@ -638,6 +638,44 @@ run { horizon 10; }
 """, {"g": [(3, 2.5, 2.5), (0, 3.0, 3.0), (1, 4.0, 4.0)]}, {("m", None): {"admissions": 4}}),
 ]
 
+POOLS += [
+    # pool-reference.txt, block: "Allocations round up, and cache entries are kept and evicted, in blocks";
+    # §3: a growth "by d (rounded to blocks)", min(ℓ, computed) cached "rounded down to blocks", `cached` "the
+    # units found, block-rounded". Blocks of 4: a hold of 5 takes 8 (free 12: 812); a growth of 3 takes a
+    # block more, 12; cache (7) keeps min(7, 12) = 7, down to 4. A hold of 6 (8) consumes the 4 (408) and
+    # caches min(13, 8) = 8. A hold of 13 (16) with reuse (5) consumes 5 down to a block, 4; the other 4 stay
+    # cached, dead: the session's own prefix is then 0 (416), and cache (0) keeps nothing. used 8, 12, 8, 16
+    # on [0, 4]: 4.4; cached 4 at 2 (consumed then), the dead 4 over [3, 10]: 2.8.
+    ("blocks_round_allocations_growth_cache_and_reuse", """
+pool m { cap 20; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (5) {
+    observe u = used(m) * 100 + free(m);
+    run d (1);
+    grow m (3);
+    observe g = used(m);
+    run d (1);
+  } cache (7);
+  observe c = cachedin(m);
+  hold m (6) {
+    observe k = cached * 100 + used(m);
+    run d (1);
+  } cache (13);
+  observe c2 = cachedin(m);
+  hold m (13) reuse (5) {
+    observe k2 = cached * 100 + used(m) + 1000 * cachedin(m);
+    run d (1);
+  } cache (0);
+  observe c3 = cachedin(m);
+}
+run { horizon 10; }
+""", {"u": [(0, 0.0, 812.0)], "g": [(0, 1.0, 12.0)], "c": [(0, 2.0, 4.0)], "k": [(0, 2.0, 408.0)],
+      "c2": [(0, 3.0, 8.0)], "k2": [(0, 3.0, 416.0)], "c3": [(0, 4.0, 0.0)]},
+     {("m", None): {"used": 4.4, "cached": 2.8, "admissions": 3, "evicted_entries": 0}}),
+]
+
 RESERVE_HELD = """
 pool m { cap 10; reserve held; }
 stage d : delay;
@@ -926,3 +964,241 @@ def test_a_victim_leaves_a_fifo_ps_or_delay_stage(monkeypatch, kind, done, figur
     f = next(s for s in report_json(r)["stages"] if s["name"] == "f")
     assert {k: f[k] for k in figures} == pytest.approx(figures, rel=1e-12)
     assert next(p for p in report_json(r)["pools"] if p["name"] == "m")["preemptions"] == 1
+
+
+DRAINED_AT_ZERO = """
+stage d : delay;
+workload { arrive ARRIVE; }
+session { observe t = now + 0 * serial; }
+run { RUN }
+"""
+
+
+@pytest.mark.parametrize("arrive, block", [
+    ("poisson(2)", "horizon 20; arrivals 1;"),      # poisson's first arrival at 0, its session ends then
+    ("poisson(2)", "horizon inf; arrivals 1;"),
+])
+def test_arrivals_drained_at_a_warm_up_of_0_is_an_error(monkeypatch, arrive, block):
+    """language.txt §2: "run { arrivals N; } requires exactly N open-workload arrivals and drains their sessions
+    … Draining before or at warmup is also an error because the measurement interval would be empty." A warm-up
+    of 0 is no exception: one arrival at 0 whose session ends at 0 drains at t=0, at the warm-up, and
+    [0, 0] is empty. serQ reported it with every time average NaN (mean live, the stage's present and
+    utilisation) and no word (Simulation.limit_drained_early exempted a warm-up of 0)."""
+    src = DRAINED_AT_ZERO.replace("ARRIVE", arrive).replace("RUN", block)
+    msg = run_error(src, monkeypatch)
+    assert msg == ("<source>:5:{}: error: at t=0: run {{ arrivals 1; }}: drained at t=0, at or before the warmup 0 "
+                   "(nothing to measure)").format(src.splitlines()[4].index("arrivals") + 1)
+
+
+def test_a_run_of_no_horizon_ending_at_0_reports(monkeypatch):
+    """Without `arrivals` the rule is not the spec's: `horizon inf` and no warm-up, a batch whose sessions end
+    at 0 (docs/simulator.md: serQ's choice) reports its samples, with NaN time averages."""
+    r, got = run(DRAINED_AT_ZERO.replace("ARRIVE", "batch(2)").replace("RUN", "horizon inf;"), monkeypatch)
+    assert got["t"] == [(0, 0.0, 0.0), (1, 0.0, 0.0)]
+    js = report_json(r)
+    assert (js["end"], js["ended"], js["mean_live"]) == (0.0, 2, None)
+
+
+def test_two_victims_requeued_at_the_head_latest_first(monkeypatch):
+    """§3: the victim "re-enters the head of the pool's queue"; pool-reference.txt: "Preempted holds retain
+    prepend priority" (vLLM's waiting.prepend_request). cap 6: s0 (2), s1 (3), s2 (1) admitted at 0. At 1 s0
+    grows by 1: lifo preempts s2 (admitted last), s0 holds 3; at 1.5 it grows by 3: s1 goes, s0 holds 6. The
+    queue is s1, s2 (the later victim ahead). s0 ends at 2.5: s1 is admitted first, then s2, and the samples
+    of one instant are taken in the order the sessions became ready."""
+    src = """
+pool m { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (1); run d (0.5); grow m (3); run d (1); } }
+  branch (serial == 1) { hold m (3) { observe adm = now; run d (5); } }
+  branch (serial == 2) { hold m (1) { observe adm = now; run d (5); } }
+}
+run { horizon 20; }
+"""
+    r, got = run(src, monkeypatch)
+    o = r.observes["adm"]
+    assert list(zip(o.sessions.tolist(), o.times.tolist())) == [(1, 0.0), (2, 0.0), (1, 2.5), (2, 2.5)]
+    assert report_json(r)["pools"][0]["preemptions"] == 2
+
+
+NOTED = """
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set k = 0;
+  loop {
+    run d (1);
+    set k = k + 1;
+    observe hit = k > 100;
+    observe ok = k > 0;
+    observe neg = !(k > 0);
+    observe zero = k * 0;
+    branch (k >= N) { end; }
+  }
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("n, noted", [(40, ["hit", "neg"]), (39, [])])
+def test_a_test_valued_observe_constant_0_is_noted(monkeypatch, n, noted):
+    """§3, Statistics: "An observe whose expression is a test (its outermost operator a comparison, &&, || or !)
+    and that was 0 over 40 or more samples gets a line under the table … A test that always held is not noted."
+    `hit` (k > 100) and `neg` (!(k > 0)) are 0 at every sample; `ok` always held; `zero` is 0 but no test. At
+    40 samples the two are noted, at 39 none."""
+    r, _ = run(NOTED.replace("N)", f"{n})"), monkeypatch)
+    notes = [x for x in report_json(r)["notes"] if x.startswith("note: observe")]
+    assert notes == [f"note: observe {name} is constant 0 over {n} samples" for name in noted]
+
+
+# Expressions by hand, each computed at run time (z = 1, y = 2 are attributes, so nothing folds) and as a
+# constant (a let, folded when the program links: docs/language.md, "Constant subexpressions fold, to the value
+# the simulator computes"). `a % b` is the remainder of truncated division (docs/language.md), comparisons are
+# 0 or 1, a non-zero operand is true (§2), `min` and `max` take any number of arguments.
+EXPRESSIONS = [
+    ("y * 3 + 1 / y", 6.5),                 # 6 + 0.5
+    ("7 / y", 3.5),                         # division is of reals
+    ("7 % y", 1.0),
+    ("(0 - 7) % y", -1.0),                  # the sign of the dividend
+    ("7 % (0 - y)", 1.0),
+    ("7.5 % y", 1.5),
+    ("y - z - 3", -2.0),                    # (2 − 1) − 3
+    ("16 / y / 4", 2.0),                    # (16 / 2) / 4
+    ("y > z > 0", 1.0),                     # (2 > 1) > 0
+    ("y < z == 0", 1.0),                    # (2 < 1) == 0
+    ("!z + y", 2.0),                        # (!1) + 2
+    ("-y * -y", 4.0),
+    ("z - -y", 3.0),
+    ("z || 0 && 0", 1.0),                   # 1 || (0 && 0)
+    ("(z || 0) && 0", 0.0),
+    ("y && 3", 1.0),                        # non-zero operands are true; the result is 0 or 1
+    ("(z - 2) || 0", 1.0),                  # -1 is true
+    ("!(z - 1)", 1.0),
+    ("z ? 10 : 20", 10.0),
+    ("(z - 1) ? 10 : 20", 20.0),
+    ("(0 - y) ? 10 : 20", 10.0),            # a negative condition is true
+    ("z ? 0 ? 5 : 6 : 7", 6.0),             # z ? (0 ? 5 : 6) : 7
+    ("z - 1 ? 5 : y ? 6 : 7", 6.0),         # (z − 1) ? 5 : (y ? 6 : 7)
+    ("min(3, y, 2.5)", 2.0),
+    ("max(z, 0 - y, 0.5)", 1.0),
+    ("floor(0 - 2.5) + 10 * ceil(0 - 2.5)", -23.0),   # −3 + 10 · (−2)
+    ("floor(y + 0.7) * ceil(y + 0.1)", 6.0),          # 2 · 3
+    ("abs(z - 4)", 3.0),
+    ("pow(y, 10)", 1024.0),
+    ("pow(4 * z, 0.5)", 2.0),
+    ("sqrt(16 * z)", 4.0),
+    ("exp(z - 1) + ln(z)", 1.0),            # e⁰ + ln 1
+    ("pow(0 * z, 0)", 1.0),
+    ("1e3 * z + 2.5e-1", 1000.25),
+]
+
+
+@pytest.mark.parametrize("expr, value", EXPRESSIONS, ids=[e for e, _ in EXPRESSIONS])
+def test_an_expression_by_hand_computed_and_folded(monkeypatch, expr, value):
+    folded = expr.replace("z", "1").replace("y", "2")
+    src = (f"let c = {folded};\nstage d : delay;\nworkload {{ arrive batch(1); }}\n"
+           f"session {{\n  set z = 1;\n  set y = 2;\n  observe v = {expr};\n  observe f = c;\n}}\n"
+           "run { horizon 1; }\n")
+    _r, got = run(src, monkeypatch)
+    assert got["v"] == [(0, 0.0, value)]
+    assert got["f"] == [(0, 0.0, value)]
+
+
+def test_a_trace_of_one_session_without_ordered(tmp_path, monkeypatch):
+    """Without `ordered` a session replays a trace session drawn from the trace's stream (docs/simulator.md);
+    with one trace session ("9": turns 0 and 1) every serial replays it: at 0 turn 1, 1000 + 5 · 10 + 1 + 0.25
+    (more); after a think of 0.5, turn 2: 2000 + 60 + 2 + 0.5 (forced), the last."""
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n9,0,5,1,0.5,0\n9,1,6,2,0,1\n")
+    path = tmp_path / "p.sq"
+    path.write_text(TRACE_PROGRAM.replace('"t.csv" ordered', '"t.csv"'))
+    r = both_tiers(path, monkeypatch)
+    o = r.observes["row"]
+    got = sorted(zip(o.times.tolist(), o.sessions.tolist(), o.values.tolist()))
+    assert got == [(0.0, s, 1051.25) for s in range(3)] + [(0.5, s, 2062.5) for s in range(3)]
+
+
+def test_gauges_of_aggregates_over_a_pool_family(monkeypatch):
+    """§2: "aggregates over an index, max j in n (e), min j in n (e), sum j in n (e) (… the linker writes the terms
+    out with j = 0 … n-1)"; §3, Gauges: the time average over [warmup, end]. m[i] holds i + 1 over [0, 2 (i + 1)]:
+    the greatest 3 on [0, 6] (18 / 10), the least 1 on [0, 2] (2 / 10), the sum 6, 5, 3 on [0, 2], [2, 4], [4, 6]
+    (28 / 10), the members with free below 4 (m[1], m[2] while held) 2 then 1 (10 / 10)."""
+    src = """
+let N = 3;
+pool m[N] { cap 5; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  hold m[serial] (serial + 1) { run d (2 * (serial + 1)); }
+}
+gauge top = max k in N (used(m[k]));
+gauge low = min k in N (used(m[k]));
+gauge tot = sum k in N (used(m[k]));
+gauge full = sum k in N (free(m[k]) < 4);
+run { horizon 10; }
+"""
+    r, _ = run(src, monkeypatch)
+    js = report_json(r)
+    got = [(k, g["mean"], g["min"], g["max"]) for k, g in sorted(js["gauges"].items())]
+    assert got == [("full", 1.0, 0.0, 2.0), ("low", 0.2, 0.0, 1.0), ("top", 1.8, 0.0, 3.0), ("tot", 2.8, 0.0, 6.0)]
+    assert [(p["index"], p["used"]) for p in js["pools"]] == [(0, 0.2), (1, 0.8), (2, 1.8)]
+
+
+def test_reserve_held_ends_with_release_and_a_lease_keeps_none(monkeypatch):
+    """pool-reference.txt, reserve held: "Reservations end with the hold's scope, release or preemption; leases
+    retain none" (free(m) = cap − used − Σ uᵢ, docs/language.md). 1 reserving 5: free 10 − 1 − 4 (105); leased
+    past its scope it keeps its unit and no reservation (109); a nested 2 reserving 6 beside it: 10 − 3 − 4
+    (303); `release m` gives the 2 and their reservation back (109); after the scope the lease alone (109); a
+    `release m` outside every hold ends the lease (10)."""
+    src = """
+pool m { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (1) reserve (5) {
+    observe a = used(m) * 100 + free(m);
+    run d (1);
+  } lease m (inf);
+  observe b = used(m) * 100 + free(m);
+  hold m (2) reserve (6) {
+    observe c = used(m) * 100 + free(m);
+    release m;
+    observe e = used(m) * 100 + free(m);
+    run d (1);
+  }
+  observe f = used(m) * 100 + free(m);
+  release m;
+  observe g = used(m) * 100 + free(m);
+}
+run { horizon 10; }
+"""
+    _r, got = run(src, monkeypatch)
+    assert {k: v for k, ((_s, _t, v),) in got.items()} == {"a": 105.0, "b": 109.0, "c": 303.0, "e": 109.0,
+                                                            "f": 109.0, "g": 10.0}
+
+
+def test_serving_forms_on_fifo_ps_and_delay_stages(monkeypatch):
+    """§2, The serving vocabulary: "prefill W; run prefill (W)", "decode W; run decode (W)", "tool Z; run tool
+    (Z)"; W "is the time the job takes alone on a fifo, ps or delay stage … a ps stage serves it at
+    φ(present)/present". Two sessions at 0: prefill (a fifo) [0, 1] and [1, 2]; decode (ps(2)) alone each time:
+    2 at rate 2, [1, 2] and [2, 3]; tool (a delay) 0.5 and 1: done at 2.5 and 4. prefill's wait 0.5 (0 and 1)."""
+    src = """
+stage prefill : fifo;
+stage decode : ps(2);
+stage tool : delay;
+workload { arrive batch(2); }
+session {
+  prefill 1;
+  observe p = now;
+  decode 2;
+  observe d = now;
+  tool 0.5 * (serial + 1);
+  observe t = now;
+}
+run { horizon 10; }
+"""
+    r, got = run(src, monkeypatch)
+    assert got == {"p": [(0, 1.0, 1.0), (1, 2.0, 2.0)], "d": [(0, 2.0, 2.0), (1, 3.0, 3.0)],
+                   "t": [(0, 2.5, 2.5), (1, 4.0, 4.0)]}
+    st = {s["name"]: (s["completions"], s["wait"], s["service"]) for s in report_json(r)["stages"]}
+    assert st == {"prefill": (2, 0.5, 1.0), "decode": (2, 0.0, 1.0), "tool": (2, 0.0, 0.75)}

@@ -1465,11 +1465,14 @@ class Simulation:
         §2: an error): under ``arrivals N``, or without a horizon (``horizon inf``: such a run ends when no
         event is left, the warm-up's own the last when nothing happens after it) when its workload starts a
         session (one that starts none is the report's warning, not an error: docs/language.md). A run
-        stopped early is not judged."""
-        if self.interrupted or self.warmup <= 0 or end > self.warmup:
+        stopped early is not judged. Under ``arrivals N`` a warm-up of 0 is no exception: a run whose N sessions
+        all end at 0 drained at its warm-up, [0, 0] is empty."""
+        if self.interrupted or end > self.warmup:
             return False
         if self.arr_limit is not None:
             return True
+        if self.warmup <= 0:
+            return False
         from .notes import no_sessions
 
         return self.horizon == INF and not no_sessions(self.program.workload)
