@@ -233,3 +233,27 @@ def test_a_program_with_definitions_has_the_ir_written_out():
     written = (H + "session {\n  set a = 3;\n  set k = 2 * (a + 1);\n  set k = k + (2 * (2));\n"
                "  run d ((2 * (a)) - 5);\n  observe t = now;\n}\nrun { horizon 10; }\n")
     assert ir_bytes(compile_src(with_defs)) == ir_bytes(compile_src(written))
+
+
+KS = ("stage d : delay;\nstage E : step { budget 4; cost 1; }\nworkload { arrive batch(1); }\n"
+      "session { hold m (1) { run d (1); } }\nrun { horizon 1; }\n")
+
+KEYS_REFUSED = [
+    # pool-reference.txt, preempt: "A key may not draw, read budget_left(…), or read computed"; queue: keys "may
+    # not draw"; docs/language.md, Moments: each context variable at its own moment (waited in queue keys,
+    # position in preemption keys, size in eviction keys), a link error elsewhere, never a silent 0
+    ("pool m { cap 9; preempt by (⟨~exp(1)); }\n" + KS, "a preemption key may not draw"),
+    ("pool m { cap 9; preempt by (⟨budget_left(E)); }\n" + KS, "a preemption key may not read `budget_left(…)`"),
+    ("pool m { cap 9; preempt by (⟨computed); }\n" + KS, "a preemption key may not read `computed`"),
+    ("pool m { cap 9; queue by (⟨~exp(1)); }\n" + KS, "a pool's queue key may not draw"),
+    ("pool m { cap 9; queue by (⟨position); }\n" + KS, "`position` is not readable in a pool's queue key"),
+    ("pool m { cap 9; queue by (⟨size); }\n" + KS, "`size` is not readable in a pool's queue key"),
+    ("pool m { cap 9; preempt by (⟨waited); }\n" + KS, "`waited` is not readable in a preemption key"),
+    ("pool m { cap 9; preempt by (⟨size); }\n" + KS, "`size` is not readable in a preemption key"),
+    ("pool m { cap 9; evict by (⟨waited); }\n" + KS, "`waited` is not readable in an eviction key"),
+]
+
+
+@pytest.mark.parametrize("src, message", KEYS_REFUSED, ids=range(len(KEYS_REFUSED)))
+def test_a_pool_key_the_moments_refuse(src, message):
+    refused(src, message)
