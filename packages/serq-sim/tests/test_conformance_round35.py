@@ -809,6 +809,9 @@ run { horizon 30; }
     ("-admission", "tail", "serial", [(0, 0.0, 0.0), (1, 0.1, 1.0), (1, 3.0, 30.0), (2, 3.0, 30.0),
                                        (2, 6.0, 60.0)],
      [(0, 3.0, 3.0), (1, 6.0, 6.0), (2, 9.0, 9.0)], 2, 0),
+    # by (0): every candidate ties, and "ties go to the last admitted": the victims of by (-admission)
+    ("0", "tail", "serial", [(0, 0.0, 0.0), (1, 0.1, 1.0), (1, 3.0, 30.0), (2, 3.0, 30.0), (2, 6.0, 60.0)],
+     [(0, 3.0, 3.0), (1, 6.0, 6.0), (2, 9.0, 9.0)], 2, 0),
     # by (serial), requeue head, queue by a constant (fifo): at 1 s0's growth preempts s0 itself (the least
     # key), which heads the queue and is admitted at once (2 + 2 ≤ 4, computed 0); at 1.1 s1's growth preempts
     # s0 again (stuck: preempted a second time at the same position), s1 grows and ends at 3.1, when s0 and s2
