@@ -144,6 +144,10 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
     from serq.errors import clipped
 
     detail = re.sub(r"'([^'\n]*)'", lambda q: f"'{clipped(q.group(1))}'", detail)
+    if unknown:  # (a misspelt key, or one with a look-alike letter, `horizоn`: the field it may be)
+        from serq.errors import did_you_mean
+
+        detail += did_you_mean(unknown.group(1), _field_names(raw, data, path))
     shown = f"error: {name}: {detail} - at '{clipped(path)}'" if at else f"error: {name}: {detail}"
     if unknown:
         return IRError(shown, json_path=_child(path, unknown.group(1)), detail=detail, json_key=True)
@@ -190,6 +194,38 @@ def _field_type(raw: Any, steps: tuple) -> Any:
             return None
         node = node[step]
     return t
+
+
+def _field_names(raw: Any, data: bytes, path: str) -> list[str]:
+    """The keys the object at ``path`` of ``raw`` (the program as builtins; None: ``data`` decoded) may have
+    (its node's fields, the node told by its tag), or none where the path leads to no one node: what an
+    unknown key's did-you-mean offers."""
+    import msgspec.inspect as mi
+
+    if raw is None:
+        try:
+            raw = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return []
+    steps = _path_steps(path)
+    t = _field_type(raw, steps) if steps is not None else None
+    node = raw
+    for step in steps or ():
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return []
+    while isinstance(t, mi.UnionType):  # (a node by its tag, as _field_type tells one)
+        structs = [u for u in t.types if isinstance(u, mi.StructType)]
+        if len(structs) == 1:
+            t = structs[0]
+        elif isinstance(node, dict) and structs and all(u.tag_field for u in structs):
+            t = next((u for u in structs if u.tag == node.get(structs[0].tag_field)), None)
+        else:
+            return []
+    if not isinstance(t, mi.StructType) or t.array_like:
+        return []
+    return [f.encode_name for f in t.fields]
 
 
 def _json_kind(v: Any) -> str:
