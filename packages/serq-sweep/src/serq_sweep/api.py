@@ -314,14 +314,15 @@ def _numbers(column: Any) -> bool:
 
 def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     """Per point across seeds: for every numeric figure its mean and 95 % half-width (Student t over the
-    seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, and ``runs``: the table of ``OUT.points.EXT`` a sweep
+    seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, then each figure's ``FIGURE:n`` (the runs with a finite
+    value its mean is over), and ``runs``: the table of ``OUT.points.EXT`` a sweep
     writes beside ``OUT`` (:func:`core.aggregate_rows`). ``by``: the columns that make a point (default
     ``frame.attrs["axes"]``, else every column before ``seed`` but ``point``: :func:`core.point_columns`).
     A frame with a ``point`` column whose groups are one point each (a sweep's table grouped by its swept
     names) keeps it as the first column, as the file has it; a point whose every run failed is a row of
     ``runs`` 0 and NaN figures, as in the file (it had no ``point`` column, and no row for such a point). A
     frame of no rows (no run) gives a frame of no rows, its columns those it would have (``by``, ``runs``, each
-    numeric figure's ``:mean`` and ``:ci``): it gave one row of ``runs`` 0, a point no sweep had."""
+    numeric figure's ``:mean`` and ``:ci``, then its ``:n``): it gave one row of ``runs`` 0, a point no sweep had."""
     import pandas as pd
 
     from .axes import texts
@@ -354,7 +355,8 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     out = []
     if len(frame) == 0:  # no run: no point (a point column only where the file has one)
         point = ["point"] if "point" in cols and "point" not in by else []
-        return pd.DataFrame(columns=[*point, *by, "runs", *(f"{f}:{k}" for f in figs for k in ("mean", "ci"))])
+        return pd.DataFrame(columns=[*point, *by, "runs", *(f"{f}:{k}" for f in figs for k in ("mean", "ci")),
+                                     *(f"{f}:n" for f in figs)])
     groups = list(frame.groupby(by, sort=False, dropna=False)) if by else [((), frame)]
     # each group one point: its index first, as the points file has it
     point = ("point" in cols and "point" not in by
@@ -365,9 +367,12 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
         row.update(zip_(by, key))
         ok = g[g["status"] != "error"] if "status" in cols else g  # (the runs that did not fail)
         row["runs"] = len(ok)
+        counts = {}
         for f in figs:
-            _, m, ci, _ = mean_ci(ok[f].astype(float).tolist())
+            counts[f], m, ci, _ = mean_ci(ok[f].astype(float).tolist())
             row[f"{f}:mean"], row[f"{f}:ci"] = m, ci
+        for f in figs:  # (after every mean and CI, as the points file has them)
+            row[f"{f}:n"] = counts[f]
         out.append(row)
     return pd.DataFrame(out)
 

@@ -834,12 +834,12 @@ def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str
 def report_figure(column: Any) -> bool:
     """Whether ``column`` is a report's figure by its name: its path starts at a top-level figure of
     :class:`serq_ir.report.Result` (``events``, ``observes.ttft.p99``, ``stages.engine.utilisation``; a points
-    table's ``FIGURE:mean`` and ``FIGURE:ci`` are of their figure). No swept name is one (a swept name of a
+    table's ``FIGURE:mean``, ``FIGURE:ci`` and ``FIGURE:n`` are of their figure). No swept name is one (a swept name of a
     top-level figure is refused, :func:`figure_names`), so a table's figures are told from its swept names
     by their names wherever they stand."""
     head = str(column).split(".", 1)[0]
     if "." not in str(column):
-        head = head.removesuffix(":mean").removesuffix(":ci")
+        head = head.removesuffix(":mean").removesuffix(":ci").removesuffix(":n")
     return head in _top_figures()
 
 
@@ -1018,7 +1018,8 @@ def repeated_run(frame: Any, end: str = "seed") -> tuple[int, str] | None:
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
                    ) -> tuple[list[str], list[dict[str, Any]]]:
     """Per point across its seeds (runs that did not fail): ``runs``, and for every numeric figure
-    ``FIGURE:mean`` and ``FIGURE:ci`` (95 %, Student t over the seeds)."""
+    ``FIGURE:mean`` and ``FIGURE:ci`` (95 %, Student t over the seeds), then each figure's ``FIGURE:n``, the
+    runs with a finite value of it that its mean is over."""
     from .stats import mean_ci
 
     figs = figure_columns(columns)
@@ -1031,13 +1032,15 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
     out_cols = ["point", *plan.names, "runs"]
     for f in numeric:
         out_cols += [f"{f}:mean", f"{f}:ci"]
+    # how many runs each mean is over (its finite values: fewer than runs where some run had none), after
+    # every mean and CI, so the columns before keep their places (it was no column, said by --show alone)
+    out_cols += [f"{f}:n" for f in numeric]
     out = []
     for p in plan.points:
         rs = by_point.get(p.index, [])
         row: dict[str, Any] = {"point": p.index, **plan.shown(p), "runs": len(rs)}
         for f in numeric:
             n, m, ci, _ = mean_ci([float(r[f]) for r in rs if isinstance(r.get(f), (int, float))])
-            # (FIGURE:n, the finite values the mean is over, is no column of the file: --show says it)
             row[f"{f}:mean"], row[f"{f}:ci"], row[f"{f}:n"] = m, ci, n
         out.append(row)
     return out_cols, out

@@ -339,15 +339,23 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
     band = [f"{fig}:ci"] if read_as_is and f"{fig}:ci" in cols else []
     for c in band:
         _half_widths(frame, c, f"--y {clipped(y)}")
+    # a points table's count of the runs each mean is over (FIGURE:n, beside runs): a mean over fewer is said
+    # as a runs table's is (a table written before it had the column, or a search's, says nothing)
+    counts = [f"{fig}:n", "runs"] if points_table and f"{fig}:n" in cols and "runs" in cols else []
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         if x_figure is not None:
-            out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end), thin)
+            out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end), thin,
+                                    counts)
             continue
         xs, ms, cis = [], [], []
-        for xv, part in _by_x(g, x, [y_column, *band]):
+        for xv, part in _by_x(g, x, [y_column, *band, *counts]):
             if read_as_is:
                 m, ci = float(part[0][0]), float(part[1][0]) if band else math.nan
+                over = _fewer(part[-2][0], part[-1][0]) if counts and thin is not None else None
+                if over is not None:
+                    at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
+                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {over}")
             else:
                 n, m, ci, _ = mean_ci(part[0].astype(float).tolist())
                 if thin is not None and n < len(part[0]):
@@ -407,8 +415,22 @@ def _x_figure(cols: Sequence[str], x: str, end: str, points_table: bool, search_
         return None
 
 
+def _fewer(n: Any, runs: Any) -> str | None:
+    """What a points table's row says of a mean over ``n`` of its point's ``runs`` (its ``FIGURE:n`` and
+    ``runs``) when that is fewer than all of them (:func:`_over`); None when it is all of them, or the cells
+    are no counts (a table edited by hand)."""
+    try:
+        n, runs = float(n), float(runs)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(n) and math.isfinite(runs)) or n != int(n) or runs != int(runs) or not 0 <= n < runs:
+        return None
+    return _over(int(n), int(runs))
+
+
 def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], read_as_is: bool,
-                   swept: Sequence[str], thin: list[str] | None = None) -> tuple[list, list, list]:
+                   swept: Sequence[str], thin: list[str] | None = None,
+                   counts: Sequence[str] = ()) -> tuple[list, list, list]:
     """A line of ``y`` against the figure ``x``: per point of the sweep (its swept names), the mean of x
     across its seeds, and y's mean and 95 % CI (a points table's row as it is), ordered by x; a point whose x
     is no finite number is left out, as a line leaves out a NaN."""
@@ -418,6 +440,13 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
     if read_as_is:
         cis = g[band[0]].tolist() if band else [math.nan] * len(g)
         rows = [(float(a), float(b), float(c)) for a, b, c in zip(g[x_column], g[y_column], cis)]
+        if counts and thin is not None:  # (a points table's FIGURE:n and runs: a mean over fewer runs said)
+            keys = [c for c in swept if c in g.columns]
+            for i, (n, runs) in enumerate(zip(g[counts[0]], g[counts[1]])):
+                over = _fewer(n, runs)
+                if over is not None:
+                    at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys)
+                    thin.append(f"{at or 'the point'} {over}")
     else:
         keys = [c for c in swept if c in g.columns]
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
@@ -437,8 +466,8 @@ def _over(n: int, runs: int) -> str:
 
 
 def _thin_warning(y: str, thin: Sequence[str]) -> str:
-    """The warning of a curve drawn from a runs table with means over fewer runs than their points ran (the
-    others had no finite value of the figure), as ``--show`` marks such a mean ``(n=1)`` and ``--find``
+    """The warning of a curve drawn from a runs table (or a points table, by its ``FIGURE:n``) with means over
+    fewer runs than their points ran (the others had no finite value of the figure), as ``--show`` marks such a mean ``(n=1)`` and ``--find``
     warns of it: the curve drew them without a word, so a load at which two of three seeds completed no
     request after the warm-up was drawn at the third's p99 TTFT, below its neighbours, looking served."""
     more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
