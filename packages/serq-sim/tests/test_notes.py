@@ -327,5 +327,5 @@ def test_too_few_request_rows_say_the_metrics_lack_a_ci_not_their_quantiles():
     assert m.ttft.median == m.ttft.median and m.ttft.ci != m.ttft.ci  # a median (not NaN), no CI
     (w,) = report.warnings
     assert w == ("warning: too few samples after the warm-up (t = 0) for the CI of the request metrics "
-                 "(at least 40 rows; their quantiles are given all the same): record request 12; lengthen the "
-                 "run (--horizon) or shorten the warm-up (--warmup)")
+                 "(at least 40 rows; their quantiles are given all the same): record request 12; send more "
+                 "than 12 arrivals (--arrivals)")

@@ -521,10 +521,13 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
     return out
 
 
-def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) -> list[str]:
+def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
+                arrivals: int | None = None) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
     record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no
-    CI; their quantiles are given all the same, as vLLM's are)."""
+    CI; their quantiles are given all the same, as vLLM's are). The remedy is the one that helps: a run of
+    exactly ``arrivals`` arrivals ends when they drain, so a longer horizon adds nothing and more arrivals
+    do (--arrivals); a warm-up of 0 cannot be shortened."""
     few = [(name, n) for name, n in counts if 0 < n < MIN_SAMPLES]
     rows = requests is not None and 0 < requests[1] < MIN_SAMPLES
     if not few and not rows:
@@ -538,8 +541,12 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) 
                      f"given all the same): record {requests[0]} {requests[1]}")
     from .errors import fmt_time
 
+    remedy = (f"send more than {arrivals} arrivals (--arrivals)" if arrivals is not None
+              else "lengthen the run (--horizon)")
+    if warmup > 0:
+        remedy += " or shorten the warm-up (--warmup)"
     return [warning("few-samples", f"too few samples after the warm-up (t = {fmt_time(warmup)}) {'; '.join(parts)}; "
-                    "lengthen the run (--horizon) or shorten the warm-up (--warmup)")]
+                    + remedy)]
 
 
 def shared_turns(table) -> list[str]:

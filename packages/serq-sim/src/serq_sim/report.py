@@ -462,7 +462,8 @@ def build_report(sim) -> Report:
     notes += warn.idle_rules(p)
     notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
-                              sim.warmup, (table.name, len(table)) if requests is not None else None)
+                              sim.warmup, (table.name, len(table)) if requests is not None else None,
+                              sim.arr_limit)
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
