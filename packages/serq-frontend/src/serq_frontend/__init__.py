@@ -54,7 +54,36 @@ def layers(pm: Any = None) -> list[Any]:
     # its grammar without a builder): the plugin named here, not a TypeError from serQ's call of it later
     reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name,
                   check=layer_problem)
+    _check_rules(reg)
     return [layer for _name, layer in reg.items()]
+
+
+def _check_rules(reg: Any) -> None:
+    """Refuse a plugin's layer whose builders build a rule that the kernel or an earlier layer builds: the
+    parser keeps one builder a rule, the last layer's, so two plugins' layers that both wrote ``-> s_tally``
+    each built the other's statement with its own builder (``tally n;`` of one plugin became the other's
+    node, silently), and a builder of a kernel rule (``s_run``) changed what every program means."""
+    from serq.errors import PluginError
+
+    from .parser import KERNEL_BUILDERS
+    from .sugar import builtin_layers
+
+    own = builtin_layers()
+    built: dict[str, str | None] = {rule: None for rule in KERNEL_BUILDERS}
+    for name, layer in reg.items():
+        rules = getattr(layer, "builders", None) or {}
+        if not any(layer is b for b in own):
+            for rule in rules:
+                if rule in built:
+                    first = built[rule]
+                    by = ("serQ's own grammar" if first is None
+                          else f"the sugar layer {first!r} of {reg.provider(first)}")
+                    raise PluginError(reg.plugin_message(
+                        name, f"registers the sugar layer {name!r}, whose builder of the rule {rule!r} is refused",
+                        f"{by} builds the rule {rule!r} too, and a rule has one builder (give the layer's rules "
+                        f"names of its own, `-> s_{name}_…`)"))
+        for rule in rules:
+            built.setdefault(rule, name)
 
 
 def _cache_dir() -> Path | None:
@@ -122,7 +151,28 @@ def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Except
                              "not build", reason)
         if found is not None:
             return found
+    # every plugin's grammar builds alone: the first that does not build beside an earlier one (two plugins'
+    # layers that both define `stmt: "tally" NAME ";"` were lark's GrammarError, naming neither)
+    theirs = [layer for layer in layer_list if not any(layer is b for b in own)]
+    for i, layer in enumerate(theirs):
+        for before in theirs[:i]:
+            try:
+                P.Parser([*own, before, layer])
+            except Exception as pair:  # noqa: BLE001 - whatever lark raises of a grammar
+                found = _layer_error(pm, layer.name, f"registers the sugar layer {layer.name!r}, whose grammar "
+                                     f"does not build beside the sugar layer {before.name!r} of "
+                                     f"{_layer_provider(pm, before.name)}", f"{type(pair).__name__}: {pair}")
+                if found is not None:
+                    return found
     return e
+
+
+def _layer_provider(pm: Any, name: str) -> str:
+    """The plugin that registered sugar layer ``name``, as a message names it."""
+    from serq.plugins import collect
+
+    reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name)
+    return reg.provider(name) if name in reg else "?"
 
 
 def _given(overrides: Any) -> Any:
@@ -227,9 +277,10 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             try:
                 data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
             except OSError as e:
-                from serq.errors import shown_path
+                from serq.errors import missing_file_note, shown_path
 
-                raise CompileError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}") from None
+                note = missing_file_note(name) if isinstance(e, FileNotFoundError) else ""
+                raise CompileError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}{note}") from None
             text = decode_source(data, name)
         else:
             text = strip_bom(text)  # the compile cache's read of the file

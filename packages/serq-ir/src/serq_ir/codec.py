@@ -668,9 +668,10 @@ def load(path: str | Path, *, check: Callable[[Program], tuple[str, str] | None]
     try:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
-        from serq.errors import shown_path
+        from serq.errors import missing_file_note, shown_path
 
-        raise IRError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}") from None
+        note = missing_file_note(name) if isinstance(e, FileNotFoundError) else ""
+        raise IRError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}{note}") from None
     try:
         program = decode(data, name=name)
         found = check(program) if check is not None else None

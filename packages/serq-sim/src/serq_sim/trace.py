@@ -541,6 +541,10 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
         f = _open(path, watched=watched)
     except OSError as e:
         why = e.strerror or str(e)
+        if isinstance(e, FileNotFoundError):  # (a name with a look-alike letter: the file it prints as)
+            from serq.errors import missing_file_note
+
+            why += missing_file_note(path)
         if declared is not None:
             raise SimError(format_error(declared, None, None, f"cannot read the trace {shown_path(path)}: {why}",
                                         source)) from None

@@ -387,6 +387,40 @@ def _look_alike(name: object, offered: str | None) -> str:
     return f" the name given is not ASCII: its `{shown}` is U+{ord(ch):04X}{' ' + what if what else ''}"
 
 
+#: the most entries of a folder :func:`missing_file_note` reads for a name like the one not found
+MISSING_SCAN = 10_000
+
+
+def missing_file_note(path: object) -> str:
+    """What "cannot read: No such file or directory" adds when the file's name is not ASCII and a file of its
+    folder, whose name is, is like it: its name, with the look-alike character (`` (did you mean `mg1.sq`? the
+    name given is not ASCII: its `ԛ` is U+051B CYRILLIC SMALL LETTER QA)``). A name pasted with a look-alike
+    letter was told only that no such file is there, beside the file it prints as. Nothing otherwise (an ASCII
+    name, a folder that cannot be listed); at most :data:`MISSING_SCAN` entries of the folder are read."""
+    import os
+
+    try:
+        given = os.fspath(path)  # type: ignore[arg-type]
+    except TypeError:
+        return ""
+    if not isinstance(given, str):
+        return ""
+    name = os.path.basename(given)
+    if not name or name.isascii():
+        return ""
+    names = []
+    try:
+        with os.scandir(os.path.dirname(given) or ".") as entries:
+            for k, entry in enumerate(entries):
+                if k >= MISSING_SCAN:
+                    break
+                if entry.name.isascii():
+                    names.append(entry.name)
+    except (OSError, ValueError):
+        return ""
+    return did_you_mean(name, names)
+
+
 def _closest(name: object, candidates: object) -> str | None:
     """The candidate :func:`did_you_mean` offers for ``name``, or None."""
     import difflib

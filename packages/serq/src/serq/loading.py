@@ -87,7 +87,9 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
                                 f"{how_to_have(pm, dist, f'{dist}, or serq[all]')}")
         if not os.path.lexists(p):  # a file that is not there is told so, whatever its name (`serq sweep find`
             # read `find` as a FILE, and said its type was unknown), as a file of a loader's suffix is
-            raise UserError(f"{p}: cannot read: {os.strerror(errno.ENOENT)}")
+            from .errors import missing_file_note
+
+            raise UserError(f"{p}: cannot read: {os.strerror(errno.ENOENT)}{missing_file_note(p)}")
         known = ", ".join(sorted(reg.names())) or "none"
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
