@@ -851,6 +851,11 @@ def plugin_name(pm: pluggy.PluginManager, plugin: Any) -> str:
     if not name or name == str(id(plugin)):
         cls = type(plugin)
         return f"{cls.__module__}.{cls.__qualname__}"
+    if isinstance(plugin, type) and name == plugin.__name__:
+        # a class given as the plugin (its hooks @staticmethods), which pluggy names by its bare __name__:
+        # named as its registration's refusal names it, module.Class (it was 'Other' in one message and
+        # 'tests.Other' in the other)
+        return _object_name(plugin)
     return name
 
 
