@@ -1,14 +1,15 @@
-"""A third party's stage kind and eviction order with state, written from docs/hooks.md alone and installed as
+"""A third party's stage kind, eviction order with state and preemption policy, written from docs/hooks.md alone and installed as
 a wheel leaves them (a ``*.dist-info`` with its ``entry_points.txt`` in a folder on ``sys.path``):
 ``@wps``, processor sharing whose shares are in proportion to each job's session's attribute ``w`` (the
 session read through ``job.owner.attrs`` at the slot of ``w`` in ``sim.program.attributes``), and
 ``@leasthits``, the cached entry of the session hit least often first (a hit counted in ``on_remove`` of an
-entry the order did not pick). Each checked by hand on both tiers; the plugin's mistakes (a weight of 0, a
+entry the order did not pick), and ``@mostkv``, the candidate holding most units preempted. Each checked by hand on both tiers; the plugin's mistakes (a weight of 0, a
 program without ``w``) and a program naming them where they are not installed are one message each."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 import serq_frontend
@@ -21,12 +22,14 @@ from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
 PLUGIN = '''"""serq-p3: a weighted processor-sharing stage kind and an eviction order of the least hits."""
 import math
 
 from serq import hookimpl
 from serq_sim import SimError
-from serq_sim.policies import EvictionOrder
+from serq_sim.policies import EvictionOrder, PreemptionPolicy
 from serq_sim.stages import StageKind
 
 
@@ -119,6 +122,24 @@ class LeastHits(EvictionOrder):
 
     def key(self, entry):
         return (self.hits.get(entry.owner.serial, 0) if entry.owner is not None else 0,)
+
+
+class MostKv(PreemptionPolicy):
+    """The candidate holding most units of the pool (ties: the last admitted); back at the queue's head."""
+
+    requeue = "head"
+
+    def victim(self, pool, grower):
+        best = None
+        for s, slot in self.sim.preempt_candidates(pool):
+            if best is None or slot.alloc >= best[0]:
+                best = (slot.alloc, s)
+        return None if best is None else best[1]
+
+
+@hookimpl
+def serq_sim_register_preemption_policies(register):
+    register("mostkv", MostKv)
 
 
 @hookimpl
@@ -277,3 +298,23 @@ def test_a_name_no_installed_plugin_registers_is_told_at_its_place(tmp_path, lin
     assert first.startswith(f"{path}:1:{col}: error: {what} (no plugin registers ")
     assert source == "  " + line
     assert caret == " " * (col + 1) + "^"
+
+
+@pytest.mark.parametrize(("example", "builtin", "mine", "counted"), [
+    ("multi-turn/vllm_chat.sq", "preempt lifo", "preempt @mostkv", "preemptions"),
+    ("multi-turn/replica.sq", "preempt lifo", "preempt @mostkv", "preemptions"),
+    ("multi-turn/offload.sq", "evict lru", "evict @leasthits", "evicted_entries"),
+])
+def test_the_plugins_policies_on_a_step_engine_agree_on_both_tiers(pm, tmp_path, monkeypatch, example, builtin,
+                                                                   mine, counted):
+    """vLLM-like programs of the examples with the plugin's policy in place of the built-in one: the default tier
+    and the general engine give the same bytes, the same seed the same bytes again, and the policy is asked."""
+    text = (EXAMPLES / example).read_text()
+    assert builtin in text
+    path = tmp_path / "P.sq"
+    path.write_text(text.replace(builtin, mine))
+    prog = serq_frontend.compile(path, pm=pm, sets={"blocks": 300.0})
+    doc = same_json(prog, monkeypatch, pm=pm, seed=3, horizon=300.0)
+    assert encode_json(serq_sim.run(prog, pm=pm, seed=3, horizon=300.0)) == encode_json(
+        serq_sim.run(prog, pm=pm, seed=3, horizon=300.0))
+    assert sum(p[counted] for p in doc["pools"]) > 0
