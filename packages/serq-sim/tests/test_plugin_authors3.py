@@ -3,7 +3,8 @@ a wheel leaves them (a ``*.dist-info`` with its ``entry_points.txt`` in a folder
 ``@wps``, processor sharing whose shares are in proportion to each job's session's attribute ``w`` (the
 session read through ``job.owner.attrs`` at the slot of ``w`` in ``sim.program.attributes``), and
 ``@leasthits``, the cached entry of the session hit least often first (a hit counted in ``on_remove`` of an
-entry the order did not pick), and ``@mostkv``, the candidate holding most units preempted. Each checked by hand on both tiers; the plugin's mistakes (a weight of 0, a
+entry the order did not pick), ``@mostkv``, the candidate holding most units preempted, and ``@bserve(B, T)``, up to B waiting jobs served
+at once in a batch of time T whatever their works. Each checked by hand on both tiers; the plugin's mistakes (a weight of 0, a
 program without ``w``) and a program naming them where they are not installed are one message each."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 PLUGIN = '''"""serq-p3: a weighted processor-sharing stage kind and an eviction order of the least hits."""
 import math
+from collections import deque
 
 from serq import hookimpl
 from serq_sim import SimError
@@ -124,6 +126,67 @@ class LeastHits(EvictionOrder):
         return (self.hits.get(entry.owner.serial, 0) if entry.owner is not None else 0,)
 
 
+class BatchServe(StageKind):
+    """Up to B waiting jobs served at once, in arrival order; every batch takes T whatever its works."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        p = node.kind.params
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, float) for x in p)
+                and p[0] >= 1 and p[0] == int(p[0]) and 0 < p[1] < math.inf):
+            raise SimError(f"stage {node.name}: @bserve takes (B, T), a whole B of at least 1 and a time T above 0")
+        self.b, self.t = int(p[0]), p[1]
+        self.waiting = deque()
+        self.serving = []
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.waiting.append(job)
+        if not self.serving:
+            self._start()
+
+    def _start(self):
+        if not self.waiting:
+            return
+        self.acc()
+        while self.waiting and len(self.serving) < self.b:
+            job = self.waiting.popleft()
+            job.started = self.sim.now
+            self.serving.append(job)
+        self.sim.at(self.sim.now + self.t, self._done, list(self.serving))
+
+    def _done(self, batch):
+        if batch != self.serving:
+            return
+        self.acc()
+        self.serving = []
+        for job in batch:
+            self.present -= 1
+            job.stage = None
+            self.sim.job_done(self, job)
+        self._start()
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        if job in self.serving:
+            self.serving.remove(job)
+        else:
+            self.waiting.remove(job)
+
+    def busy_level(self):
+        return len(self.serving) / self.b
+
+    def queue(self):
+        return float(len(self.waiting))
+
+    def busy(self):
+        return float(len(self.serving))
+
+
 class MostKv(PreemptionPolicy):
     """The candidate holding most units of the pool (ties: the last admitted); back at the queue's head."""
 
@@ -145,6 +208,7 @@ def serq_sim_register_preemption_policies(register):
 @hookimpl
 def serq_sim_register_stage_kinds(register):
     register("wps", WeightedPs)
+    register("bserve", BatchServe)
 
 
 @hookimpl
@@ -318,3 +382,34 @@ def test_the_plugins_policies_on_a_step_engine_agree_on_both_tiers(pm, tmp_path,
     assert encode_json(serq_sim.run(prog, pm=pm, seed=3, horizon=300.0)) == encode_json(
         serq_sim.run(prog, pm=pm, seed=3, horizon=300.0))
     assert sum(p[counted] for p in doc["pools"]) > 0
+
+
+BSERVE = """stage svc : @bserve(2, 1);
+workload { arrive batch(5); }
+session { set t0 = now; observe q = queue(svc); observe b = busy(svc); run svc (1 + serial); observe t = now - t0; }
+run { horizon 10; }
+"""
+
+
+def test_a_batch_server_of_a_fixed_time_by_hand(pm, tmp_path, monkeypatch):
+    """Five sessions at 0 in serial order. Session 0 finds the server idle: its batch is itself alone, 0 to 1;
+    sessions 1 and 2 go 1 to 2, 3 and 4 go 2 to 3, whatever their works. At their arrivals they see waiting
+    0, 0, 1, 2, 3 and in service 0, 1, 1, 1, 1; sojourns 1, 2, 2, 3, 3; waits 0, 1, 1, 2, 2. The server is
+    half busy (one job of two) from 0 to 1 and busy from 1 to 3: utilisation 2.5 / 10; present 5, 4, 2 in
+    the three units: 1.1."""
+    doc = same_json(_compile(tmp_path, pm, BSERVE), monkeypatch, pm=pm, seed=1)
+    obs = {k: (o["count"], o["mean"]) for k, o in doc["observes"].items()}
+    assert obs == {"q": (5, pytest.approx(1.2)), "b": (5, pytest.approx(0.8)), "t": (5, pytest.approx(2.2))}
+    (svc,) = doc["stages"]
+    assert (svc["completions"], svc["utilisation"], svc["present"], svc["wait"], svc["service"]) == (
+        5, pytest.approx(0.25), pytest.approx(1.1), pytest.approx(1.2), pytest.approx(1.0))
+
+
+@pytest.mark.parametrize("args", ["(2)", "(0, 1)", "(2, inf)", "(1.5, 1)"])
+def test_a_batch_servers_arguments_refused_are_the_users_message(pm, tmp_path, args):
+    prog = _compile(tmp_path, pm, BSERVE.replace("(2, 1)", args))
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog, pm=pm, seed=1)
+    assert str(e.value).splitlines() == [
+        f"{tmp_path / 'P.sq'}:1:1: error: stage svc: @bserve takes (B, T), a whole B of at least 1 and a time T "
+        "above 0", f"  stage svc : @bserve{args};", "  ^"]
