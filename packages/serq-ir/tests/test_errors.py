@@ -23,7 +23,8 @@ CASES = {
     "missing version": ("{}", "error: bad.ir.json: IR version null is not supported"
                         " (this serq-ir reads version 2) - at '$.version'"),
     "unknown node kind": (GOOD.replace('"kind":"Fifo"', '"kind":"Lifo"'),
-                          "error: bad.ir.json: Invalid value 'Lifo' - at '$.stages[0].kind.kind'"),
+                          "error: bad.ir.json: 'Lifo' is not a kind of node here (one of Fifo, Ps, Delay, Step, "
+                          "Extension) (did you mean `Fifo`?) - at '$.stages[0].kind.kind'"),
 }
 
 

@@ -46,7 +46,7 @@ def test_a_name_of_the_ir_not_among_them_lists_them():
     path = e.value.json_path
     assert path.endswith(".dist")
     assert str(e.value) == (f"error: bad.ir.json: 'expo' is not one of bernoulli, det, erlang, exp, h2, uniform"
-                            f" - at '{path}'")
+                            f" (did you mean `exp`?) - at '{path}'")
 
 
 def _with_rate(rate):

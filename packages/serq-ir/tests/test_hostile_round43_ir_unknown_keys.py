@@ -72,3 +72,24 @@ def test_serq_check_says_it_at_the_key(tmp_path):
     assert first.startswith("p.ir.json:") and first.endswith(
         ": error: Object contains unknown field 'rat' (did you mean `rate`?) - at '$.workload.arrive.rat'"), r.stderr
     assert r.stderr.splitlines()[1].strip() == '"rat": 0.5', r.stderr
+
+
+def test_a_node_kind_not_of_the_ir_lists_the_kinds_of_that_place(tmp_path):
+    # msgspec said "Invalid value 'fifo'", and neither the kinds a stage's kind may be nor the one meant
+    line = refusal(tmp_path, lambda d: d["stages"][0]["kind"].update(kind="fifo"))
+    assert line == ("error: <ir>: 'fifo' is not a kind of node here (one of Fifo, Ps, Delay, Step, Extension) "
+                    "(did you mean `Fifo`?) - at '$.stages[0].kind.kind'"), line
+    line = refusal(tmp_path, lambda d: d["workload"]["arrive"].update(kind="Poiss\u043en"))
+    assert line == ("error: <ir>: 'Poiss\u043en' is not a kind of node here (one of Poisson, Renewal, Closed, Batch, "
+                    "NoArrivals) (did you mean `Poisson`? the name given is not ASCII: its `\u043e` is U+043E "
+                    "CYRILLIC SMALL LETTER O) - at '$.workload.arrive.kind'"), line
+
+
+def test_a_name_of_the_ir_with_a_look_alike_letter(tmp_path):
+    def edit(d):
+        d["session"][0]["work"] = {"kind": "Draw", "dist": "\u0435xp", "args": [{"kind": "Num", "value": 1.0}]}
+
+    line = refusal(tmp_path, edit)
+    assert line == ("error: <ir>: '\u0435xp' is not one of bernoulli, det, erlang, exp, h2, uniform (did you mean "
+                    "`exp`? the name given is not ASCII: its `\u0435` is U+0435 CYRILLIC SMALL LETTER IE) - at "
+                    "'$.session[0].work.dist'"), line

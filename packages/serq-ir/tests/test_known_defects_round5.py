@@ -66,7 +66,8 @@ def test_an_invalid_kind_of_a_long_text(tmp_path):
     doc = program_json("s")
     doc["stages"][0]["kind"]["kind"] = kind
     line = first_line(tmp_path, doc)
-    assert line.endswith(f": error: Invalid value '{cut(kind)}' - at '$.stages[0].kind.kind'"), line[:300]
+    assert line.endswith(f": error: '{cut(kind)}' is not a kind of node here (one of Fifo, Ps, Delay, Step, "
+                         "Extension) - at '$.stages[0].kind.kind'"), line[:300]
 
 
 def test_quoted_is_the_repr_of_the_clipped_text():

@@ -250,6 +250,9 @@ def _typed_detail(detail: str, raw: Any, data: bytes, path: str) -> str:
     one of exp, det, …``. msgspec said ``Invalid enum value '1e3'`` of a number written as a string, and
     ``Expected 'float | str'`` of a bool, as if any text would do. ``detail`` itself otherwise."""
     enum = re.fullmatch(r"Invalid enum value '(.*)'", detail, re.S)
+    tag = re.fullmatch(r"Invalid value '(.*)'", detail, re.S) if enum is None else None
+    if tag is not None:
+        return _tag_detail(detail, raw, data, path, tag.group(1))
     if enum is None and not detail.startswith("Expected 'float | str', got "):
         return detail
     import msgspec.inspect as mi
@@ -276,10 +279,41 @@ def _typed_detail(detail: str, raw: Any, data: bytes, path: str) -> str:
             words = ", ".join(f'"{w}"' for u in literal for w in u.values)
             return f"{_NUMBER_WANTED}{f' (or {words})' if words else ''}, not {_json_kind(value)}"
     if isinstance(t, mi.LiteralType) and enum is not None and isinstance(value, str):
-        from serq.errors import clipped
+        from serq.errors import clipped, did_you_mean
 
-        return f"'{clipped(value)}' is not one of {', '.join(map(str, t.values))}"
+        return (f"'{clipped(value)}' is not one of {', '.join(map(str, t.values))}"
+                f"{did_you_mean(value, [str(v) for v in t.values])}")
     return detail
+
+
+def _tag_detail(detail: str, raw: Any, data: bytes, path: str, value: str) -> str:
+    """msgspec's ``Invalid value 'fifo'`` of a node's tag (its ``kind``) that names no node of the union at that
+    place, said with the kinds it may be and the one it may have meant: ``'fifo' is not a kind of node here
+    (one of Fifo, Ps, Delay, Step, Extension) (did you mean `Fifo`?)``, where the kinds went unsaid (and a
+    look-alike letter, ``Fifо``, unseen). ``detail`` itself where the place is not a tag of such a union."""
+    import msgspec.inspect as mi
+
+    steps = _path_steps(path)
+    if not steps or not isinstance(steps[-1], str):
+        return detail
+    if raw is None:
+        try:
+            raw = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return detail
+    try:
+        t = _field_type(raw, steps[:-1])
+    except (LookupError, TypeError, RecursionError):
+        return detail
+    if not isinstance(t, mi.UnionType):
+        return detail
+    structs = [u for u in t.types if isinstance(u, mi.StructType)]
+    tags = [str(u.tag) for u in structs if u.tag_field == steps[-1] and u.tag is not None]
+    if not tags or len(tags) != len(structs):
+        return detail
+    from serq.errors import clipped, did_you_mean
+
+    return f"'{clipped(value)}' is not a kind of node here (one of {', '.join(tags)}){did_you_mean(value, tags)}"
 
 
 #: a string's escape of a UTF-16 high surrogate that no low one follows, near the end of the text, which msgspec
