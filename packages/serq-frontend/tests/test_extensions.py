@@ -78,7 +78,7 @@ def test_a_plugins_share_policy_by_its_name(pm):
 
 def test_an_unknown_share_policy_lists_the_registered_ones(pm):
     refused(SHARED.format(share="⟨share fiar;"), pm=pm,
-            message="`share fiar`: unknown share policy `fiar` (registered: bottleneck, fair, maxmin)")
+            message="`share fiar`: unknown share policy `fiar` (plugins register: fair; built in: maxmin, bottleneck)")
 
 
 def test_an_unknown_stage_kind_is_positioned_and_lists_the_registered_ones(pm):

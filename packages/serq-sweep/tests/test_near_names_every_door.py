@@ -124,5 +124,5 @@ def test_a_share_policy_in_another_case_is_pointed_at_the_registered_one(tmp_pat
                                    "run { horizon 10; }\n")
     code, err = _serq(capsys, "check", "s.sq")
     assert code == 1
-    assert err.splitlines()[0] == ("s.sq:3:1: error: `share Maxmin`: unknown share policy `Maxmin` (registered: "
-                                   "bottleneck, maxmin) (did you mean `maxmin`?)")
+    assert err.splitlines()[0] == ("s.sq:3:1: error: `share Maxmin`: unknown share policy `Maxmin` (no plugin registers "
+                                   "share policies; built in: maxmin, bottleneck) (did you mean `maxmin`?)")

@@ -68,7 +68,8 @@ def test_an_unregistered_share_policy_in_ir_is_refused(tmp_path):
     assert r.returncode == 1
     line, col = 1 + ir.stdout[: ir.stdout.index('"share"')].count("\n"), 1 + len('  "share": ')
     assert ir.stdout.splitlines()[line - 1].startswith('  "share": ')
-    assert r.stderr == (f"{path}:{line}:{col}: error: unknown share policy 'fair' (registered: bottleneck, maxmin) "
+    assert r.stderr == (f"{path}:{line}:{col}: error: unknown share policy 'fair' (no plugin registers share policies; built in: maxmin, "
+                        "bottleneck) "
                         """- at '$.share'\n    "share": "fair",\n  """ + " " * (col - 1) + "^\n")
 
 

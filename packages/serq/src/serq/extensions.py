@@ -106,7 +106,9 @@ class Extensions:
 
         off = others_switched_off(self.pm)
         if point == "share policy":
-            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'}){close}{off}"
+            # told as the other points are, the plugins' names apart from the language's own (it was
+            # '(registered: bottleneck, maxmin)', which did not say that a plugin may register one)
+            names = [n for n in names if n not in BUILTIN_SHARE]
         known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
         return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}{off}"
 
