@@ -352,6 +352,8 @@ def test_same_seed_same_bytes_with_the_plugins_order(pm, tmp_path, monkeypatch):
 @pytest.mark.parametrize(("line", "col", "what"), [
     ("pool p { cap 4; evict @leasthits; }", 23, "pool `p`: unknown eviction order `@leasthits`"),
     ("stage s : @wps;", 11, "stage `s`: unknown stage kind `@wps`"),
+    ("pool p { cap 4; preempt @mostkv(requeue = 1); }", 25, "pool `p`: unknown preemption policy `@mostkv`"),
+    ("share weighted;", 1, "`share weighted`: unknown share policy `weighted`"),
 ])
 def test_a_name_no_installed_plugin_registers_is_told_at_its_place(tmp_path, line, col, what):
     path = tmp_path / "Q.sq"
