@@ -554,7 +554,19 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
     thin: list[str] = []
     fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue, thin)
-    something_to_draw((zip(xs, ms) for xs, ms, _ in data.values()), f"--y {y}",
+    # a swept value of inf (a knob's "off": a threshold, a cap, max_seqs inf) has no place on the x axis: its
+    # point is drawn as a dashed level across the axes, labelled `C = inf`, with its CI as a pale band; it was
+    # left out of the line without a word, so a sweep of C=256,…,2048,inf drew the four and not the one it
+    # is compared with (a figure x, a point per point of the sweep, never holds one: its inf is left out)
+    levels: dict[Any, list[tuple[float, float, float]]] = {}
+    for h, (xs, ms, cis) in list(data.items()):
+        at_inf = [(xv, m, c) for xv, m, c in zip(xs, ms, cis) if math.isinf(xv) and math.isfinite(m)]
+        if at_inf:
+            levels[h] = at_inf
+            kept = [i for i, xv in enumerate(xs) if not math.isinf(xv)]
+            data[h] = ([xs[i] for i in kept], [ms[i] for i in kept], [cis[i] for i in kept])
+    something_to_draw([*(zip(xs, ms) for xs, ms, _ in data.values()),
+                       *([(0.0, m) for _, m, _ in pts] for pts in levels.values())], f"--y {y}",
                       f"no point whose {x} and {fig_name} are both finite numbers (a NaN or infinite "
                       "value is left out of a line)")
     figure = _figure()
@@ -568,11 +580,24 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
             hi = [m + (0 if math.isnan(c) else c) for m, c in zip(ms, cis)]
             drawable(lo + hi, f"--y {y} (its 95 % CI band)")
             bands[h] = lo, hi
+    entries = 0
     for h, (xs, ms, _cis) in data.items():
         label = None if hue is None else f"{_drawn(hue)} = {_drawn(_hue_value(h))}"
+        if not xs and h in levels:
+            label = None  # (a line of no point but its level: the level's entry names it)
         (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
+        entries += label is not None
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
+        for xv, m, c in levels.get(h, ()):
+            drawable([m], f"--y {y}")
+            at = f"{_drawn(hue)} = {_drawn(_hue_value(h))}, " if hue is not None else ""
+            ax.axhline(m, linestyle="--", linewidth=1, color=line.get_color(),
+                       label=f"{at}{_drawn(x)} = {'inf' if xv > 0 else '-inf'}")
+            entries += 1
+            if math.isfinite(c):
+                drawable([m - c, m + c], f"--y {y} (its 95 % CI band)")
+                ax.axhspan(m - c, m + c, alpha=0.1, color=line.get_color(), linewidth=0)
     ax.set_xlabel(_drawn(x))
     from matplotlib.ticker import MaxNLocator
 
@@ -583,8 +608,8 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     ax.set_ylabel(_drawn(y))
     ax.set_title(title or drawn_title, fontsize="medium")
     ax.grid(True, alpha=0.3)
-    if hue is not None:
-        _legend(ax, len(data), f"--hue {_drawn(hue)}")
+    if hue is not None or levels:
+        _legend(ax, entries, f"--hue {_drawn(hue)}" if hue is not None else _drawn(x))
     if thin:
         import sys
 
