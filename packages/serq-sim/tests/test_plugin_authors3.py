@@ -415,3 +415,16 @@ def test_a_batch_servers_arguments_refused_are_the_users_message(pm, tmp_path, a
     assert str(e.value).splitlines() == [
         f"{tmp_path / 'P.sq'}:1:1: error: stage svc: @bserve takes (B, T), a whole B of at least 1 and a time T "
         "above 0", f"  stage svc : @bserve{args};", "  ^"]
+
+
+def test_a_run_of_infinite_work_at_a_plugins_kind_is_not_the_plugins_fault(pm, tmp_path, monkeypatch):
+    """Two sessions of weight 1 at @wps under horizon inf, works inf and 1: session 1 is done at 2, session 0
+    waits for ever. The warning said the plugin's kind "will never complete them", naming it as at fault for the
+    program's infinite work; it now says so as at serQ's own stages, naming the work."""
+    src = WPS.replace("WEIGHT", "1").replace("run svc (1)", "run svc (serial == 0 ? 1 / 0 : 1)").replace(
+        "horizon 100", "horizon inf")
+    doc = same_json(_compile(tmp_path, pm, src), monkeypatch, pm=pm, seed=1)
+    assert (doc["end"], doc["ended"], doc["observes"]["t"]["count"]) == (2.0, 1, 1)
+    assert ("1 at stage svc, which will never complete them: their runs' work is infinite (session 0, in the run at "
+            f"{tmp_path / 'P.sq'}:3:") in doc["notes"][1]
+    assert "plugin" not in doc["notes"][1]

@@ -38,6 +38,7 @@ one too (:func:`serq.plugins.plugin_failure`, at :func:`serq_sim.run`).
 
 from __future__ import annotations
 
+import math
 import numbers
 import weakref
 from types import SimpleNamespace
@@ -830,24 +831,28 @@ def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
     0, 1, in the run at P.sq:4:11)", 2)``, where the warning said "at a stage that will never complete
     them", naming neither; the run statements they wait in, as a run-time error names its statement."""
     noted = _noted(sim)
-    by_stage: dict[int, list[int]] = {}
-    runs: dict[int, dict[str, None]] = {}  # the places of the runs they wait in, by stage, in sessions' order
+    by_stage: dict[tuple[int, bool], list[int]] = {}
+    # the places of the runs they wait in, by stage, in sessions' order
+    runs: dict[tuple[int, bool], dict[str, None]] = {}
     spans = getattr(sim, "spans", ())
     for job, stage in noted.jobs.values():
         owner = job.owner
         if owner is not None and owner not in stuck and owner.job is job and id(stage) in noted.owners:
-            by_stage.setdefault(id(stage), []).append(owner.serial)
+            # a run of infinite work is the program's, which no kind completes: told as at serQ's own stages
+            key = (id(stage), job.total == math.inf)
+            by_stage.setdefault(key, []).append(owner.serial)
             span = spans[job.span] if 0 <= job.span < len(spans) else None
             if span is not None:
-                runs.setdefault(id(stage), {})[place(span)] = None
+                runs.setdefault(key, {})[place(span)] = None
     from .engine import _shown_sessions, runs_named
 
     out = []
     for key, serials in by_stage.items():
-        registry, name, label = noted.owners[key]
-        out.append((f"{len(serials)} at stage {label}, whose kind @{name} of the plugin {registry.provider(name)} "
-                    f"will never complete them ({_shown_sessions(serials)}{runs_named(runs.get(key, ()))})",
-                    len(serials)))
+        registry, name, label = noted.owners[key[0]]
+        why = ("which will never complete them: their runs' work is infinite" if key[1] else
+               f"whose kind @{name} of the plugin {registry.provider(name)} will never complete them")
+        out.append((f"{len(serials)} at stage {label}, {why} ({_shown_sessions(serials)}"
+                    f"{runs_named(runs.get(key, ()))})", len(serials)))
     return out
 
 
