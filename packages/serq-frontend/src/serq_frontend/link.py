@@ -177,6 +177,8 @@ class Linker:
         self.multi_run: Pos | None = None
         self.edepth = 0
         self.bdepth = 0
+        #: the places warned of `queue(s) + busy(s)` (Linker.queue_and_busy), each once
+        self.queue_busy_warned: set[tuple[str, int, int]] = set()
         #: while linking a value the program keeps (a `set`, an `observe`, a `record` column, a `gauge`): a
         #: constant subexpression whose value is NaN is a value there, as it is at run time, not an error
         self.nan_ok = False
@@ -424,6 +426,8 @@ class Linker:
             return ir.Unary(op=e.op, arg=a, span=span(e.pos))
         if t is A.Binary:
             lhs, rhs = self.expr(e.lhs, m), self.expr(e.rhs, m)
+            if e.op == "+":
+                self.queue_and_busy(e, lhs, rhs)
             vl, vr = self.cval(lhs), self.cval(rhs)
             if vl is not None and vr is not None:
                 return self.folded(binary_value(e.op, vl, vr), e.pos,
@@ -609,6 +613,42 @@ class Linker:
         self.ctx.reporter.warn(pos, f"`est_wait({stage})` is 0 throughout the run: step stage `{stage}` has no "
                                "queue of its own (a run joins its residents at once, so no run waits there); "
                                + read)
+
+    def queue_and_busy(self, e: A.Binary, lhs: Any, rhs: Any) -> None:
+        """Warn of ``queue(s) + busy(s)`` (either order) of one stage member: ``queue(s)`` is every job at
+        ``s``, served or waiting, so the sum counts the jobs in service twice (a gauge of a station's
+        number present so written read 1.06 where the M/M/1's 0.67 was meant). The IR is as written."""
+        if not (isinstance(lhs, ir.Observable) and isinstance(rhs, ir.Observable)):
+            return
+        if {lhs.name, rhs.name} != {"queue", "busy"}:
+            return
+        a, b = lhs.target, rhs.target
+        if not (isinstance(a, ir.StageRef) and isinstance(b, ir.StageRef)) or a.stage != b.stage:
+            return
+        same = (a.index is None and b.index is None) or (
+            isinstance(a.index, ir.Num) and isinstance(b.index, ir.Num) and a.index.value == b.index.value)
+        if not same:
+            return
+        key = (e.pos.file, e.pos.line, e.pos.col)
+        if key in self.queue_busy_warned:  # (each term of an aggregate is linked, at one place)
+            return
+        self.queue_busy_warned.add(key)
+        call = e.lhs if lhs.name == "queue" else e.rhs
+        name = "s"
+        if isinstance(call, A.Call) and isinstance(call.args[0], A.Var):
+            target = call.args[0]
+            name = target.dotted
+            # as written: `s[j]` inside an aggregate, whose terms are linked with j a number
+            text = self.ctx.reporter.sources.line(target.pos.file, target.pos.line) or ""
+            m = re.match(r"[A-Za-z_][\w.]*(\[[^\[\]()]*\])?", text[target.pos.col - 1:])
+            if m is not None and m.group(0).split("[")[0] == name:
+                name = m.group(0)
+        step = isinstance(call, A.Call) and isinstance(call.args[0], A.Var) and self.stages_kind(call.args[0]) == "step"
+        waiting = ("the requests waiting for it are `queued(P)` of the pool it admits from" if step else
+                   f"the jobs waiting are `queue({name}) - busy({name})`")
+        self.ctx.reporter.warn(e.pos, f"`queue({name})` already counts the jobs in service at `{name}` (it is every "
+                               f"job there, served or waiting: the stage's present), so `+ busy({name})` counts "
+                               f"them twice; {waiting}")
 
     def member(self, e: A.Call, m: Moment) -> Any:
         """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for
