@@ -7,7 +7,8 @@ share within an SLO, the smallest fleet --find gives, the cost of goodput), a RA
 utilisation and Little's law per stage, a request's parts adding up), long-context requests among short
 ones under vLLM's long-prefill threshold (by hand, iteration by iteration; the TTFT trade-off), a trace
 replay with think times (by hand), and a vLLM-like engine with CPU and disk KV tiers (token conservation
-per request; no disk hit when the CPU tier never evicts)."""
+per request; no disk hit when the CPU tier never evicts), and two models' engines sharing one KV pool (by hand:
+at once with room for both, one after the other with room for one)."""
 
 from __future__ import annotations
 
@@ -271,3 +272,35 @@ def test_kv_tiers_conserve_tokens(monkeypatch, cpu_blocks):
     # every hit is of whole blocks
     for col in ("gpu", "cpu", "disk"):
         assert (recs[col] % 16 == 0).all()
+
+
+def multi_model_by_hand() -> str:
+    src = (HERE / "multi_model.sq").read_text()
+    return (src.replace("arrive poisson(rate);", "arrive batch(2);").replace("~bernoulli(p_chat)", "serial == 0")
+            .replace("1 + floor(~exp(E_n))", "100").replace("1 + floor(~exp(E_o))", "2")
+            .replace("run { horizon 300; warmup 30; seed 1; }", "run { horizon inf; }"))
+
+
+@pytest.mark.parametrize(("blocks", "chat", "code"), [(2000, (0.02, 0.0301), (0.016, 0.02408)),
+                                                      (10, (0.02, 0.0301), (0.0461, 0.05418))])
+def test_multi_model_shared_kv_by_hand(monkeypatch, blocks, chat, code):
+    # one request per model at t = 0, 100 prompt tokens, 2 output tokens: with room for both the engines run at
+    # once; with room for one (7 of 10 blocks each) the code request waits for the chat request's blocks
+    doc, recs = run("multi_model.sq", monkeypatch, sets={"kv_blocks": blocks}, text=multi_model_by_hand())
+    assert doc["observes"]["ttft_chat"]["mean"] == pytest.approx(chat[0], abs=1e-9)
+    assert doc["observes"]["ttft_code"]["mean"] == pytest.approx(code[0], abs=1e-9)
+    done = sorted(zip(recs["session"], recs["last_token"]))
+    assert [d for _, d in done] == [pytest.approx(chat[1], abs=1e-9), pytest.approx(code[1], abs=1e-9)]
+
+
+def test_multi_model_shares_one_pool(monkeypatch):
+    got = {}
+    for blocks in (2000, 300):
+        doc, _ = run("multi_model.sq", monkeypatch, sets={"kv_blocks": blocks}, horizon=200)
+        kv = pool(doc, "kv")
+        assert pool(doc, "reqs_chat")["admissions"] + pool(doc, "reqs_code")["admissions"] == kv["admissions"]
+        assert kv["over_cap"] == 0 and kv["used"] <= blocks * 16
+        got[blocks] = doc["observes"]
+    # the same requests (one seed): a smaller shared pool delays both models' first tokens
+    for model in ("ttft_chat", "ttft_code"):
+        assert got[300][model]["mean"] > 2 * got[2000][model]["mean"], model
