@@ -304,3 +304,19 @@ def test_multi_model_shares_one_pool(monkeypatch):
     # the same requests (one seed): a smaller shared pool delays both models' first tokens
     for model in ("ttft_chat", "ttft_code"):
         assert got[300][model]["mean"] > 2 * got[2000][model]["mean"], model
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_multi_model_first_declared_queue_takes_freed_blocks(monkeypatch, swapped):
+    # the pool declared first is served first where two queues' heads wait for room in one pool
+    # (language.txt, Ties): under heavy memory pressure its model's requests get the freed blocks, the
+    # other model's wait; swapping the two declarations swaps who waits
+    text = (HERE / "multi_model.sq").read_text()
+    if swapped:
+        a, b = "pool reqs_chat { cap 64; admit via chat; }\n", "pool reqs_code { cap 64; admit via code; }\n"
+        assert a + b in text
+        text = text.replace(a + b, b + a)
+    doc, _ = run("multi_model.sq", monkeypatch, sets={"kv_blocks": 150}, text=text, horizon=150)
+    first, second = ("ttft_code", "ttft_chat") if swapped else ("ttft_chat", "ttft_code")
+    assert doc["observes"][second]["mean"] > 5 * doc["observes"][first]["mean"]
+    assert doc["observes"][second]["count"] < doc["observes"][first]["count"]
