@@ -91,22 +91,25 @@ def test_show_labels_each_point_by_its_own_value(tmp_path):
 
 @pytest.mark.parametrize("c", [1.0, 1e-300, 1e-200, 1e300, 2.0 ** -1000, 2.0 ** 1000])
 def test_means_cis_and_paired_differences_of_tiny_or_huge_figures(c):
-    # by hand: 1, 2, 3 (times c) have mean 2 and sd 1, so the 95 % half-width is t(2) / sqrt(3) = 4.303 /
-    # sqrt(3); b - a of a = 1, 2, 3 and b = 2, 2.5, 5 is 1, 0.5, 2: mean 7/6, sd sqrt(7/12) (squares 1/36,
-    # 4/9, 25/36 over 2), paired half-width 4.303 sqrt(7/36); b's deviations from 19/6 are -7/6, -4/6, 11/6,
-    # var(b) = (186/36) / 2 = 31/12, so the reduction is 1 - (7/12) / (1 + 31/12) = 36/43, and Welch's se
-    # is sqrt(1/3 + 31/36) = sqrt(43) / 6 over df = (43/36)**2 / ((1/9 + (31/36)**2) / 2) = 3698/1105 =
-    # 3.35, the table's 3: half-width 3.182 sqrt(43) / 6
+    # by hand: 1, 2, 3 (times c) have mean 2 and sd 1, so the 95 % half-width is t(2) / sqrt(3), where t(2)
+    # = 0.95 / sqrt(2 * 0.975 * 0.025) = 4.3026527 (Student's t of 2 degrees of freedom in closed form); b - a
+    # of a = 1, 2, 3 and b = 2, 2.5, 5 is 1, 0.5, 2: mean 7/6, sd sqrt(7/12) (squares 1/36, 4/9, 25/36 over 2),
+    # paired half-width t(2) sqrt(7/36); b's deviations from 19/6 are -7/6, -4/6, 11/6, var(b) = (186/36) / 2
+    # = 31/12, so the reduction is 1 - (7/12) / (1 + 31/12) = 36/43, and Welch's se is sqrt(1/3 + 31/36) =
+    # sqrt(43) / 6 over df = (43/36)**2 / ((1/9 + (31/36)**2) / 2) = 3698/1105 = 3.3466, as it is: t(3698/1105)
+    # = 3.00386935632253 (scipy.stats.t.ppf(0.975, 3698 / 1105)), half-width t sqrt(43) / 6
+    t2 = 0.95 / math.sqrt(2 * 0.975 * 0.025)
+    t_welch = 3.00386935632253
     from serq_sweep.stats import mean_ci, paired
 
     n, m, ci, sd = mean_ci([1.0 * c, 2.0 * c, 3.0 * c])
     assert (n, m) == (3, pytest.approx(2 * c, rel=1e-15, abs=0))
     assert sd == pytest.approx(c, rel=1e-15, abs=0)
-    assert ci == pytest.approx(4.303 / math.sqrt(3) * c, rel=1e-12, abs=0)
+    assert ci == pytest.approx(t2 / math.sqrt(3) * c, rel=1e-12, abs=0)
     r = paired([1.0 * c, 2.0 * c, 3.0 * c], [2.0 * c, 2.5 * c, 5.0 * c])
     assert r["n"] == 3 and r["diff"] == pytest.approx(7 / 6 * c, rel=1e-12, abs=0)
-    assert r["ci_paired"] == pytest.approx(4.303 * math.sqrt(7 / 36) * c, rel=1e-12, abs=0)
-    assert r["ci_unpaired"] == pytest.approx(3.182 * math.sqrt(43) / 6 * c, rel=1e-12, abs=0)
+    assert r["ci_paired"] == pytest.approx(t2 * math.sqrt(7 / 36) * c, rel=1e-12, abs=0)
+    assert r["ci_unpaired"] == pytest.approx(t_welch * math.sqrt(43) / 6 * c, rel=1e-12, abs=0)
     assert r["variance_reduction"] == pytest.approx(36 / 43, rel=1e-12, abs=0)
 
 

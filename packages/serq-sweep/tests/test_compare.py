@@ -27,11 +27,12 @@ def test_paired_by_hand():
     d = [y - x for x, y in zip(a, b)]
     r = paired(a, b)
     assert r["n"] == 4 and r["diff"] == pytest.approx(statistics.mean(d))
-    assert r["ci_paired"] == pytest.approx(3.182 * statistics.stdev(d) / 2)
+    # Student's t quantiles 0.975 (scipy.stats.t.ppf): 3.1824463 at 3 degrees of freedom
+    assert r["ci_paired"] == pytest.approx(3.1824463052837078 * statistics.stdev(d) / 2, rel=1e-12)
     va, vb = statistics.variance(a) / 4, statistics.variance(b) / 4
-    df = (va + vb) ** 2 / ((va * va + vb * vb) / 3)  # Welch: 5.97..., the table's 5 degrees of freedom
-    assert int(df) == 5
-    assert r["ci_unpaired"] == pytest.approx(2.571 * math.sqrt(va + vb))
+    df = (va + vb) ** 2 / ((va * va + vb * vb) / 3)  # Welch: 5.9998, taken as it is (not rounded down to 5)
+    assert df == pytest.approx(5.999786576449106, rel=1e-12)
+    assert r["ci_unpaired"] == pytest.approx(2.446932950313136 * math.sqrt(va + vb), rel=1e-12)
     assert r["variance_reduction"] == pytest.approx(
         1 - statistics.variance(d) / (statistics.variance(a) + statistics.variance(b)))
     # a pair with a NaN is left out
@@ -52,7 +53,8 @@ def test_budget_arms_paired_cis_narrower_than_unpaired():
         b = [x[fig] for x in table if x["point"] == 1]
         d = [y - x for x, y in zip(a, b)]
         assert r["diff"] == pytest.approx(statistics.mean(d))
-        assert r["ci_paired"] == pytest.approx(2.571 * statistics.stdev(d) / math.sqrt(6))
+        # t 0.975 of 5 degrees of freedom: 2.5705818 (scipy.stats.t.ppf)
+        assert r["ci_paired"] == pytest.approx(2.5705818356363146 * statistics.stdev(d) / math.sqrt(6), rel=1e-12)
         assert r["ci_paired"] < r["ci_unpaired"], fig
         assert r["variance_reduction"] > 0.5, fig
     assert by["observes.ttft.mean"]["arm"] == "B=512" and by["observes.ttft.mean"]["base"] == "B=8192"

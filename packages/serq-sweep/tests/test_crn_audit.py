@@ -14,6 +14,7 @@ import serq_sweep
 from serq_sweep.api import run_plan
 from serq_sweep.pairing import arms_plan, comparisons
 from serq_sweep.stats import t975
+from tquantile import t975 as t_quantile
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -21,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[3]
 VLLM = str(ROOT / "examples/multi-turn/vllm_single_turn.sq")
 RUN = {"horizon": 40, "warmup": 5}
 
-# Student t, 0.975 quantiles (the usual table)
-T = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447}
+# Student t, 0.975 quantiles (scipy.stats.t.ppf(0.975, df))
+T = {2: 4.302652729749462, 3: 3.1824463052837078, 4: 2.7764451051977934, 5: 2.5705818356363146,
+     6: 2.4469118511449786}
 
 
 def _arms(values, seeds="1..4"):
@@ -78,20 +80,24 @@ def test_budget_arms_see_the_same_requests_and_the_paired_statistics_are_the_han
         assert r["diff"] == pytest.approx(d.mean(), rel=1e-12, abs=1e-15)
         assert r["ci_paired"] == pytest.approx(T[3] * d.std(ddof=1) / math.sqrt(n), rel=1e-12)
         va, vb = a.var(ddof=1) / n, b.var(ddof=1) / n
-        df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1))  # Welch-Satterthwaite, between 3 and 6
-        assert r["ci_unpaired"] == pytest.approx(T[int(df)] * math.sqrt(va + vb), rel=1e-12)
+        df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1))  # Welch-Satterthwaite, between 3 and 6, as it is
+        assert r["ci_unpaired"] == pytest.approx(t_quantile(df) * math.sqrt(va + vb), rel=1e-11)
         assert r["variance_reduction"] == pytest.approx(
             1 - d.var(ddof=1) / (a.var(ddof=1) + b.var(ddof=1)), rel=1e-12)
         if f != "requests.ttft.mean":  # (over 4 seeds the budget's effect on TTFT varies as much as TTFT)
             assert r["ci_paired"] < 0.2 * r["ci_unpaired"] and r["variance_reduction"] > 0.9, r
 
 
-def test_welch_degrees_of_freedom_are_rounded_down_past_the_table_too():
-    # docs/language.md: "a comparison's unpaired CI is Welch's with its degrees of freedom rounded down";
-    # past the table (30) the expansion took the fractional df as it was, a narrower t than the df below
-    for df in (30.5, 31.0, 31.5, 31.999, 45.9, 120.5, 1000.25):
-        assert t975(df) == t975(math.floor(df)), df
-    assert t975(40) == pytest.approx(2.021, abs=6e-4) and t975(40.99) == t975(40)
+def test_welch_degrees_of_freedom_are_taken_as_they_are():
+    # docs/sweep.md: a comparison's unpaired CI is Welch's, its degrees of freedom fractional as they come
+    # (scipy.stats.t.ppf(0.975, df) and Welch's t-test take them so); they were rounded down
+    exact = {5.21: 2.5397279101901957, 30.5: 2.04086944518632, 31.5: 2.0382021367118837,
+             40.0: 2.021075390306273, 40.99: 2.0195559332039514, 45.9: 2.0130139478879756,
+             120.5: 1.9798467346393642, 1000.25: 1.9623384864941926, 5000.5: 1.9604385042432446}
+    for df, t in exact.items():
+        assert t975(df) == pytest.approx(t, rel=1e-12), df
+    qs = [t975(df) for df in sorted(exact)]
+    assert qs == sorted(qs, reverse=True) and t975(math.inf) == pytest.approx(1.959963984540054, rel=1e-15)
 
 
 def test_the_table_and_records_are_the_same_bytes_for_any_worker_count_and_after_a_resume(tmp_path):
@@ -123,5 +129,6 @@ def test_the_welch_ci_of_figures_far_from_one_is_theirs_in_units_of_one(k):
         assert far[key] == pytest.approx(k * one[key], rel=1e-12), key
     assert far["variance_reduction"] == pytest.approx(one["variance_reduction"], rel=1e-12)
     va, vb = np.var(a, ddof=1) / 5, np.var(b, ddof=1) / 5
-    df = (va + vb) ** 2 / ((va**2 + vb**2) / 4)  # 5.21…: the table's 5
-    assert int(df) == 5 and one["ci_unpaired"] == pytest.approx(2.571 * math.sqrt(va + vb), rel=1e-12)
+    df = (va + vb) ** 2 / ((va**2 + vb**2) / 4)  # 5.2112, as it is: t 2.5395609 (scipy.stats.t.ppf)
+    assert df == pytest.approx(5.211196526025468, rel=1e-12)
+    assert one["ci_unpaired"] == pytest.approx(2.539560931293001 * math.sqrt(va + vb), rel=1e-12)

@@ -31,8 +31,8 @@ def test_a_flag_is_drawn_as_0_and_1(here):
     assert fig == "interrupted" and xs == [1.0, 2.0, 3.0]
     assert means == [0.5, 0.0, 1.0]  # (0 + 1) / 2; (0 + 0) / 2; the one run with a value
     assert cis[1] == 0.0 and math.isnan(cis[2])  # two equal values; one value has no CI
-    # t(1) = 12.706 times the standard error of 0 and 1 (sd 1/sqrt(2), over sqrt(2))
-    assert cis[0] == pytest.approx(12.706 * 0.5)
+    # t(1) = tan(0.475 pi) = 12.7062 times the standard error of 0 and 1 (sd 1/sqrt(2), over sqrt(2))
+    assert cis[0] == pytest.approx(math.tan(0.475 * math.pi) * 0.5, rel=1e-12)
 
 
 def test_the_command_draws_it(here, capsys):

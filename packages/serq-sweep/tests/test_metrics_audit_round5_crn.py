@@ -24,14 +24,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sweepstop import SERQ, needs_proc, stopped_after
+from tquantile import t975 as t_quantile
 
 pytestmark = pytest.mark.timeout(200)
 
 ROOT = Path(__file__).resolve().parents[3]
 VLLM = str(ROOT / "examples/multi-turn/vllm.sq")
 RUN = ["--set", "Lambda=1", "--horizon", "60", "--warmup", "10", "--no-progress"]
-#: Student t, 0.975 quantiles by degrees of freedom (the usual table)
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+#: Student t, 0.975 quantiles by degrees of freedom (scipy.stats.t.ppf(0.975, df) written out)
+T975 = {1: 12.706204736174694, 2: 4.302652729749462, 3: 3.1824463052837078, 4: 2.7764451051977934,
+        5: 2.5705818356363146, 6: 2.4469118511449786, 7: 2.364624251592784, 8: 2.306004135204166}
 
 
 def _sweep(tmp, name, budgets, seeds, *engine, fmt="csv", tier=""):
@@ -132,7 +134,7 @@ def test_serq_compare_s_paired_ci_is_the_per_seed_values_by_hand(tmp_path):
     # per figure, the pairs (a_s, b_s) of the seeds where both are finite, d_s = b_s - a_s, and
     #   diff = mean(d); ci_paired = t(n - 1) sd(d) / sqrt(n);
     #   ci_unpaired = t(floor(df)) sqrt(va + vb), va = var(a) / n, vb = var(b) / n,
-    #                 df = (va + vb)^2 / ((va^2 + vb^2) / (n - 1))  (Welch-Satterthwaite, rounded down);
+    #                 df = (va + vb)^2 / ((va^2 + vb^2) / (n - 1))  (Welch-Satterthwaite, as it is);
     #   variance_reduction = 1 - var(d) / (var(a) + var(b))
     # with var the sample variance (n - 1) and t the 0.975 quantile of the table above
     table, _ = _sweep(tmp_path, "t", "512,2048", "1..4", "--workers", "0")
@@ -160,7 +162,7 @@ def test_serq_compare_s_paired_ci_is_the_per_seed_values_by_hand(tmp_path):
         va, vb = _var(xs) / n, _var(ys) / n
         if va + vb > 0:
             df = (va + vb) ** 2 / ((va * va + vb * vb) / (n - 1))
-            want["ci_unpaired"] = T975[math.floor(df * (1 + 1e-12))] * math.sqrt(va + vb)
+            want["ci_unpaired"] = t_quantile(df) * math.sqrt(va + vb)  # (Welch's df as it is)
             want["variance_reduction"] = 1 - _var(d) / (_var(xs) + _var(ys))
             reductions.append(want["variance_reduction"])
         for k, w in want.items():

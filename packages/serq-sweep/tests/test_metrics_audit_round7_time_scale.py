@@ -14,9 +14,9 @@ From that, ``serq compare``'s paired statistics follow by hand from the runs tab
 compare"): the differences are ``a`` itself (times 1, -1/2 or 0), the paired half-width is the t quantile of
 ``n - 1`` degrees of freedom times their standard error, Welch's degrees of freedom are those of two variances in
 the ratio 1 : 4, and the variance reduction is ``1 - var(a) / (var(a) + 4 var(a)) = 0.8`` for a time or a rate
-(1 for a count, whose differences are 0). The t quantiles are the usual table to three decimals
-(docs/sweep.md: ``2.776`` for 4 degrees of freedom where the exact value is 2.7764451, ``2.571`` for 5), checked
-here against the exact ones to that precision. The runs table, the points table and the records are the same
+(1 for a count, whose differences are 0). The t quantiles are the exact ones (docs/sweep.md; scipy.stats.t.ppf's
+values written out here: 2.7764451 for 4 degrees of freedom, 2.4588237 for Welch's 100/17), Welch's degrees of
+freedom taken as they are. The runs table, the points table and the records are the same
 bytes for one local worker, two, and a Dask LocalCluster; ``serq plot`` draws the points' means and CIs, and the
 records' CDFs per arm, from the same values.
 """
@@ -75,8 +75,9 @@ run { arrivals 60; horizon inf; warmup 0; seed 1; }
 SEEDS = "1..5"
 N = 5
 # Student t's 0.975 quantile, exact to 7 decimals, for 4 and 5 degrees of freedom (the only ones met here)
-T_EXACT = {4: 2.7764451, 5: 2.5705818}
-T_TABLE = {4: 2.776, 5: 2.571}   # the usual table, which docs/sweep.md says serQ takes
+# Student's t quantiles 0.975 (scipy.stats.t.ppf(0.975, df)) at the degrees of freedom these arms have: n - 1
+# = 4, and Welch's (n - 1) 1.25^2 / (1 + 1/16) = 100/17 of two variances in the ratio 1 : 4
+T_EXACT = {4: 2.7764451051977934, 100 / 17: 2.458823709699146}
 TIMES = ("time", "sent", "admitted", "first_token", "last_token")
 SAME = ("session", "turn", "prompt", "output", "cached", "preemptions", "engine")
 
@@ -147,7 +148,7 @@ def test_every_figure_of_the_slower_arm_is_the_faster_arms_scaled_seed_by_seed(s
 
 def _hand_paired(xs: list[float], ys: list[float]) -> dict[str, float]:
     """docs/sweep.md's paired comparison, written out: means, the paired t half-width over the differences,
-    Welch's over the two arms (degrees of freedom rounded down), ``1 - var(b - a) / (var(a) + var(b))``."""
+    Welch's over the two arms (its degrees of freedom as they are), ``1 - var(b - a) / (var(a) + var(b))``."""
     n = len(xs)
 
     def mean(v):
@@ -162,8 +163,9 @@ def _hand_paired(xs: list[float], ys: list[float]) -> dict[str, float]:
         return {}
     va, vb, vd = var(xs) / n, var(ys) / n, var(d)
     df = (va + vb) ** 2 / ((va * va + vb * vb) / (n - 1))
-    return {"a": mean(xs), "b": mean(ys), "diff": mean(d), "ci_paired": T_TABLE[n - 1] * math.sqrt(vd / n),
-            "ci_unpaired": T_TABLE[math.floor(df)] * math.sqrt(va + vb), "df": df,
+    t_welch = T_EXACT[100 / 17] if df == pytest.approx(100 / 17, rel=1e-12) else math.nan
+    return {"a": mean(xs), "b": mean(ys), "diff": mean(d), "ci_paired": T_EXACT[n - 1] * math.sqrt(vd / n),
+            "ci_unpaired": t_welch * math.sqrt(va + vb), "df": df,
             "variance_reduction": 1 - vd / (var(xs) + var(ys))}
 
 
@@ -185,19 +187,19 @@ def test_serq_compare_is_the_paired_statistics_of_the_per_seed_values_by_hand(sw
             assert (row.a, row.b, row.diff) == (xs[0], ys[0], ys[0] - xs[0]), row.figure
             assert (row.ci_paired, row.ci_unpaired) == (0.0, 0.0), row.figure
         else:
-            # variances in the ratio 1 : 4 give Welch's df (n - 1) 1.25^2 / (1 + 1/16) = 5.88: 5
-            assert math.floor(want["df"]) == 5 and want["df"] == pytest.approx(4 * 1.5625 / 1.0625, rel=1e-12)
+            # variances in the ratio 1 : 4 give Welch's df (n - 1) 1.25^2 / (1 + 1/16) = 100/17, as it is
+            assert want["df"] == pytest.approx(4 * 1.5625 / 1.0625, rel=1e-12)
             for key in ("a", "b", "diff", "ci_paired", "ci_unpaired"):
                 assert getattr(row, key) == pytest.approx(want[key], rel=1e-12, abs=0), (row.figure, key)
             assert row.variance_reduction == pytest.approx(0.8, rel=1e-12) == want["variance_reduction"]
             # the differences are a (or -a / 2): the paired CI is the arm's own CI across the seeds (scaled)
-            assert row.ci_paired == pytest.approx(abs(c - 1) * T_TABLE[4] * math.sqrt(
+            assert row.ci_paired == pytest.approx(abs(c - 1) * T_EXACT[4] * math.sqrt(
                 math.fsum((x - want["a"]) ** 2 for x in xs) / (N - 1) / N), rel=1e-12)
         checked[c] += 1
-    # serQ's quantiles (serq_sweep.stats.t975) are the exact ones rounded to the table's three decimals
+    # serQ's quantiles (serq_sweep.stats.t975) are the exact ones
     from serq_sweep.stats import t975
 
-    assert [t975(d) for d in (4, 5)] == [round(T_EXACT[d], 3) for d in (4, 5)] == [T_TABLE[4], T_TABLE[5]]
+    assert [t975(d) for d in T_EXACT] == [pytest.approx(t, rel=1e-12) for t in T_EXACT.values()]
     assert checked[2.0] > 20 and checked[0.5] >= 3, checked
     # the figures the same in both arms at every seed (counts, ratios) are left out, and only they
     listed = set(cmp["figure"])
@@ -229,7 +231,7 @@ def test_the_points_table_and_serq_plot_draw_the_per_seed_means_and_cis(sweeps):
     for i, arm in enumerate((a, b)):
         v = arm["requests.ttft.mean"].tolist()
         m = math.fsum(v) / N
-        ci = T_TABLE[4] * math.sqrt(math.fsum((x - m) ** 2 for x in v) / (N - 1) / N)
+        ci = T_EXACT[4] * math.sqrt(math.fsum((x - m) ** 2 for x in v) / (N - 1) / N)
         assert means[i] == pytest.approx(m, rel=1e-14)
         assert cis[i] == pytest.approx(ci, rel=1e-12)
         assert points.loc[i, "requests.ttft.mean:mean"] == pytest.approx(m, rel=1e-14)

@@ -22,9 +22,8 @@ SERQ = str(Path(sys.executable).parent / "serq")
 FLEET = str(HERE / "fleet.sq")
 pytestmark = pytest.mark.timeout(60)
 
-# Student t's 97.5 % quantile by degrees of freedom (to 16 digits; scipy is no dependency of the package). The
-# sweep's CIs take it from the usual table of three decimals up to 30 degrees of freedom (docs/sweep.md), so the
-# test rounds it so: 2.571 for 5, where the exact 2.5705818 makes a CI 1.6e-4 narrower.
+# Student t's 97.5 % quantile by degrees of freedom (to 16 digits, scipy.stats.t.ppf's; scipy is no dependency of
+# the package), the quantile the sweep's CIs take (docs/sweep.md).
 T975 = {3: 3.182446305284263, 5: 2.570581835636314, 7: 2.364624251592785}
 
 
@@ -174,7 +173,7 @@ def t_half_width(values: list[float]) -> float:
     n = len(values)
     m = sum(values) / n
     var = sum((v - m) ** 2 for v in values) / (n - 1)
-    return round(T975[n - 1], 3) * math.sqrt(var / n)
+    return T975[n - 1] * math.sqrt(var / n)
 
 
 def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path):

@@ -25,7 +25,7 @@ from serq.errors import UsageError, UserError
 from serq_sweep.rows import selected, where_option
 
 SERQ = str(Path(sys.executable).parent / "serq")
-T1 = 12.706  # Student t, 97.5 %, 1 degree of freedom (the table of 3 decimals, serq_sweep.stats)
+T1 = math.tan(0.475 * math.pi)  # Student t, 97.5 %, 1 degree of freedom (the Cauchy's, in closed form): 12.7062
 FIG = "requests.ttft.p99"
 
 # load x blocks, 2 seeds; the figure is 10 * load + blocks / 1000 + seed (seed 1 and 2: mean + 1.5, sd 1/sqrt 2)

@@ -38,11 +38,11 @@ def test_the_curve_warns_of_means_over_fewer_runs_and_of_points_left_out(tmp_pat
     path = _table(tmp_path)
     fig, data = curve_data(str(path), "Lambda", "requests.ttft.p99")
     xs, means, cis = data[None]
-    # by hand: Lambda 2 over 1, 2, 3 (mean 2, t(2) 4.303 x sd 1 / sqrt 3); Lambda 6 its one value, no CI;
+    # by hand: Lambda 2 over 1, 2, 3 (mean 2, t(2) 4.3027 x sd 1 / sqrt 3); Lambda 6 its one value, no CI;
     # Lambda 10 no value: NaN, which the line leaves out
     assert xs == [2, 6, 10]
     assert means[:2] == [2.0, 98.0] and math.isnan(means[2])
-    assert cis[0] == pytest.approx(4.303 / math.sqrt(3), rel=1e-12) and math.isnan(cis[1])
+    assert cis[0] == pytest.approx(0.95 / math.sqrt(2 * 0.975 * 0.025) / math.sqrt(3), rel=1e-12) and math.isnan(cis[1])
     assert capsys.readouterr().err == ""  # the data alone says nothing
     curve(str(path), "Lambda", "requests.ttft.p99", hue="max_seqs")
     err = capsys.readouterr().err

@@ -51,7 +51,7 @@ def test_curve_draws_means_and_ci_bands(tmp_path):
         verts = band.get_paths()[0].vertices
         for x in (1.0, 2.0):
             ys = values[(h, x)]
-            ci = 4.303 * statistics.stdev(ys) / math.sqrt(3)
+            ci = 0.95 / math.sqrt(2 * 0.975 * 0.025) * statistics.stdev(ys) / math.sqrt(3)  # t(2), closed form
             at = sorted({round(float(v[1]), 9) for v in verts if v[0] == x})
             assert at == pytest.approx([statistics.mean(ys) - ci, statistics.mean(ys) + ci])
     svg = tmp_path / "f.svg"

@@ -97,14 +97,29 @@ def test_points_times_seeds_are_bounded_before_a_point_is_compiled(monkeypatch):
 
 # --- statistics and figures -------------------------------------------------------------------------
 
+#: the 0.975 quantiles of Student's t, scipy.stats.t.ppf(0.975, df) written out (scipy is no dependency),
+#: at whole and fractional degrees of freedom (Welch's are fractional)
+T975_SCIPY = {1: 12.706204736174694, 1.5: 6.016663104427929, 2: 4.302652729749462, 2.5: 3.5746548420036817,
+              3: 3.1824463052837078, 4: 2.7764451051977934, 5: 2.5705818356363146, 7.25: 2.348194849105371,
+              19: 2.0930240544083087, 30: 2.0422724563012378, 31.5: 2.0382021367118837, 60: 2.0002978220142604,
+              120: 1.9799304050824402, 1000.25: 1.9623384864941926, 5000.5: 1.9604385042432446}
+
+
 def test_t_quantiles():
-    # the 0.975 quantiles of Student's t (tables): 1, 4, 19, 30, 60, 120 degrees of freedom
-    for df, t in ((1, 12.706), (4, 2.776), (19, 2.093), (30, 2.042), (60, 2.000), (120, 1.980)):
-        assert t975(df) == pytest.approx(t, abs=6e-4)
+    from tquantile import t975 as by_simpson
+
+    # closed forms at 1 and 2 degrees of freedom: tan(0.475 pi), and 0.95 / sqrt(2 * 0.975 * 0.025)
+    assert t975(1) == pytest.approx(math.tan(0.475 * math.pi), rel=1e-14)
+    assert t975(2) == pytest.approx(0.95 / math.sqrt(2 * 0.975 * 0.025), rel=1e-14)
+    for df, t in T975_SCIPY.items():
+        assert t975(df) == pytest.approx(t, rel=1e-12), df
+        # (the tests' own quantile, Simpson's rule and bisection, against the same values)
+        assert by_simpson(df) == pytest.approx(t, rel=1e-11 if df > 100 else 1e-13), df
+    assert math.isnan(t975(0.5)) and math.isnan(t975(math.nan)) and t975(math.inf) == 1.959963984540054
     xs = [1.0, 2.0, 4.0]
     n, m, ci, sd = mean_ci(xs)
     assert (n, m) == (3, statistics.mean(xs)) and sd == pytest.approx(statistics.stdev(xs))
-    assert ci == pytest.approx(4.303 * statistics.stdev(xs) / math.sqrt(3))
+    assert ci == pytest.approx(T975_SCIPY[2] * statistics.stdev(xs) / math.sqrt(3), rel=1e-12)
 
 
 def test_flatten_is_generic():
@@ -152,7 +167,7 @@ def test_aggregates_and_csv(tmp_path):
         xs = [float(x["observes.response.mean"]) for x in runs if x["point"] == p["point"]]
         assert float(p["observes.response.mean:mean"]) == pytest.approx(statistics.mean(xs), rel=1e-12)
         assert float(p["observes.response.mean:ci"]) == pytest.approx(
-            4.303 * statistics.stdev(xs) / math.sqrt(3), rel=1e-9)
+            T975_SCIPY[2] * statistics.stdev(xs) / math.sqrt(3), rel=1e-9)
         assert p["runs"] == "3"
     # --show prints the same means
     line = r.stdout.splitlines()[1].split()

@@ -3,28 +3,92 @@ differences. Pure Python (``math.fsum``), no scipy."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
-#: t quantile 0.975 for 1 ... 30 degrees of freedom (the usual table, 3 decimals)
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)
+#: the 0.975 quantile of the standard normal (the limit of :func:`t975` as the degrees of freedom grow)
 _Z975 = 1.959963984540054
 
 
+def _beta_cf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function ``I_x(a, b)`` (modified Lentz),
+    taken until a step changes it by less than the double's precision."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    c, h = 1.0, d
+    for m in range(1, 1000):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h
+
+
+def _upper(t: float, v: float) -> float:
+    """``P(T > t)`` for Student's t of ``v`` degrees of freedom and ``t >= 0``: ``I_x(v/2, 1/2) / 2`` with
+    ``x = v / (v + t^2)``, its complement ``t^2 / (v + t^2)`` written out (no cancellation near 1)."""
+    a, b = v / 2.0, 0.5
+    t2 = t * t
+    x, y = v / (v + t2), t2 / (v + t2)
+    if y <= 0.0:
+        return 0.5
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
+    if x < (a + 1.0) / (a + b + 2.0):
+        i = math.exp(lbt) * _beta_cf(a, b, x) / a
+    else:
+        i = 1.0 - math.exp(lbt) * _beta_cf(b, a, y) / b
+    return i / 2.0
+
+
+def _density(t: float, v: float) -> float:
+    return math.exp(math.lgamma((v + 1.0) / 2.0) - math.lgamma(v / 2.0) - 0.5 * math.log(v * math.pi)
+                    - (v + 1.0) / 2.0 * math.log1p(t * t / v))
+
+
+@functools.lru_cache(maxsize=4096)
 def t975(df: float) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (NaN below 1): the table up to 30,
-    past it the Cornish-Fisher expansion around the normal quantile (within 1e-4 there); a fractional
-    ``df`` (Welch) is rounded down, which errs on the wide side (past the table too: the expansion at
-    31.5 gave a t below 31's)."""
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (NaN below 1), a fractional ``df``
+    (Welch's) as it is: what ``scipy.stats.t.ppf(0.975, df)`` gives, to about 1e-13 relative (2.5705818356363
+    at 5, 2.0930240544083 at 19). Newton's method on the upper tail ``P(T > t) = 0.025`` (the regularized
+    incomplete beta function) inside a bracket it keeps, bisecting where a step would leave it; past 1 000
+    degrees of freedom the Cornish-Fisher expansion around the normal quantile to its fourth term, whose
+    error there is below 1e-15. It was the usual table of three decimals up to 30 (2.571 at 5), with
+    Welch's degrees of freedom rounded down."""
     if not df >= 1:
         return math.nan
-    if df < 31:
-        return _T975[int(df) - 1]
-    z, v = _Z975, float(math.floor(df))
-    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
-            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3))
+    v = float(df)
+    if v > 1000.0:
+        if v == math.inf:
+            return _Z975
+        z = _Z975
+        return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+                + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+                + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4))
+    lo, hi = 0.0, 2.0
+    while _upper(hi, v) > 0.025:  # (12.7 at 1 degree of freedom: hi 16)
+        lo, hi = hi, hi * 2.0
+    t = (lo + hi) / 2.0
+    for _ in range(200):
+        q = _upper(t, v) - 0.025
+        if q > 0:
+            lo = t
+        else:
+            hi = t
+        nt = t + q / _density(t, v)
+        if not lo < nt < hi:
+            nt = (lo + hi) / 2.0
+        if abs(nt - t) <= 2e-16 * t:
+            return nt
+        t = nt
+    return t
 
 
 def finite(xs: Sequence[float]) -> list[float]:
