@@ -370,7 +370,9 @@ def test_a_source_that_is_not_utf8_gives_one_diagnostic_at_its_first_bad_byte(tm
     byte = data[len(first[:bad].encode("utf-8", "surrogateescape"))]
     assert caret.strip() == "^" and src_line[len(caret) - 1:].startswith(f"\\x{byte:02x}"), str(e.value)
     assert "\ufffd" not in src_line, str(e.value)
-    if len(src_line) <= 2 + 200:
+    # uncut, the caret is at the byte's column when every character before it on its line is shown as itself
+    # (a NUL or another byte before it is an escape of four columns: `\x00\x80…` puts it at column 6, not 2)
+    if len(src_line) <= 2 + 200 and all(ch.isprintable() for ch in first[bad - col + 1:bad]):
         assert caret == "  " + " " * (col - 1) + "^", str(e.value)
 
 
