@@ -239,7 +239,9 @@ def fit_steps(steps, where: str = "") -> Fit:
             coef = nnls(x / scale, t)
         at_zero = {n: float(v) for n, v, c, b in zip(COEFFICIENTS, free, coef, binding) if c == 0 and b}
     with np.errstate(all="ignore"):
-        coef = coef / scale
+        # + 0.0 makes a -0.0 (the solve's sign of a term the times do not depend on, exactly 0 where the
+        # times are subnormal) 0.0: a cost is at least 0, and `-0.0 * prefilled` was printed in the profile
+        coef = coef / scale + 0.0
         pred = x @ coef
         ape = np.abs(pred - t) / t
     for name, term, v in zip(COEFFICIENTS, ("c", *TERMS), coef):
