@@ -243,6 +243,20 @@ def _json_kind(v: Any) -> str:
 _NUMBER_WANTED = "a number is wanted"
 
 
+def _decoded_at(raw: Any, data: bytes, path: str) -> tuple[Any, tuple] | None:
+    """The IR file's JSON (``raw``, else ``data`` decoded) and the steps of ``path`` in it, or ``None`` where the
+    path or the JSON cannot be read (a message's detail then stays msgspec's)."""
+    steps = _path_steps(path)
+    if steps is None:
+        return None
+    if raw is None:
+        try:
+            raw = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+    return raw, steps
+
+
 def _typed_detail(detail: str, raw: Any, data: bytes, path: str) -> str:
     """msgspec's words of a value of the wrong type where a number of the IR goes (a float, or "inf"/"-inf"
     where the IR allows an infinite one: ``Number``) or one of its names (an operator, a distribution, ...),
@@ -257,14 +271,10 @@ def _typed_detail(detail: str, raw: Any, data: bytes, path: str) -> str:
         return detail
     import msgspec.inspect as mi
 
-    steps = _path_steps(path)
-    if steps is None:
+    found = _decoded_at(raw, data, path)
+    if found is None:
         return detail
-    if raw is None:
-        try:
-            raw = msgspec.json.decode(data)
-        except (msgspec.DecodeError, RecursionError):
-            return detail
+    raw, steps = found
     try:
         t = _field_type(raw, steps)
         value: Any = raw
@@ -293,14 +303,10 @@ def _tag_detail(detail: str, raw: Any, data: bytes, path: str, value: str) -> st
     look-alike letter, ``Fifо``, unseen). ``detail`` itself where the place is not a tag of such a union."""
     import msgspec.inspect as mi
 
-    steps = _path_steps(path)
-    if not steps or not isinstance(steps[-1], str):
+    found = _decoded_at(raw, data, path)
+    if found is None or not found[1] or not isinstance(found[1][-1], str):
         return detail
-    if raw is None:
-        try:
-            raw = msgspec.json.decode(data)
-        except (msgspec.DecodeError, RecursionError):
-            return detail
+    raw, steps = found
     try:
         t = _field_type(raw, steps[:-1])
     except (LookupError, TypeError, RecursionError):
