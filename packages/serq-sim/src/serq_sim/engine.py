@@ -841,13 +841,17 @@ class Simulation:
         """End the run now with the partial report (see :class:`StopRun`); both tiers."""
         raise StopRun(reason, message)
 
-    def stopped(self, e: BaseException) -> None:
-        """The run was stopped early by ``e`` (Ctrl-C, SIGTERM or :class:`StopRun`): its report is partial."""
+    def stopped(self, e: BaseException, waits=None) -> None:
+        """The run was stopped early by ``e`` (Ctrl-C, SIGTERM or :class:`StopRun`): its report is partial.
+        ``waits``: the fast tier's waiting sessions by statement (``fast._waits``), which a stop
+        by the memory guard names as the general engine's own (:meth:`_holders`)."""
         self.interrupted = True
         self._settle_appends()
         self.end = self.now
         if isinstance(e, StopRun):
             self.partial, self.partial_note = e.reason, e.message
+            if e.reason in ("max-samples", "memory"):
+                self.partial_note = self._holders(e.reason, e.message, waits)
         else:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
@@ -864,6 +868,25 @@ class Simulation:
                 if where is not None:  # a plugin's code that does not return: named
                     self.partial_note += f" (in {where})"
             _signal_caught()
+
+    def _holders(self, reason: str, message: str, waits) -> str:
+        """The note of a run stopped by ``--max-samples`` or the memory guard, ``message``, naming what holds most
+        of what it counts: the observe (gauge, record) holding most samples, and for the memory guard the
+        statement most waiting sessions wait at (a note of 241 158 live sessions said not where they were)."""
+        from . import holders
+
+        try:
+            samples = holders.samples_note(self)
+            if reason == "max-samples":
+                head, sep, tail = message.rpartition(" samples (")
+                return f"{head} samples, {samples} ({tail}" if samples and sep else message
+            head, sep, tail = message.rpartition(" sessions live and ")
+            if not sep:
+                return message
+            sessions = holders.sessions_note(holders.count_general(self) if waits is None else waits)
+            return f"{head} sessions live{sessions} and {tail}" + (f" ({samples})" if samples else "")
+        except MemoryError:  # (the note as it was: what names the holders needs memory too)
+            return message
 
     def _settle_appends(self) -> None:
         """Drop what a stop left half-appended. A sample of an observe is four appends (value, time, session,

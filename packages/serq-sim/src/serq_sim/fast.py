@@ -1983,7 +1983,8 @@ def run(sim):
     # note of sessions waiting for ever) is not taken for such a run (engine.Simulation.memory_stopped)
     _write_back(sim, gen, st, sessions=not (isinstance(stop, StopRun) and stop.reason == "memory"))
     if st["interrupted"]:
-        sim.stopped(st["interrupted"])
+        memory = isinstance(stop, StopRun) and stop.reason == "memory"
+        sim.stopped(st["interrupted"], waits=_waits(sim, gen, st) if memory else None)
     elif st["status"] == 2:
         sim.end = sim.now
     else:
@@ -2047,6 +2048,34 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
         obj = (sim.stages[sim.stage_base[fam] + int(m)] if field in ("ap", "ab", "ws", "ss")
                else sim.pools[sim.pool_base[fam] + int(m)])
         setattr(obj, huge[field], v)
+
+
+def _waits(sim, gen: _Gen, st: dict):
+    """The sessions waiting at the end of a stopped run, by ``(what, span)`` of the statement they wait at (a
+    hold's, queued at its first pool; a run's, queued at a fifo stage), as :func:`.holders.count_general`
+    counts the general engine's: the note of a run the memory guard stopped names the one most wait at. Made
+    once, from the run's own queues (no session is rebuilt)."""
+    from collections import Counter
+
+    from .holders import QUEUED_HOLD, QUEUED_RUN
+
+    out: Counter = Counter()
+    p = sim.program
+    for g, node in enumerate(p.pools):
+        qs = [st[f"g{g}_q"]] if node.size == 1 else st[f"g{g}_q"]
+        for q in qs:
+            for e in q:
+                A = e[2] if gen.pmode[g] == "static" else e
+                out[(QUEUED_HOLD, gen.holds[A[gen.XHID]].span)] += 1
+    for f, node in enumerate(p.stages):
+        if gen.fam_kind[f] != "fifo":
+            continue
+        qs = [st[f"f{f}_q"]] if node.size == 1 else st[f"f{f}_q"]
+        for q in qs:
+            for A in q:
+                sid = gen.run_span.get(A[gen.XP])
+                out[(QUEUED_RUN, gen.spans[sid] if sid is not None else None)] += 1
+    return out
 
 
 def _endless_runs(gen: _Gen, st: dict) -> bool:
