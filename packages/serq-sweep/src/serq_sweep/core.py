@@ -1521,6 +1521,14 @@ def parquet_metadata(f: Any) -> Any:
         return None
     try:
         return pq.ParquetFile(f).metadata
+    except (OSError, ValueError) as e:
+        if isinstance(e, OSError) and e.errno is not None:
+            raise  # (the file's own: EIO and the like, said by its reason)
+        # pyarrow's words of a footer it cannot decode end in a newline ("Couldn't deserialize thrift:
+        # TProtocolException: Negative size\n"), which ended the message of serq plot in a blank line and
+        # broke a resumed sweep's in two: the first line, cut, as read_parquet takes pandas' words
+        said = str(e).strip().split("\n", 1)[0]
+        raise ValueError(said if len(said) <= 300 else said[:299] + "…") from None
     finally:
         f.seek(0)
 
