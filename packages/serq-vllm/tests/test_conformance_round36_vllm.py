@@ -8,8 +8,8 @@ block_pool.py):
 * budget: a step's ``max_num_batched_tokens``; running requests first, in running order, each asking for
   every token it lacks; then waiting requests with what is left (BUDGET);
 * ``long_prefill_token_threshold`` cuts a chunk only while more than one request runs or waits at the step's
-  start (CHUNK_ALONE), a waiting request that cannot be admitted counted (CHUNK_BLOCKED_WAITER), a turn sent
-  at the step's start counted (CHUNK_TURN_AT_STEP_START);
+  start (CHUNK_ALONE), a waiting request that cannot be admitted counted (CHUNK_BLOCKED_WAITER), a preempted one
+  too (CHUNK_PREEMPTED_WAITER), a turn sent at the step's start counted (CHUNK_TURN_AT_STEP_START);
 * ``max_num_seqs`` stops the waiting loop (SEQ_CAP);
 * the prefix cache's hit: whole cached blocks, generated tokens' blocks included, at most
   ``num_tokens - 1`` tokens (HIT_WHOLE_BLOCKS, HIT_GENERATED_BLOCK);
@@ -216,12 +216,25 @@ PREEMPTED_OWN_BLOCKS_ANSWER = _hand(first=[1, 3], done=[9, 10], steps=11, preemp
 PREEMPTED_NO_CACHE = _scenario(6, 4, 6, PREEMPTED_REQUESTS)
 PREEMPTED_NO_CACHE_ANSWER = _hand(first=[1, 3], done=[9, 11], steps=12, preempted={1: 1})
 
+# CHUNK_PREEMPTED_WAITER. Threshold 3, budget 10, 4 usable blocks of 4.
+#   step 0  two waiting: cut. R0 (16) 3 (reserves 4 blocks, allocates 1), R1 (4 + 3) 3 (1 block); q: 2
+#   step 1  R0 3 (6: 2nd block), R1 1 (first1 = 2); q: 1
+#   step 2  R0 3 (9: 3rd block, the last); R1's 5th token finds none: running[-1] is R1, preempted (1 output
+#           kept, known 5), its block freed: q 1. No admission.
+#   step 3  R0 running, R1 waiting: cut, R0 3 (12); R1 (2 blocks) does not fit in 1
+#   step 4  R0 3 (15: 4th block); step 5 R0 1 (first0 = done0 = 6), its 4 blocks freed
+#   step 6  R1 alone: 5 tokens, samples its 2nd; step 7 its 3rd (done1 = 8)
+#   (the preempted waiter not counted: R0 takes 7 at step 3, done0 = 4, done1 = 6)
+CHUNK_PREEMPTED_WAITER = _scenario(10, 4, 5, [{"prompt": 16, "out": 1}, {"prompt": 4, "out": 3}], chunk=3)
+CHUNK_PREEMPTED_WAITER_ANSWER = _hand(first=[6, 2], done=[6, 8], steps=9, preempted={1: 1})
+
 CASES = [
     pytest.param(BUDGET, BUDGET_ANSWER, id="budget"),
     pytest.param(CHUNK_ALONE, CHUNK_ALONE_ANSWER, id="chunk_alone"),
     pytest.param(CHUNK_BLOCKED_WAITER, CHUNK_BLOCKED_WAITER_ANSWER, id="chunk_blocked_waiter"),
     pytest.param(CHUNK_TURN_AT_STEP_START, CHUNK_TURN_AT_STEP_START_ANSWER, id="chunk_turn_at_step_start"),
     pytest.param(CHUNK_TURN_CACHED, CHUNK_TURN_CACHED_ANSWER, id="chunk_turn_cached"),
+    pytest.param(CHUNK_PREEMPTED_WAITER, CHUNK_PREEMPTED_WAITER_ANSWER, id="chunk_preempted_waiter"),
     pytest.param(SEQ_CAP, SEQ_CAP_ANSWER, id="seq_cap"),
     pytest.param(HIT_WHOLE_BLOCKS, HIT_WHOLE_BLOCKS_ANSWER, id="hit_whole_blocks"),
     pytest.param(HIT_GENERATED_BLOCK, HIT_GENERATED_BLOCK_ANSWER, id="hit_generated_block"),
