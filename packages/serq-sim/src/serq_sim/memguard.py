@@ -38,11 +38,14 @@ CGROUP = "resident memory its control group had room for when the run began (mem
 class MemoryGuard:
     """The limits in force, each as ``(field of statm, bound in bytes, limit in bytes, its name)``."""
 
-    __slots__ = ("limits", "page")
+    __slots__ = ("limits", "page", "kept")
 
-    def __init__(self, limits: list[tuple[int, int, int, str]], page: int):
+    def __init__(self, limits: list[tuple[int, int, int, str]], page: int, kept: dict[str, str] | None = None):
         self.limits = limits
         self.page = page
+        #: by a limit's name, what the note says of the room the run may not take, where that is not the
+        #: usual half kept for the report (:func:`memory_guard`: another share of the machine's memory)
+        self.kept = kept or {}
 
     def over(self) -> str | None:
         """Why the run must stop now (a sentence), or ``None``."""
@@ -53,8 +56,8 @@ class MemoryGuard:
         for field, bound, limit, name in self.limits:
             used = int(fields[field]) * self.page
             if used > bound:
-                return (f"stopped near the memory limit: {_mib(used)} of the {_mib(limit)} {name} in use "
-                        "(the rest is kept to make this report)")
+                kept = self.kept.get(name, "the rest is kept to make this report")
+                return f"stopped near the memory limit: {_mib(used)} of the {_mib(limit)} {name} in use ({kept})"
         return None
 
 
@@ -152,10 +155,30 @@ def memory_guard() -> MemoryGuard | None:
         limits.append((field, used + int(room * SHARE), soft, name))
     share = machine_share()
     free = available() if share is not None else None
+    kept: dict[str, str] = {}
     if free is not None:  # statm: ..., resident (what the machine's memory holds), ...
         used = int(fields[1]) * page
         limits.append((1, used + int(free[0] * share), used + free[0], free[1]))
-    return MemoryGuard(limits, page) if limits else None
+        if share != SHARE:  # (the note's "the rest is kept to make this report" said half was kept)
+            kept = {free[1]: _share_kept(share, free[0])}
+    return MemoryGuard(limits, page, kept) if limits else None
+
+
+def _share_kept(share: float, free: int) -> str:
+    """What a stopped run's note says of the machine's memory when a run may grow by another ``share`` of
+    the ``free`` bytes than :data:`SHARE`: how much, and why (``SERQ_MEMORY_SHARE``, runs in parallel). The
+    note said "(the rest is kept to make this report)", so that ``SERQ_MEMORY_SHARE=0.0001`` stopped a run
+    at "29 MiB of the 23600 MiB … in use" with no word of what stopped it."""
+    why = []
+    raw = os.environ.get("SERQ_MEMORY_SHARE", "").strip()
+    if raw:
+        why.append(f"SERQ_MEMORY_SHARE={float(raw):g}")
+    runs = parallel_runs()
+    if runs > 1:
+        why.append(f"divided among {runs} runs at once")
+    room = int(free * share)
+    size = _mib(room) if room >= 2**20 else f"{room / 2**10:.0f} KiB"
+    return f"the run may grow by {share:.3g} of it, {size}: {', '.join(why)}"
 
 
 #: the environment variable a sweep's local worker processes are started with: how many of them run at once on
