@@ -228,6 +228,19 @@ PREEMPTED_NO_CACHE_ANSWER = _hand(first=[1, 3], done=[9, 11], steps=12, preempte
 CHUNK_PREEMPTED_WAITER = _scenario(10, 4, 5, [{"prompt": 16, "out": 1}, {"prompt": 4, "out": 3}], chunk=3)
 CHUNK_PREEMPTED_WAITER_ANSWER = _hand(first=[6, 2], done=[6, 8], steps=9, preempted={1: 1})
 
+# SAME_STEP_TURNS. Two turns sent at the same step join the waiting queue in the scenario's listing order, as
+# the bridge adds them (real.py: the due requests in index order), not in the order their think times began.
+#   step 0  a1 4, b1 4 (both first = 1; b1 done = 1; b2 is sent at 1 + 2 = 3)
+#   step 1  a1 its 2nd (done = 2; a2 is sent at 2 + 1 = 3)
+#   step 3  a2 (listed first) 8 of the budget's 8 (first = done = 4); b2 waits
+#   step 4  b2 8 (first = done = 5)
+SAME_STEP_TURNS = _scenario(8, 4, 20, [
+    {"session": "a", "turn": 1, "prompt": 4, "out": 2}, {"session": "b", "turn": 1, "prompt": 4, "out": 1},
+    {"session": "a", "turn": 2, "prompt": 8, "out": 1, "think": 1},
+    {"session": "b", "turn": 2, "prompt": 8, "out": 1, "think": 2},
+])
+SAME_STEP_TURNS_ANSWER = _hand(first=[1, 1, 4, 5], done=[2, 1, 4, 5], steps=6)
+
 CASES = [
     pytest.param(BUDGET, BUDGET_ANSWER, id="budget"),
     pytest.param(CHUNK_ALONE, CHUNK_ALONE_ANSWER, id="chunk_alone"),
@@ -235,6 +248,7 @@ CASES = [
     pytest.param(CHUNK_TURN_AT_STEP_START, CHUNK_TURN_AT_STEP_START_ANSWER, id="chunk_turn_at_step_start"),
     pytest.param(CHUNK_TURN_CACHED, CHUNK_TURN_CACHED_ANSWER, id="chunk_turn_cached"),
     pytest.param(CHUNK_PREEMPTED_WAITER, CHUNK_PREEMPTED_WAITER_ANSWER, id="chunk_preempted_waiter"),
+    pytest.param(SAME_STEP_TURNS, SAME_STEP_TURNS_ANSWER, id="same_step_turns"),
     pytest.param(SEQ_CAP, SEQ_CAP_ANSWER, id="seq_cap"),
     pytest.param(HIT_WHOLE_BLOCKS, HIT_WHOLE_BLOCKS_ANSWER, id="hit_whole_blocks"),
     pytest.param(HIT_GENERATED_BLOCK, HIT_GENERATED_BLOCK_ANSWER, id="hit_generated_block"),
