@@ -21,6 +21,13 @@ block_pool.py):
 * a request's first token counts at the end of the step whose chunk completed its prefill, once: a request
   preempted after it keeps it (LIFO_TWO_VICTIMS, VICTIM_AHEAD_OF_WAITER).
 
+Not pinned here, because no scenario of this format can show it: "no admission in a step that preempted"
+(scheduler.py's waiting loop runs only without preempted_reqs). The victim goes to the waiting queue's head
+and the queue is FCFS, so only the victim could be admitted, and it never fits in that step: the free blocks
+after it are at most the blocks it held less one (the request that preempted it needed more than were free),
+fewer than its known tokens need. The prefix cache's ``num_tokens - 1`` bound never binds in this format
+either (test_conformance_round23_vllm.py, case 7, pins it on the replay's program).
+
 Clock (oracle/README.md): step k runs from k to k + 1; ``arrive: a`` joins just before step a; ``first`` is
 the end of the step that completed the prefill, ``done`` of the one that sampled the last token, ``steps``
 the last ``done`` + 1. ``q [..]`` is the free queue, front first; ``xN`` the N-th block of request x; a
