@@ -618,22 +618,25 @@ class Linker:
         """Warn of ``queue(s) + busy(s)`` (either order) of one stage member: ``queue(s)`` is every job at
         ``s``, served or waiting, so the sum counts the jobs in service twice (a gauge of a station's
         number present so written read 1.06 where the M/M/1's 0.67 was meant). The IR is as written."""
-        if not (isinstance(lhs, ir.Observable) and isinstance(rhs, ir.Observable)):
-            return
-        if {lhs.name, rhs.name} != {"queue", "busy"}:
-            return
-        a, b = lhs.target, rhs.target
-        if not (isinstance(a, ir.StageRef) and isinstance(b, ir.StageRef)) or a.stage != b.stage:
-            return
-        same = (a.index is None and b.index is None) or (
-            isinstance(a.index, ir.Num) and isinstance(b.index, ir.Num) and a.index.value == b.index.value)
-        if not same:
-            return
-        key = (e.pos.file, e.pos.line, e.pos.col)
-        if key in self.queue_busy_warned:  # (each term of an aggregate is linked, at one place)
+        # the terms of the whole sum, as written and as linked: `2 * K + queue(s) + busy(s)` is
+        # `(2 * K + queue(s)) + busy(s)`, whose two sides were no queue and busy (no warning)
+        terms = _sum_terms(e.lhs, lhs) + _sum_terms(e.rhs, rhs)
+        queues = [(t, x) for t, x in terms if isinstance(x, ir.Observable) and x.name == "queue"]
+        busies = [(t, x) for t, x in terms if isinstance(x, ir.Observable) and x.name == "busy"]
+        for qa, q in queues:
+            for ba, b in busies:
+                if _same_stage_member(q.target, b.target):
+                    self._warn_queue_and_busy(e, qa, ba)
+
+    def _warn_queue_and_busy(self, e: A.Binary, qa: Any, ba: Any) -> None:
+        """The warning of :meth:`queue_and_busy` of the terms ``qa`` (``queue(s)``) and ``ba`` (``busy(s)``),
+        as written, of the sum ``e``: once a pair of terms (the sum's inner sums are linked first, and each
+        term of an aggregate is linked at one place)."""
+        key = (qa.pos.file, qa.pos.line, qa.pos.col, ba.pos.file, ba.pos.line, ba.pos.col)
+        if key in self.queue_busy_warned:
             return
         self.queue_busy_warned.add(key)
-        call = e.lhs if lhs.name == "queue" else e.rhs
+        call = qa
         name = "s"
         if isinstance(call, A.Call) and isinstance(call.args[0], A.Var):
             target = call.args[0]
@@ -646,7 +649,10 @@ class Linker:
         step = isinstance(call, A.Call) and isinstance(call.args[0], A.Var) and self.stages_kind(call.args[0]) == "step"
         waiting = ("the requests waiting for it are `queued(P)` of the pool it admits from" if step else
                    f"the jobs waiting are `queue({name}) - busy({name})`")
-        self.ctx.reporter.warn(e.pos, f"`queue({name})` already counts the jobs in service at `{name}` (it is every "
+        # at the first of the two terms (`queue(s)` of `2 * K + queue(s) + busy(s)`): the sum's own place when
+        # the two are the sum's sides
+        at = min(qa.pos, ba.pos, key=lambda p: (p.line, p.col)) if qa.pos.file == ba.pos.file == e.pos.file else e.pos
+        self.ctx.reporter.warn(at, f"`queue({name})` already counts the jobs in service at `{name}` (it is every "
                                f"job there, served or waiting: the stage's present), so `+ busy({name})` counts "
                                f"them twice; {waiting}")
 
@@ -1789,3 +1795,21 @@ def is_test(e: Any) -> bool:
 
 def link(module: A.Module, ctx: Context, source: str | None) -> ir.Program:
     return Linker(module, ctx, source).link()
+
+
+def _sum_terms(written: Any, linked: Any) -> list[tuple[Any, Any]]:
+    """The terms of a sum, ``(as written, as linked)`` each: a `+` whose linked node is a `+` too is its two
+    sides' terms (a sum folded to a number, or linked to another node, is one term)."""
+    if (isinstance(written, A.Binary) and written.op == "+" and isinstance(linked, ir.Binary)
+            and linked.op == "+"):
+        return _sum_terms(written.lhs, linked.lhs) + _sum_terms(written.rhs, linked.rhs)
+    return [(written, linked)]
+
+
+def _same_stage_member(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` (an observable's targets) are one stage member: one stage, no index or one
+    constant index."""
+    if not (isinstance(a, ir.StageRef) and isinstance(b, ir.StageRef)) or a.stage != b.stage:
+        return False
+    return (a.index is None and b.index is None) or (
+        isinstance(a.index, ir.Num) and isinstance(b.index, ir.Num) and a.index.value == b.index.value)
