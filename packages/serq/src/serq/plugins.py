@@ -1386,11 +1386,19 @@ class Registry:
     A provider is its name (a string) or a function returning it, called when the name is first needed
     (naming a plugin reads its distribution's metadata, which most runs never show)."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, fold_case: bool = False):
         self.kind = kind
         self._items: dict[str, tuple[Any, str | Callable[[], str]]] = {}
+        #: names that differ only in case are refused (:data:`CASE_FOLDED_HOOKS`): name case-folded -> name
+        self._folded: dict[str, str] | None = {} if fold_case else None
 
     def add(self, name: str, obj: Any, provider: str | Callable[[], str]) -> None:
+        folded = self._folded
+        if folded is not None and name not in self._items:
+            other_name = folded.get(name.casefold())
+            if other_name is not None:
+                self._case_clash(other_name, name, provider)
+            folded[name.casefold()] = name
         if name in self._items:
             first = self._items[name][1]
             if (isinstance(first, _LazyProvider) and isinstance(provider, _LazyProvider) and first.pm is provider.pm
@@ -1406,6 +1414,22 @@ class Registry:
                 f"{_provider_text(provider)}" + _run_without(first, provider)
             )
         self._items[name] = (obj, provider)
+
+    def _case_clash(self, first_name: str, name: str, provider: str | Callable[[], str]) -> None:
+        """Refuse ``name``, which differs from the registered ``first_name`` only in case (a plugin's report format
+        ``JSON`` beside the built-in ``json``: ``-o r.json`` took the one, ``--format JSON`` the other)."""
+        first = self._items[first_name][1]
+        why = (f"names of {self.kind}s that differ only in case are one name to the user (-o r.json and "
+               f"--format JSON would pick different ones)")
+        if (isinstance(first, _LazyProvider) and isinstance(provider, _LazyProvider) and first.pm is provider.pm
+                and first.plugin is provider.plugin):
+            raise PluginError(plugin_message(
+                provider.pm, provider.plugin, f"registers the {self.kind}s {first_name!r} and {name!r}",
+                reason=why))
+        raise PluginError(
+            f"error: {self.kind} {name!r} differs from {first_name!r} only in case: {first_name!r} is registered by "
+            f"{_provider_text(first)} and {name!r} by {_provider_text(provider)}; {why}"
+            + _run_without(first, provider))
 
     def __contains__(self, name: str) -> bool:
         return name in self._items
@@ -1580,6 +1604,11 @@ NAME_RULES: dict[str, Callable[[str], str | None]] = {
 }
 
 
+#: the register hooks whose names may not differ from one another only in case: a report format's name is
+#: also an output's suffix (``-o r.json``), which a user writes in either case
+CASE_FOLDED_HOOKS = frozenset({"serq_report_register_formats"})
+
+
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             key: Callable[..., str] | None = None, check: Callable[[Any], str | None] | None = None,
             **kwargs: Any) -> Registry:
@@ -1600,7 +1629,7 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     :data:`CALLABLE_HOOKS`, one that cannot be called as they call it), or an exception its implementation
     raises (the exception, at its line).
     """
-    reg = Registry(kind)
+    reg = Registry(kind, fold_case=hook in CASE_FOLDED_HOOKS)
     caller = getattr(pm.hook, hook, None)
     if caller is None:
         return reg
