@@ -357,10 +357,11 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
                     at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
                     thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {over}")
             else:
-                n, m, ci, _ = mean_ci(part[0].astype(float).tolist())
+                ys = part[0].astype(float).tolist()
+                n, m, ci, _ = mean_ci(ys)
                 if thin is not None and n < len(part[0]):
                     at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
-                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {_over(n, len(part[0]))}")
+                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {_over(n, len(part[0]), _infinite(ys))}")
             xs.append(int(xv) if whole else float(xv))
             ms.append(m)
             cis.append(ci)
@@ -451,18 +452,27 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
         keys = [c for c in swept if c in g.columns]
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
         for values, part in parts:
-            n, m, ci, _ = mean_ci(part[y_column].astype(float).tolist())
+            ys = part[y_column].astype(float).tolist()
+            n, m, ci, _ = mean_ci(ys)
             if thin is not None and n < len(part):
                 values = values if isinstance(values, tuple) else (values,)
                 at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
-                thin.append(f"{at or 'the point'} {_over(n, len(part))}")
+                thin.append(f"{at or 'the point'} {_over(n, len(part), _infinite(ys))}")
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
     rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def _over(n: int, runs: int) -> str:
-    return f"over {n} of {runs} runs" if n else f"no value in its {runs} runs (left out of its line)"
+def _over(n: int, runs: int, infinite: int = 0) -> str:
+    """What the warning of thin means says of a point's mean over ``n`` of its ``runs``; ``infinite``: how
+    many of the others had a value of inf or -inf. Such a value is left out of the mean as a NaN is, but the
+    run had one, not "no sample of it": a figure of 1e308 * 10 in one run of two was said so alone."""
+    said = f"over {n} of {runs} runs" if n else f"no value in its {runs} runs (left out of its line)"
+    return f"{said}, infinite in {infinite}" if infinite else said
+
+
+def _infinite(values: Sequence[float]) -> int:
+    return sum(1 for v in values if math.isinf(v))
 
 
 def _thin_warning(y: str, thin: Sequence[str]) -> str:
