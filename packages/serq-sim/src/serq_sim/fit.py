@@ -276,7 +276,10 @@ def dependencies(scaled, scale, rank: int) -> list[str]:
     the rounding of the decomposition, and is left out."""
     import numpy as np
 
-    null = np.linalg.svd(scaled)[2][rank:] / scale  # each row w: sum_k w_k x_k = 0 in every step
+    # the thin decomposition: the steps are at least the terms (fit_steps refuses fewer), so its right singular
+    # vectors are all of them; the full one made the left ones too, a square of the steps (10^6 steps: 8 TB,
+    # `error: out of memory` for a trace of constant terms)
+    null = np.linalg.svd(scaled, full_matrices=False)[2][rank:] / scale  # each row w: sum_k w_k x_k = 0 in every step
     rows, subjects = list(null / np.abs(null).max(axis=1, keepdims=True)), []
     for col in range(null.shape[1] - 1, -1, -1):
         i = next((i for i, w in enumerate(rows) if i >= len(subjects)
