@@ -205,7 +205,7 @@ def test_what_the_sweep_chapter_says(ran):
     e2el = rows["requests.e2el.mean"]
     assert float(e2el[4]) < float(e2el[5]) / 10 and float(e2el[6].rstrip("%")) > 90
     # the figures the text quotes, to the digits it gives; over 100 times the seeds: (unpaired / paired)**2
-    assert (round(float(e2el[4]), 3), round(float(e2el[5]), 2)) == (0.068, 0.87)
+    assert (round(float(e2el[4]), 3), round(float(e2el[5]), 2)) == (0.068, 0.85)
     assert (float(e2el[5]) / float(e2el[4])) ** 2 > 100
     assert float(rows["pools.kv.preemptions"][2]) > 0 == float(rows["pools.kv.preemptions"][1])
     # the plots are SVG files
