@@ -204,16 +204,20 @@ def machine_share() -> float | None:
     elif value == "off":
         return None
     else:
+        from serq import numbers
+
+        # serq.numbers' rule, as every number a user gives: float() took other scripts' digits ('٠.٥'),
+        # '1_0' and 'infinity', where SERQ_MEMORY_WORKERS took only the digits 0-9
         try:
-            share = float(value)
-        except ValueError:
+            share = numbers.number(value)
+        except numbers.NotANumber:
             share = -1.0
         if not 0.0 < share <= 1.0:
             from .tier_env import env_error
 
             raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the "
                             f"run may grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no "
-                            "bound but a ulimit's)")
+                            "bound but a ulimit's)" + _hint(value, float, numbers.NUMBER_HINT))
     return share / parallel_runs()
 
 
@@ -226,8 +230,26 @@ def parallel_runs() -> int:
         return 1
     if value.isascii() and value.isdigit() and 1 <= int(value) <= 4096:
         return int(value)
+    from serq import numbers
+
     from .tier_env import env_error
 
     raise env_error(WORKERS_VAR, raw, "how many runs run at once on this machine, among which the share of its "
                     "available memory is divided (a sweep's local workers are started with it): a whole number "
-                    "from 1 to 4096")
+                    "from 1 to 4096" + _hint(value, int, numbers.WHOLE_HINT))
+
+
+def _hint(value: str, kind: type, hint: str) -> str:
+    """serq.numbers' hint at its rule, `` (…)``, when Python's ``kind`` reads ``value`` (stripped) though the
+    rule does not (``٣``, ``٠.٥``, ``1_0``, ``+1``); empty otherwise. The words every number a user gives is
+    refused with (serq.numbers.not_a_number)."""
+    from serq import numbers
+
+    fits = numbers.is_number(value) if kind is float else value.isascii() and value.lstrip("-").isdigit()
+    if fits:
+        return ""
+    try:
+        kind(value)
+    except (ValueError, OverflowError):
+        return ""
+    return f" ({hint})"
