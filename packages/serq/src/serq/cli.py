@@ -903,7 +903,11 @@ def _main(argv: list[str] | None) -> int:
             if failure is not None:
                 click.echo(failure, err=True)
             else:
-                click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
+                # the name as every message prints it (serq.errors.shown_path): an -o of 120 000 characters
+                # the system refused was repeated whole, where an input's name is cut around `…`
+                from .errors import shown_path
+
+                click.echo(printable_lines(f"error: {shown_path(e.filename)}: {e.strerror or e}"), err=True)
             code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
         if getattr(type(e), "serq_internal_error", False):  # a check the user asked for found a bug
