@@ -68,9 +68,9 @@ def _refused(name: str, v: Any, rule: str, *, of_type: bool) -> Exception:
 
 
 def _is_real(v: Any) -> bool:
-    import numbers
+    from serq.numbers import is_real
 
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    return is_real(v)
 
 
 def _is_integer(v: Any) -> bool:

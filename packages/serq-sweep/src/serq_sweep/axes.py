@@ -134,6 +134,17 @@ def _real(v: Any, what: str) -> float:
     return x
 
 
+def _unmasked(v: Any, what: str, index: int | None = None) -> None:
+    """Refuse a masked entry of a numpy masked array (``np.ma.masked``, what iterating one gives of an entry its
+    mask hides), naming ``what`` and the entry's ``index``: it has no value, and ``.item()`` of it is 0, so
+    ``sets={"x": np.ma.masked_array([1, 2], mask=[0, 1])}`` swept x=1 and x=0."""
+    if type(v).__name__ != "MaskedConstant" or type(v).__module__.split(".")[0] != "numpy":
+        return
+    at = "" if index is None else f" at index {index}"
+    raise UsageError(f"{what}: the value{at} is masked, which is no number to sweep (give the values left "
+                     "unmasked: .compressed() of the array)")
+
+
 def split_list(text: str) -> list[str]:
     """The items of the comma list ``text`` (``--set``'s values, ``--seeds``, ``--zip``'s names), each without the blanks around it: ``1, 2`` is ``1,2`` (a list quoted for the shell is written
     so), ``a , b`` is ``a,b``; an item of blanks alone is empty. The one splitter of every list of the
@@ -368,6 +379,7 @@ def set_axes(sets: Mapping[str, Any], given: Any = None) -> list[Axis]:
     out = []
     for name, v in sets.items():
         what = given("set", clipped(name))
+        _unmasked(v, what)
         v = _one(v)
         if isinstance(v, str):
             values = parse_range(v, what)
@@ -375,7 +387,8 @@ def set_axes(sets: Mapping[str, Any], given: Any = None) -> list[Axis]:
             values = [_real(v, what)]
         elif isinstance(v, Iterable) and not isinstance(v, (bytes, Mapping)):
             values = []
-            for x in ordered(v, f"sets[{name!r}]"):
+            for i, x in enumerate(ordered(v, f"sets[{name!r}]")):
+                _unmasked(x, what, i)
                 x = _one(x)
                 values.extend(parse_range(x, what) if isinstance(x, str) else [_real(x, what)])
                 if len(values) > MAX_POINTS:  # each range is bounded; so are they together

@@ -227,9 +227,9 @@ def everywhere_note(searches: list[_Search], name: str) -> str:
 
 
 def _is_real(v: Any) -> bool:
-    import numbers
+    from serq.numbers import is_real
 
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    return is_real(v)
 
 
 def _over(over: Any) -> tuple[str, str]:

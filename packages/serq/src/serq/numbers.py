@@ -17,7 +17,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "beyond_doubles", "digits_reason",
-           "is_number",
+           "is_number", "is_real",
            "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
@@ -178,20 +178,34 @@ def whole(text: str) -> int:
     raise NotANumber(not_whole(text))
 
 
-def real(v: object) -> float | None:
-    """``v``, a value the Python API was given as a number (``sets={"B": 512}``, ``horizon=``), as a float:
-    a real number (a bool is not one) within the doubles, NaN included (each caller refuses it in its own
-    words); ``None`` for anything else (a str, None, an int beyond the doubles, whose ``float()``
-    overflows). The rule of serq.loading's run settings, ``serq_sim.run``'s, a compile's ``sets`` and a
-    sweep's."""
+def is_real(v: object) -> bool:
+    """Whether ``v`` is a number the Python API takes: a ``numbers.Real`` (an int, a float, a Fraction, numpy's
+    scalars) that is no bool, or a ``decimal.Decimal``, which Python does not register as a Real. A sweep's
+    ``sets={"x": [Decimal("1")]}`` took a Decimal while ``horizon=Decimal("10")`` refused it; each is now the
+    double nearest to it (:func:`real`), as the same number's text is read (docs/sweep.md)."""
+    import decimal
     import numbers
 
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+    return (isinstance(v, numbers.Real) and not isinstance(v, bool)) or isinstance(v, decimal.Decimal)
+
+
+def real(v: object) -> float | None:
+    """``v``, a value the Python API was given as a number (``sets={"B": 512}``, ``horizon=``), as a float:
+    a real number (:func:`is_real`: a bool is not one, a Decimal is) within the doubles, NaN included (each
+    caller refuses it in its own words); ``None`` for anything else (a str, None, an int or Decimal beyond the
+    doubles, whose ``float()`` overflows or is infinite). The rule of serq.loading's run settings,
+    ``serq_sim.run``'s, a compile's ``sets`` and a sweep's."""
+    import decimal
+
+    if not is_real(v):
         return None
     try:
-        return float(v)
+        x = float(v)  # type: ignore[arg-type]
     except OverflowError:
         return None
+    if isinstance(v, decimal.Decimal) and v.is_finite() and math.isinf(x):  # Decimal('1e400'): inf, no overflow
+        return None
+    return x
 
 
 def switch(v: object) -> bool:
