@@ -484,6 +484,10 @@ class Recorder:
         """A path a ``use`` looked at: not a file (``real`` None), or a file resolving to ``real``."""
         self.deps.append(["candidate", str(path), None if real is None else str(real)])
 
+    def same(self, path: Path, first: str) -> None:
+        """A library ``path`` is the file read already as ``first`` (a hard link to it), so not read again."""
+        self.deps.append(["same", str(path), first])
+
     def read(self, path: Path, text: str) -> None:
         """A file the compile read (its text as decoded)."""
         self.deps.append(["read", str(path), _text_digest(text)])
@@ -523,6 +527,9 @@ def _holds(deps: Any) -> bool:
                 if text.startswith("\ufeff"):  # a byte-order mark: the compile read the text without it
                     text = text[1:]
                 if _text_digest(text) != d[2]:
+                    return False
+            elif kind == "same":
+                if not os.path.samefile(path_str(d[1]), path_str(d[2])):
                     return False
             elif kind == "module":
                 if _stamp(d[1]) != d[1:]:

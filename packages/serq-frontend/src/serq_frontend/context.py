@@ -54,6 +54,9 @@ class Context:
         #: the ``--set`` names each ``let`` takes its value from (itself, or through the lets it reads)
         self.let_sets: dict[str, tuple[str, ...]] = {}
         self.libraries_read: set[str] = set()
+        #: each library read, by its file's device and inode: its resolved path (another name of one file,
+        #: a hard link, is that library, as a symbolic link to it is)
+        self.library_files: dict[tuple[int, int], str] = {}
         #: what layers leave for the linker (e.g. the queues' generated names)
         self.notes: dict[str, Any] = {}
         #: the compile cache's record of the files a compile looked for and read (``cache.Recorder``)

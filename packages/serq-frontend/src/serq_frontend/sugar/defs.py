@@ -354,7 +354,7 @@ class Expander:
                             + did_you_mean(Path(u.path).name, known))
         found = lib = None
         for c in files:
-            key = str(c.resolve())
+            key, ident = self._library_key(c)
             if key in ctx.libraries_read:
                 cycle = next((i for i, (k, _) in enumerate(self._reading) if k == key), None)
                 if cycle is not None:
@@ -378,8 +378,10 @@ class Expander:
             raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {files[0]}, which is a program, not a "
                             "library (it declares more than `def`s and `use`s), and no library of that "
                             "name on the library path")
-        ctx.libraries_read.add(str(found.resolve()))
-        self._reading.append((str(found.resolve()), u.path))
+        ctx.libraries_read.add(key)
+        if ident is not None:
+            ctx.library_files[ident] = key
+        self._reading.append((key, u.path))
         try:
             for item in lib.items:
                 if isinstance(item, A.DefItem):
@@ -390,6 +392,26 @@ class Expander:
             raise self.in_library(e, u) from None
         finally:
             self._reading.pop()
+
+    def _library_key(self, c: Path) -> tuple[str, tuple[int, int] | None]:
+        """The name a library file is read once by (its resolved path), and its device and inode. A hard link
+        to a library read already is that library, as a symbolic link to it is (resolved to its path): it
+        was read again, each of its definitions `defined twice`, and a cycle through it was not seen.
+        The compile cache records that the two names are one file (``Recorder.same``)."""
+        import os
+
+        real = str(c.resolve())
+        try:
+            st = os.stat(real)
+        except OSError:
+            return real, None
+        ident = (st.st_dev, st.st_ino)
+        first = self.ctx.library_files.get(ident)
+        if first is None or first == real:
+            return real, ident
+        if self.ctx.recorder is not None:
+            self.ctx.recorder.same(c, first)
+        return first, ident
 
     def in_library(self, e: CompileError, u: A.UseItem) -> CompileError:
         """An error found reading the library of the use ``u`` (it does not parse, or a definition of it is
