@@ -164,6 +164,46 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         check_not_input(path, inputs)
         check_dumped(path, kind)  # a file there no dump wrote
     os.makedirs(folder, exist_ok=True)
+    lock = _lock_folder(folder)
+    try:
+        return _dump(report, result, folder, observe_names, observe_files, gauge_files, gauge_folder, manifest,
+                     inputs)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _lock_folder(folder: str) -> int | None:
+    """The folder taken for this dump alone: an advisory lock (``flock``) on the folder itself, held until its
+    list is written, dropped when the descriptor is closed or the process ends. Two runs dumping into one
+    folder at once each wrote its files over the other's, and the folder held one run's observes beside
+    the other's (and its list), all said to be well. A folder another dump holds is refused at once, as a
+    second sweep into one table is; where the platform or the file system has no such lock, the dump is
+    written unlocked (the descriptor returned is the caller's to close; None: nothing held)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # (a folder this user may not read: written unlocked, as before)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        from serq.errors import shown_path
+
+        raise OutputError(f"{shown_path(folder)}: another run is dumping into this folder now; let it end, or "
+                          "give --dump another folder (nothing was written there)") from None
+    except OSError:  # a file system without locks (some network ones)
+        os.close(fd)
+        return None
+    return fd
+
+
+def _dump(report: Any, result: Any, folder: str, observe_names: list[str], observe_files: dict[str, str],
+          gauge_files: dict[str, str], gauge_folder: str, manifest: str, inputs: list[str]) -> list[str]:
     # the folder's list of its last dump's files, written last: an earlier one goes first, so a dump cut
     # short leaves none (a reader then takes every file there, as of a dump written before the list)
     try:
