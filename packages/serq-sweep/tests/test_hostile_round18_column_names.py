@@ -77,7 +77,7 @@ def test_the_api_refuses_them_too(folder):
 
     with pytest.raises(UsageError, match="^error: events: a column of the table already"):
         serq_sweep.sweep(str(folder / "p.sq"), sets={"events": [1, 2]}, workers=0, progress=False)
-    with pytest.raises(UsageError, match="^error: --records: the swept name wait is a column of the record table"):
+    with pytest.raises(UsageError, match="^error: records=: the swept name wait is a column of the record table"):
         serq_sweep.sweep(str(folder / "p.sq"), sets={"wait": [1, 2]}, records=True, workers=0, progress=False)
 
 

@@ -155,8 +155,8 @@ class Records:
         if self.path is None:
             return
         if out is None:
-            raise UserError(f"--records {self.path}: give --out too (the records resume with the sweep's "
-                            "table)")
+            raise UserError(f"{core.named(plan.given, 'records', self.path)}: give "
+                            f"{core.named(plan.given, 'out')} too (the records resume with the sweep's table)")
         self.files = R.check(self.path, plan, out, inputs)
 
     def open(self, fresh: bool, done: Mapping[str, Any] | None = None, table_others: int = 0) -> None:

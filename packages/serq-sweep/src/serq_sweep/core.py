@@ -465,15 +465,26 @@ SLO_FIGURES = {"requests.goodput": "counts the requests that meet an SLO",
                "requests.attainment": "is the fraction of the completed requests that meet an SLO"}
 
 
-def check_slo_program(program: Any, file: str, limits: Mapping[str, Any]) -> None:
+def named(given: Any, setting: str, text: str | None = None) -> str:
+    """How a message heads what ``setting`` gave (:func:`serq.loading.given_or_option`): the command line's
+    option (``--slo``, ``--records r.csv``) or the Python API's keyword (``slo=``, ``records=r.csv``); the
+    API's errors of ``records=`` and ``slo=`` said ``--records:`` and ``--slo:``, options its caller never
+    gave."""
+    from serq.loading import given_or_option
+
+    said = given_or_option(given)(setting, text)
+    return said if text is not None or said.startswith("--") else f"{said}="
+
+
+def check_slo_program(program: Any, file: str, limits: Mapping[str, Any], given: Any = None) -> None:
     """Refuse, before any run, an SLO for a program that records no requests, as ``serq run --slo`` does:
-    its runs would have no goodput to give."""
+    its runs would have no goodput to give. ``given`` names the option or keyword (:func:`named`)."""
     if "slo" not in limits:
         return
     from serq_sim.metrics import NO_REQUESTS, records_requests
 
     if not records_requests(program):
-        raise UserError(f"{file}: --slo: {NO_REQUESTS}")
+        raise UserError(f"{file}: {named(given, 'slo')}: {NO_REQUESTS}")
 
 
 def definition_forms(pm: Any, files: Sequence[str], axes: Sequence[Axis]) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -596,7 +607,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             raise UserError(msg) from None
         check_replaceable(program, replayed, given)
         load_program_trace(program, replayed, clauses)
-        check_slo_program(program, file, limits)
+        check_slo_program(program, file, limits, given)
         from serq_sim.notes import never_ends, no_end_refused
 
         endless = no_end_refused(program, limits, given)  # (each run would be refused: said once, before them)
@@ -1051,16 +1062,18 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
 # ---------------------------------------------------------------------------------------------------
 
 
-def table_format(path: str, flag: str = "--out", what: str = "a table", *, output: bool = True) -> str:
+def table_format(path: str, flag: str = "--out", what: str = "a table", *, output: bool = True,
+                 head: str | None = None) -> str:
     """``"parquet"`` or ``"csv"`` by ``path``'s extension; else one message naming ``flag``: a usage error
     (status 2) for a file to write (``output``), the form of the flag's value; an input's kind is an error of
-    that input (status 1), as ``serq run`` says of a file of a type no part loads."""
+    that input (status 1), as ``serq run`` says of a file of a type no part loads. ``head``: what heads the
+    message in place of ``flag`` and ``path`` (the Python API's ``records=r.txt``, :func:`named`)."""
     low = path.lower()
     if low.endswith(".parquet"):
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise (UsageError if output else UserError)(f"{flag} {path}: {what} is .parquet or .csv")
+    raise (UsageError if output else UserError)(f"{head or f'{flag} {path}'}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:

@@ -53,8 +53,8 @@ def table_names(plan: Any) -> list[str]:
         for n in p.records:
             names.setdefault(n, None)
     if not names:
-        raise UserError("--records: the program declares no records (`record NAME { col = expr; … }`; "
-                        "lib/vllm.sq's vllm_request records every request)")
+        raise UserError(f"{_named(plan, 'records')}: the program declares no records "
+                        "(`record NAME { col = expr; … }`; lib/vllm.sq's vllm_request records every request)")
     return list(names)
 
 
@@ -69,10 +69,18 @@ def journal_path(path: str) -> str:
     return f"{path}.journal"
 
 
-def record_format(path: str) -> str:
-    from .core import table_format
+def record_format(path: str, given: Any = None) -> str:
+    from .core import named, table_format
 
-    return table_format(path, "--records", "a records file")
+    return table_format(path, "--records", "a records file", head=named(given, "records", path))
+
+
+def _named(plan: Any, setting: str, text: str | None = None) -> str:
+    """``--records`` or ``records=`` (serq_sweep.core.named), as the plan was given: by the command line or the
+    Python API."""
+    from .core import named
+
+    return named(getattr(plan, "given", None), setting, text)
 
 
 #: the columns of a sweep's records table before the record's own, the swept names between point and seed
@@ -94,12 +102,12 @@ def clash_of_columns(plan: Any) -> None:
                                                                    if table in p.records) for c in cols))
         for col in declared:  # (a record's column key: a resume read the sweep's key or the record's, not both)
             if col in PREFIX:
-                raise UsageError(f"--records: the record table {table} has a column {col}, which the sweep's "
+                raise UsageError(f"{_named(plan, 'records')}: the record table {table} has a column {col}, which the sweep's "
                                  f"records table gives each row of its own ({', '.join(PREFIX)}, with the swept "
                                  "names): give the column another name to keep the records of a sweep")
         for name in plan.names:
             if name in OWN or name in declared:
-                raise UsageError(f"--records: the swept name {name} is a column of the record table {table} "
+                raise UsageError(f"{_named(plan, 'records')}: the swept name {name} is a column of the record table {table} "
                                 f"({', '.join([*OWN, *declared])}); a swept name is a column of its own there: "
                                 "give the let another name to sweep it")
 
@@ -111,10 +119,10 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
     from .core import journal_path as out_journal
     from .core import points_path
 
-    record_format(path)
+    record_format(path, getattr(plan, "given", None))
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"--records {path}: no folder {folder} to write it in")
+        raise UserError(f"{_named(plan, 'records', path)}: no folder {folder} to write it in")
     paths = files(path, table_names(plan))
     # every file of the sweep is a file of its own, by any path (./r.csv, a symbolic or hard link): a usage
     # error (serq.files.check_distinct), as serq run's outputs are

@@ -421,7 +421,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                          replayed, said=compiled)
         core.check_replaceable(program_, replayed, given)
         core.load_program_trace(program_, replayed, clauses)  # (once a trace, before the search)
-        core.check_slo_program(program_, file, limits)
+        core.check_slo_program(program_, file, limits, given)
         if name not in {c.name for c in program_.constants}:
             defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
