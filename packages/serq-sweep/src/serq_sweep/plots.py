@@ -329,6 +329,9 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
         _few_lines(int(frame[hue].nunique(dropna=False)), hue)
     if x_figure is None:
         _one_point_per_x(frame, cols, x, hue, end)
+    absent = _absent_column(frame, y_column) if not (points_table or search_table) else None
+    if absent is not None:
+        frame = frame.assign(**{ABSENT: absent})
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     # a knob of whole numbers (a count of replicas, blocks: an integer column) keeps its values as ints, so
     # that curve() ticks its axis at whole numbers only (it was ticked 6.0, 6.2, 6.4 replicas)
@@ -349,7 +352,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
                                     counts)
             continue
         xs, ms, cis = [], [], []
-        for xv, part in _by_x(g, x, [y_column, *band, *counts]):
+        for xv, part in _by_x(g, x, [y_column, *band, *counts, *([ABSENT] if absent is not None else [])]):
             if read_as_is:
                 m, ci = float(part[0][0]), float(part[1][0]) if band else math.nan
                 over = _fewer(part[-2][0], part[-1][0]) if counts and thin is not None else None
@@ -361,7 +364,9 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
                 n, m, ci, _ = mean_ci(ys)
                 if thin is not None and n < len(part[0]):
                     at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
-                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {_over(n, len(part[0]), _infinite(ys))}")
+                    gone = int(part[-1].sum()) if absent is not None else 0
+                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} "
+                                f"{_over(n, len(part[0]), _infinite(ys), gone)}")
             xs.append(int(xv) if whole else float(xv))
             ms.append(m)
             cis.append(ci)
@@ -457,17 +462,41 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
             if thin is not None and n < len(part):
                 values = values if isinstance(values, tuple) else (values,)
                 at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
-                thin.append(f"{at or 'the point'} {_over(n, len(part), _infinite(ys))}")
+                gone = int(part[ABSENT].sum()) if ABSENT in part.columns else 0
+                thin.append(f"{at or 'the point'} {_over(n, len(part), _infinite(ys), gone)}")
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
     rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def _over(n: int, runs: int, infinite: int = 0) -> str:
+#: the column :func:`_curve_data` adds to a runs table: whether the run's program has no member the figure is of
+ABSENT = "\0absent"
+#: what the warning of thin means says of runs whose program has no such member (:func:`_absent_column`)
+ABSENT_SAID = "absent from"
+
+
+def _absent_column(frame: Any, y_column: str) -> Any:
+    """Per run, whether the figure ``y_column`` is absent from its program: the figure of a stage's or pool's
+    member (``stages.svc[3].utilisation``) whose ``present`` is blank, the member not being one of the run's
+    (a sweep over a family's size K, K=1 having no ``svc[3]``); None for a figure of no such member. Such a
+    run was said to have "no sample of it: an observe that took none…"."""
+    prefix, _, _ = y_column.rpartition(".")
+    present = f"{prefix}.present"
+    if not prefix.startswith(("stages.", "pools.")) or present not in frame.columns or present == y_column:
+        return None
+    import pandas as pd
+
+    return pd.isna(pd.to_numeric(frame[present], errors="coerce")).to_numpy()
+
+
+def _over(n: int, runs: int, infinite: int = 0, absent: int = 0) -> str:
     """What the warning of thin means says of a point's mean over ``n`` of its ``runs``; ``infinite``: how
     many of the others had a value of inf or -inf. Such a value is left out of the mean as a NaN is, but the
-    run had one, not "no sample of it": a figure of 1e308 * 10 in one run of two was said so alone."""
+    run had one, not "no sample of it": a figure of 1e308 * 10 in one run of two was said so alone.
+    ``absent``: how many of them have no such stage or pool member (:func:`_absent_column`)."""
     said = f"over {n} of {runs} runs" if n else f"no value in its {runs} runs (left out of its line)"
+    if absent:
+        said += f", {ABSENT_SAID} {'them' if absent == runs else absent}"
     return f"{said}, infinite in {infinite}" if infinite else said
 
 
@@ -481,8 +510,15 @@ def _thin_warning(y: str, thin: Sequence[str]) -> str:
     warns of it: the curve drew them without a word, so a load at which two of three seeds completed no
     request after the warm-up was drawn at the third's p99 TTFT, below its neighbours, looking served."""
     more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
-    return (f"warning: --y {clipped(y)}: some points' runs had no value of it (no sample of it: an observe that "
-            "took none, a request metric of a run that completed no request after the warm-up), and each such "
+    absent = [t for t in thin if f", {ABSENT_SAID} " in t]
+    gone = "the figure is absent from those points' runs: the program there has no such stage or pool member"
+    if len(absent) == len(thin):
+        why = gone
+    else:
+        why = ("no sample of it: an observe that took none, a request metric of a run that completed no request "
+               "after the warm-up")
+        why += f"; or, where said, {gone.removeprefix('the figure is ')}" if absent else ""
+    return (f"warning: --y {clipped(y)}: some points' runs had no value of it ({why}), and each such "
             f"mean is drawn over the others': {'; '.join(thin[:3])}{more}")
 
 
