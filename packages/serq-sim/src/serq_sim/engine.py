@@ -76,6 +76,8 @@ EPS = 1e-9
 INF = math.inf
 #: the latest time an event happens at: without a horizon, an event at inf never does (Simulation._loop)
 MAX_TIME = sys.float_info.max
+#: how the note of a run that ran out of memory holding samples begins (Simulation.out_of_memory, memguard.hint)
+OUT_OF_MEMORY_HOLDING = "out of memory holding "
 #: events between two ticks of the event loop (the no-progress guard, the bounds, the progress bar)
 TICK = 20_000
 #: the no-progress guard: a run that makes more than STALL_EVENTS + STALL_PER_SESSION × (sessions live when
@@ -872,12 +874,15 @@ class Simulation:
     def _holders(self, reason: str, message: str, waits) -> str:
         """The note of a run stopped by ``--max-samples`` or the memory guard, ``message``, naming what holds most
         of what it counts: the observe (gauge, record) holding most samples, and for the memory guard the
-        statement most waiting sessions wait at (a note of 241 158 live sessions said not where they were)."""
-        from . import holders
-
+        statement most waiting sessions wait at (a note of 241 158 live sessions said not where they were). A run
+        that ran out of memory (``out of memory holding N samples (…)``, :meth:`out_of_memory`) names the
+        samples' holder as ``--max-samples`` does; it named none. Whatever this needs memory for, a
+        MemoryError leaves the note as it was."""
         try:
+            from . import holders
+
             samples = holders.samples_note(self)
-            if reason == "max-samples":
+            if reason == "max-samples" or message.startswith(OUT_OF_MEMORY_HOLDING):
                 head, sep, tail = message.rpartition(" samples (")
                 return f"{head} samples, {samples} ({tail}" if samples and sep else message
             head, sep, tail = message.rpartition(" sessions live and ")

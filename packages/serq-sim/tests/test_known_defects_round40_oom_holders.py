@@ -1,0 +1,78 @@
+"""A run that ran out of memory (a MemoryError inside it) names the observe holding most samples, as a run
+stopped by the memory guard or ``--max-samples`` does (serq_sim.holders): its note said ``out of memory
+holding N samples (--max-samples N stops a run before it holds N)`` and not where. Naming the holder needs
+memory too: a MemoryError there leaves the note as it was. Both tiers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import serq_frontend
+from serq_sim import engine, holders
+from tiers import run_on_tier
+
+# one pool of one unit held over a one-second run, arrivals at 100 a second: observe a takes a sample at
+# every arrival (line 5, column 3), b at every end, so a holds the most samples
+GROW = """stage s : fifo(1);
+pool p { cap 1; }
+workload { arrive poisson(100); }
+session {
+  observe a = 1;
+  hold p (1) {
+    run s (1);
+  }
+  observe b = 2;
+}
+run { horizon 1e9; seed 1; }
+"""
+
+
+class _RunsOut:
+    """A memory guard whose second look (the second tick, 40 000 events) finds no memory: a MemoryError in the
+    run's loop, as an allocation that fails there raises."""
+
+    def __init__(self):
+        self.looks = 0
+
+    def over(self):
+        self.looks += 1
+        if self.looks >= 2:
+            raise MemoryError
+        return None
+
+
+def _grow(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "grow.sq").write_text(GROW)
+    return serq_frontend.compile("grow.sq")
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_out_of_memory_names_the_observe_holding_most(tier, tmp_path, monkeypatch):
+    monkeypatch.setattr(engine, "memory_guard", _RunsOut)
+    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    assert outcome[0] == "report"
+    assert sim.partial == "memory"
+    m = re.fullmatch(r"out of memory holding (\d+) samples, (\d+) of them by observe a at grow\.sq:5:3 "
+                     r"\(--max-samples N stops a run before it holds N\)", sim.partial_note)
+    assert m, sim.partial_note
+    held, by_a = map(int, m.groups())
+    # a's samples: one a session that arrived; b's: one a session that ended
+    assert by_a == sim.arrivals == len(sim.obs[0].values)
+    assert held == by_a + len(sim.obs[1].values) == by_a + sim.ended
+    assert sim.ended < sim.arrivals
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_no_memory_to_name_the_holder_keeps_the_note(tier, tmp_path, monkeypatch):
+    def no_memory(sim):
+        raise MemoryError
+
+    monkeypatch.setattr(engine, "memory_guard", _RunsOut)
+    monkeypatch.setattr(holders, "samples_note", no_memory)
+    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    assert outcome[0] == "report"
+    assert sim.partial == "memory"
+    assert re.fullmatch(r"out of memory holding \d+ samples \(--max-samples N stops a run before it holds N\)",
+                        sim.partial_note), sim.partial_note
