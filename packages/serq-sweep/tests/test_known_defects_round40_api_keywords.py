@@ -68,3 +68,26 @@ def test_the_command_line_still_names_its_options(tmp_path):
     assert r.returncode == 1 and f"error: {MMC}: --slo: the program records no requests" in r.stderr
     r = serq("--records", "r.txt", "--out", "o.csv")
     assert r.returncode == 2 and "error: --records r.txt: a records file is .parquet or .csv" in r.stderr
+
+
+def test_records_at_an_output_of_out_names_the_keywords(tmp_path, monkeypatch):
+    # said '--out' and '--records' (serq.files.check_distinct's labels) to the API's caller
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as e:
+        _sweep(records="o.csv", out="o.csv")
+    assert str(e.value) == ("error: o.csv: named by both out= and records=; each output of a sweep needs a file of "
+                            "its own")
+    with pytest.raises(UserError) as e:
+        _sweep(records="o.points.csv", out="o.csv")
+    assert str(e.value) == ("error: o.points.csv: named by both the points table of out= and records=; each output "
+                            "of a sweep needs a file of its own")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_command_line_names_its_options_of_outputs(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "serq", "sweep", str(MMC), "--set", "lam=1", "--horizon", "10",
+                        "--warmup", "0", "--workers", "0", "--records", "o.points.csv", "--out", "o.csv"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2
+    assert ("error: o.points.csv: named by both --out's points table and --records; each output of a sweep needs "
+            "a file of its own") in r.stderr

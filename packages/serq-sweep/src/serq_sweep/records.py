@@ -126,10 +126,14 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
     paths = files(path, table_names(plan))
     # every file of the sweep is a file of its own, by any path (./r.csv, a symbolic or hard link): a usage
     # error (serq.files.check_distinct), as serq run's outputs are
-    outputs = [] if out is None else [("--out", out), ("--out's points table", points_path(out)),
-                                      ("--out's journal", out_journal(out))]
-    outputs += [("--records", target) for target in paths.values()]
-    outputs.append(("--records' journal", journal_path(path)))
+    # (the Python API's caller is told of out= and records=, not of options it never gave)
+    o, r = _named(plan, "out"), _named(plan, "records")
+    cli = o.startswith("--")
+    outputs = [] if out is None else [(o, out),
+                                      ("--out's points table" if cli else f"the points table of {o}", points_path(out)),
+                                      ("--out's journal" if cli else f"the journal of {o}", out_journal(out))]
+    outputs += [(r, target) for target in paths.values()]
+    outputs.append(("--records' journal" if cli else f"the journal of {r}", journal_path(path)))
     check_distinct(outputs, of="a sweep")
     inputs = list(inputs)
     for target in [*paths.values(), journal_path(path)]:
