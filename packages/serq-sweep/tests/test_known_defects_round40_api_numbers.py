@@ -61,3 +61,11 @@ def test_masked_entry_is_refused_naming_its_index(given, index):
 def test_masked_array_without_masked_entries_is_its_values():
     table = _sweep(sets={"lam": np.ma.masked_array([1, 2], mask=[0, 0])})
     assert list(table["lam"]) == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(("given", "said"), [(np.ma.masked_array([1, 2], mask=[0, 1]), " at index 1"),
+                                             (np.ma.masked, "")])
+def test_masked_seed_is_refused_naming_its_index(given, said):
+    # it was refused as "a seed is an integer … not 0.0", a value the caller never gave
+    with pytest.raises(UserError, match=rf"^error: seeds: the value{said} is masked"):
+        _sweep(seeds=given)

@@ -270,11 +270,15 @@ def seed_values(seeds: Any) -> list[int]:
     the text ``0,1,2,…`` of every seed, quoted whole in the message that refused it."""
     from serq_ir.rules import seed_problem
 
+    _unmasked(seeds, "seeds")
     seeds = _one(seeds)
     if _scalar(seeds):
         given = [seeds]
     else:
-        given = [_one(s) for s in itertools.islice(ordered(seeds, "seeds"), MAX_POINTS + 1)]
+        given = []
+        for i, s in enumerate(itertools.islice(ordered(seeds, "seeds"), MAX_POINTS + 1)):
+            _unmasked(s, "seeds", i)  # (a masked seed was refused as "not 0.0", a value not given)
+            given.append(_one(s))
         if len(given) > MAX_POINTS:
             raise UsageError(f"seeds: more than {MAX_POINTS} seeds")
     if not given:
