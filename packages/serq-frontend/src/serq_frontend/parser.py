@@ -830,9 +830,10 @@ def _unexpected_character(ch: str, order: str = "LE") -> str:
         return f"unexpected character {_quoted(ch)}"
     import unicodedata
 
-    shown = _quoted(ch) if ch.isprintable() and not unicodedata.combining(ch) else f"`{ascii(ch)[1:-1]}`"
-    name = unicodedata.name(ch, "")
-    out = f"unexpected character {shown} (U+{ord(ch):04X}{' ' + name if name else ''}"
+    from serq.errors import named_char
+
+    shown, code = named_char(ch)
+    out = f"unexpected character `{shown}` ({code}"
     ascii_ch = _LOOKALIKES.get(ch)
     if ascii_ch is None and unicodedata.category(ch) != "No":  # not ² for 2: x² is no x2
         folded = unicodedata.normalize("NFKC", ch)

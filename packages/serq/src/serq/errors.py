@@ -379,12 +379,21 @@ def _look_alike(name: object, offered: str | None) -> str:
     `lambda`?)``, two names that print the same. Nothing otherwise."""
     if not isinstance(name, str) or offered is None or name.isascii() or not offered.isascii():
         return ""
+    shown, code = named_char(next(c for c in name if not c.isascii()))
+    return f" the name given is not ASCII: its `{shown}` is {code}"
+
+
+def named_char(ch: str) -> tuple[str, str]:
+    """A character a message names, not ASCII: ``(shown, code)``, ``shown`` the character itself where it
+    prints and is no combining mark, else its escape (``\\u200b``), and ``code`` its code point and Unicode
+    name, ``U+0430 CYRILLIC SMALL LETTER A`` (the code point alone where it has no name). The words of a
+    look-alike letter in a did-you-mean (:func:`did_you_mean`) and of an unexpected character in a program
+    (serq_frontend.parser)."""
     import unicodedata
 
-    ch = next(c for c in name if not c.isascii())
     shown = ch if ch.isprintable() and not unicodedata.combining(ch) else ascii(ch)[1:-1]
-    what = unicodedata.name(ch, "")
-    return f" the name given is not ASCII: its `{shown}` is U+{ord(ch):04X}{' ' + what if what else ''}"
+    name = unicodedata.name(ch, "")
+    return shown, f"U+{ord(ch):04X}{' ' + name if name else ''}"
 
 
 #: the most entries of a folder :func:`missing_file_note` reads for a name like the one not found
