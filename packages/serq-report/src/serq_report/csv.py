@@ -179,26 +179,20 @@ def _lock_folder(folder: str) -> int | None:
     folder at once each wrote its files over the other's, and the folder held one run's observes beside
     the other's (and its list), all said to be well. A folder another dump holds is refused at once, as a
     second sweep into one table is; where the platform or the file system has no such lock, the dump is
-    written unlocked (the descriptor returned is the caller's to close; None: nothing held)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        return None
+    written unlocked (serq.files.held_alone; the descriptor returned is the caller's to close; None: nothing
+    opened)."""
+    from serq.files import held_alone
+
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:  # (a folder this user may not read: written unlocked, as before)
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not held_alone(fd):
         os.close(fd)
         from serq.errors import shown_path
 
         raise OutputError(f"{shown_path(folder)}: another run is dumping into this folder now; let it end, or "
                           "give --dump another folder (nothing was written there)") from None
-    except OSError:  # a file system without locks (some network ones)
-        os.close(fd)
-        return None
     return fd
 
 

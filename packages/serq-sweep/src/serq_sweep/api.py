@@ -108,18 +108,10 @@ def _lock_journal(journal: Any) -> bool:
     sweep holds it: a second sweep into the same table is refused before it reads the journal or runs
     anything (two sweeps into one ``--out`` each ran every run, each having read the journal before the
     other wrote to it, and a ``--fresh`` one removed the journal the other was appending to). Where the
-    platform or the file system has no such lock, the sweep runs unlocked."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        return True
-    try:
-        fcntl.flock(journal.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:  # a file system without locks (some network ones)
-        return True
-    return True
+    platform or the file system has no such lock, the sweep runs unlocked (serq.files.held_alone)."""
+    from serq.files import held_alone
+
+    return held_alone(journal.fileno())
 
 
 def _drop_if_empty(path: str) -> None:

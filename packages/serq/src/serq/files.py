@@ -56,7 +56,7 @@ from .errors import UserError, shown_path
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "held_alone", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "utf16_note",
            "write_atomic"]
 
@@ -378,6 +378,25 @@ def check_text(text: str, *, limit: int, what: str, name: str) -> None:
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise OSError(errno.EFBIG, _too_large(size, limit, what), name)
+
+
+def held_alone(fd: int) -> bool:
+    """Take an advisory lock (``flock``, exclusive) on the open file or folder ``fd`` without waiting: ``False``
+    when another process holds it; ``True`` when it is taken, held until ``fd`` is closed or the process ends,
+    and also where the platform or the file system has no such lock (a network one: nothing is held then).
+    The rule of a sweep's journal (serq_sweep.api) and of a dump's folder (serq_report.csv): a second run
+    into the same output is refused at once."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks
+        return True
+    return True
 
 
 def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
