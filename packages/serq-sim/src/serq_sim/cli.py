@@ -271,10 +271,16 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         if dumper is not None:
             dumper(report, dump, inputs=inputs)
         if record_paths:
+            from .records import hold_set
             from .records import write as write_records
 
-            for name, path in record_paths.items():
-                write_records(report.record_table(name), path, inputs, own=path != records_file)
+            taken = hold_set(records_file, len(record_paths))  # (one run's set, never a mix of two runs')
+            try:
+                for name, path in record_paths.items():
+                    write_records(report.record_table(name), path, inputs, own=path != records_file)
+            finally:
+                if taken is not None:
+                    os.close(taken)
     # a signal held while the report was written (or whose exception was dropped) is answered here
     held = signals.acknowledge()
     status = report.exit_status or held

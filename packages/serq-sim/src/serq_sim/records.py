@@ -275,6 +275,36 @@ def record_files(path: str, names: list[str]) -> dict[str, str]:
     return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 
 
+def hold_set(path: str, files: int) -> int | None:
+    """The folder of ``serq run --records PATH`` taken for this run's set of ``files`` tables alone while it is
+    written: an advisory lock (``flock``) on the folder itself, as a dump's folder is (serq_report.csv), the
+    descriptor the caller's to close once the last table is written. Two runs of a program of several tables
+    into one PATH at once each wrote its tables over the other's, and the folder held one run's
+    ``PATH.a.csv`` beside the other's ``PATH.b.csv`` (each file whole, the set a mix). A folder another run
+    holds is refused at once, no table written; a set of one table (one file, replaced whole) and a folder
+    this user may not open or whose file system has no such lock are written unlocked (None: nothing held)."""
+    if files <= 1:
+        return None
+    import os
+
+    from serq.files import held_alone
+
+    folder = os.path.dirname(path) or "."
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    if not held_alone(fd):
+        os.close(fd)
+        from serq.errors import shown_path
+        from serq.files import OutputError
+
+        raise OutputError(f"--records {shown_path(path)}: another run is writing its records (or a dump) into "
+                          "this file's folder now; let it end, or give --records a file in another folder (the "
+                          "report was written, no records were)")
+    return fd
+
+
 def need_parquet(path: str) -> None:
     """Refuse a Parquet records file ``path`` when neither pyarrow nor polars is installed: the one check,
     made before a run (serq run --records, so that a run is not lost at its end for want of a writer) and
