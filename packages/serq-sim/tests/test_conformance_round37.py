@@ -1,0 +1,595 @@
+"""Conformance of language.txt §2 and §3 (and pool-reference.txt, program-reference.txt) by hand, round 37:
+pools with blocks and caches (partial blocks kept and consumed, `reuse` in whole blocks and its dead
+remainder, the tail of an entry evicted block by block, `evict lru` against `evict by` keys and their ties
+in release order, a `reserve` rounded to blocks, spills along a chain of tiers and what lands where),
+families of stages and pools (`[N]`, `member()`, `choose by` keys and their ties, a family of one),
+sessions and turns (the turn counter in `init`, `turn` and after, attributes carried from turn to turn,
+think times of 0, a `set` inside a hold run again after a preemption, a closed population replaced at
+once), and the report's per-stage and per-pool figures over [warmup, end] (utilisation of fifo(c) and ps,
+queue lengths as time averages, what a warm-up cuts of a session in flight), and the run-time errors §2
+and §3 name.
+
+§3, Pools: "At the end of the body the units are released and min(ℓ, computed) units stay cached, rounded
+down to blocks"; "on admission the session consumes at most ρ units of its own cached prefix (cached :=
+what it consumed); the rest of that entry stays in the cache as a dead entry"; "Eviction is per entry, or
+per block from the tail of the entry when the pool has block b; evict lru orders by release time and then
+release order, evict by (k₁, …) by the keys and then release order". §3, Configuration: "After every event
+the interpreter settles: it runs every ready session, then retries growers and admissions" (a hold joins
+the queue when its session runs it and is admitted in that settle: docs/simulator.md, The settle loop).
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
+reports and every observe's samples the same bytes); the observes are asserted as (session, time, value)
+and the report's figures as its JSON reads them. Every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conform import report_json, run, run_error
+
+
+def _figure(js, key):
+    if isinstance(key, tuple) and key[0] == "gauge":
+        return js["gauges"][key[1]]
+    if isinstance(key, tuple):
+        name, index = key
+        return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
+    return js[key]
+
+
+def _subset(have, want):
+    """The parts of ``have`` that ``want`` names, at every depth."""
+    if isinstance(want, dict):
+        return {k: _subset(have[k], v) for k, v in want.items()}
+    return have
+
+
+def _same(got, want) -> bool:
+    """Samples equal, floats to 1e-12."""
+    if len(got) != len(want):
+        return False
+    return all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for g, w in zip(got, want) for a, b in zip(g, w))
+
+
+def check(monkeypatch, src, obs, figures):
+    r, got = run(src, monkeypatch)
+    for name, want in obs.items():
+        assert _same(got.get(name, []), want), (name, got.get(name))
+    js = report_json(r)
+    for key, want in figures.items():
+        assert _subset(_figure(js, key), want) == pytest.approx(want, rel=1e-12), key
+    return r, js
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pools with blocks and caches
+# ---------------------------------------------------------------------------------------------------------
+
+# two sessions cache 4 each, released at 1 in serial order; a third needs 6 of the 8 at 2
+EVICT = """
+pool kv { cap 8; block 2; ORDER; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (4) { run d (1); } cache (4);
+    run d (2);
+    hold kv (4) { observe c = cached; } cache (0);
+  } else {
+    run d (2);
+    hold kv (6) { run d (0.5); } cache (0);
+  }
+}
+run { horizon 10; }
+"""
+
+# s0 caches 12 (three blocks of 4); s1's 4 at 2 takes the entry's tail block; s0 holds 12 again at 3
+REUSE = """
+pool kv { cap 12; block 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (12) { run d (1); } cache (12);
+    run d (2);
+    hold kv (12) reuse (RHO) { observe c = cached * 100 + cachedin(kv); run d (1); } cache (0);
+    observe after = cachedin(kv);
+  } else {
+    run d (2);
+    hold kv (4) { run d (0.5); } cache (0);
+  }
+}
+run { horizon 10; }
+"""
+
+# three tiers: kv spills everything it evicts to cpu over pcie (work = size); cpu spills what it evicts to
+# disk over nvme (work size / 2) when the entry has at least 2. Each session caches 4 in kv at [T, T + 1]
+# and looks at its three tiers at 21 or later.
+TIERS = """
+pool kv { cap 4; spill cpu via pcie (size) when (1); }
+pool cpu { cap 4; spill disk via nvme (size / 2) when (size >= 2); }
+pool disk { cap 100; }
+stage pcie : fifo;
+stage nvme : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (START);
+  hold kv (4) { run d (1); } cache (4);
+  run d (20 - serial * 2);
+  observe k = cachedin(kv) * 100 + cachedin(cpu) * 10 + cachedin(disk);
+}
+run { horizon 30; }
+"""
+
+POOLS = [
+    # block 4, cap 100. cache (10) of an allocation of 12 (10 rounded up) keeps min(10, 12) = 10 rounded
+    # down to blocks: 8; `cached` after the hold reads the last admission's, 0. The next hold (20) consumes
+    # the 8 (c2), so cachedin(kv) is 0 in its body; used 20 (the 8 are part of the allocation). cache (7)
+    # keeps 4; the hold (3) consumes those 4 and its cache (0) keeps none. used: 12 on [0, 1], 20 on [1, 2],
+    # 4 at the instant 2: 32 / 10; nothing is cached for a positive time.
+    ("a_partial_block_is_not_cached", """
+pool kv { cap 100; block 4; }
+stage s : fifo;
+workload { arrive batch(1); }
+session {
+  hold kv (10) { run s (1); } cache (10);
+  observe c1 = cached;
+  hold kv (20) { observe c2 = cached; observe u = used(kv); observe ci = cachedin(kv); run s (1); } cache (7);
+  observe c3 = cachedin(kv);
+  hold kv (3) { observe c4 = cached; } cache (0);
+  observe c5 = cachedin(kv);
+}
+run { horizon 10; }
+""", {"c1": [(0, 1.0, 0.0)], "c2": [(0, 1.0, 8.0)], "u": [(0, 1.0, 20.0)], "ci": [(0, 1.0, 0.0)],
+      "c3": [(0, 2.0, 4.0)], "c4": [(0, 2.0, 4.0)], "c5": [(0, 2.0, 0.0)]},
+     {("kv", None): {"used": 3.2, "cached": 0.0, "admissions": 3, "evicted_units": 0.0}}),
+    # lru: both entries released at 1, s0's first (its run's end was scheduled first): the 6 units come
+    # from s0's 4 (whole) then s1's tail block of 2. At 3 s0 finds 0, s1 its 2. used 8 on [0, 1], 6 on
+    # [2, 2.5]: 11 / 10; cached 8 on [1, 2], 2 on [2, 3]: 10 / 10; one entry evicted whole, 6 units.
+    ("evict_lru_ties_in_release_order", EVICT.replace("ORDER", "evict lru"),
+     {"c": [(0, 3.0, 0.0), (1, 3.0, 2.0)]},
+     {("kv", None): {"used": 1.1, "cached": 1.0, "evicted_entries": 1, "evicted_units": 6.0}}),
+    # evict by (-serial): s1's entry first (key -1 < 0): its 4, then s0's tail 2.
+    ("evict_by_keys_first", EVICT.replace("ORDER", "evict by (-serial)"),
+     {"c": [(0, 3.0, 2.0), (1, 3.0, 0.0)]},
+     {("kv", None): {"cached": 1.0, "evicted_entries": 1, "evicted_units": 6.0}}),
+    # evict by (0): every key ties, so release order decides, as lru's.
+    ("evict_by_tied_keys_in_release_order", EVICT.replace("ORDER", "evict by (0)"),
+     {"c": [(0, 3.0, 0.0), (1, 3.0, 2.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 6.0}}),
+    # evict by (size): at 2 both entries have 4: a tie, release order: s0's 4, then s1's tail 2.
+    ("evict_by_size_ties_in_release_order", EVICT.replace("ORDER", "evict by (size)"),
+     {"c": [(0, 3.0, 0.0), (1, 3.0, 2.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 6.0}}),
+    # reuse (10) of s0's entry, 8 after s1 took its tail block at 2: it consumes the 8 (at most 10), all of
+    # it, and cachedin reads 0 in the body. used 12 [0, 1] + 4 [2, 2.5] + 12 [3, 4]: 26 / 10; cached 12 on
+    # [1, 2], 8 on [2, 3]: 20 / 10; 4 units evicted, no entry whole.
+    ("reuse_takes_the_whole_entry_within_its_bound", REUSE.replace("RHO", "10"),
+     {"c": [(0, 3.0, 800.0)], "after": [(0, 4.0, 0.0)]},
+     {("kv", None): {"used": 2.6, "cached": 2.0, "evicted_entries": 0, "evicted_units": 4.0}}),
+    # reuse (6): whole blocks, 4 of the 8; the other 4 stay as a dead entry (cachedin 0: unusable). The
+    # hold of 12 needs them: the dead entry is evicted whole: 4 + 4 units, one entry.
+    ("reuse_in_blocks_leaves_a_dead_remainder", REUSE.replace("RHO", "6"),
+     {"c": [(0, 3.0, 400.0)], "after": [(0, 4.0, 0.0)]},
+     {("kv", None): {"used": 2.6, "cached": 2.0, "evicted_entries": 1, "evicted_units": 8.0}}),
+    # reserve rounds to blocks (pool-reference.txt: r the larger of units and reserve "rounded up to
+    # blocks"). s0: units 1 → 4, reserve 5 → 8: 0 + 8 <= 8, admitted at 0, allocated 4. s1: reserve 3 → 4:
+    # 4 + 4 <= 8, admitted, used 8. s2's 4 waits for 1. At 1 s0's end is the first event: it releases, the
+    # settle admits s2 (4 + 4 <= 8) and s2's body reads used 8 before s1's end, the next event, releases.
+    # waits 0, 0, 1: 1 / 3; the queue holds s2 on [0, 1]: 1 / 10.
+    ("reserve_rounds_up_to_blocks", """
+pool kv { cap 8; block 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  hold kv (1) reserve (serial == 0 ? 5 : 3) {
+    observe a = (now - t0) * 100 + used(kv);
+    run d (1);
+  }
+}
+run { horizon 10; }
+""", {"a": [(0, 0.0, 8.0), (1, 0.0, 8.0), (2, 1.0, 108.0)]},
+     {("kv", None): {"used": 1.2, "queue": 0.1, "wait": 1 / 3, "admissions": 3}}),
+    # START = 2·serial: s0 caches 4 in kv at 1; s1's hold at 2 evicts it: spilled to cpu, pcie [2, 6]
+    # (work 4), its room taken in cpu at once (a pending entry). s1 caches at 3; s2's hold at 4 evicts it:
+    # its write waits for pcie, [6, 10]; cpu makes room for it by evicting s0's pending entry, which never
+    # reached cpu and so goes on to no tier (nvme runs nothing). At 21+: s0 has nothing, s1 4 in cpu, s2 4
+    # in kv. pcie waits 0, 2 (mean 1), service 4; cpu cached 4 on [2, 30]: 112 / 30; kv cached 4 on
+    # [1, 2], [3, 4], [5, 30]: 27 · 4 / 30.
+    ("a_pending_spill_evicted_goes_no_further", TIERS.replace("START", "serial * 2"),
+     {"k": [(0, 21.0, 0.0), (1, 21.0, 40.0), (2, 21.0, 400.0)]},
+     {("pcie", None): {"completions": 2, "wait": 1.0, "service": 4.0},
+      ("nvme", None): {"completions": 0},
+      ("kv", None): {"cached": 3.6, "spills": 2, "evicted_units": 8.0},
+      ("cpu", None): {"cached": 112 / 30, "spills": 0, "evicted_entries": 1, "evicted_units": 4.0}}),
+    # s2 starts at 7 instead: s0's write landed in cpu at 6. s2's hold at 7 evicts s1's entry (spill over
+    # pcie [7, 11]); cpu evicts s0's landed 4 for it, which spills on to disk over nvme (4 / 2 = 2: [7,
+    # 9]). At 21+: s0's 4 in disk, s1's in cpu, s2's (observed at 7 + 1 + 16 = 24) in kv. disk's cached
+    # counts from the eviction, 4 on [7, 30]: 92 / 30.
+    ("a_landed_spill_goes_on_to_the_next_tier", TIERS.replace("START", "serial == 2 ? 7 : serial * 2"),
+     {"k": [(0, 21.0, 4.0), (1, 21.0, 40.0), (2, 24.0, 400.0)]},
+     {("pcie", None): {"completions": 2, "wait": 0.0}, ("nvme", None): {"completions": 1, "service": 2.0},
+      ("cpu", None): {"cached": 112 / 30, "spills": 1, "evicted_entries": 1},
+      ("disk", None): {"cached": 92 / 30}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
+def test_pools_by_hand(monkeypatch, src, obs, figures):
+    check(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Families of stages and pools
+# ---------------------------------------------------------------------------------------------------------
+
+FAMILIES = [
+    # Four sessions at 0 each run `choose` before the settle admits any hold, so every key reads used 0:
+    # all tie and take the smallest index, kv[0] (units 1 + 2 + 3 + 4 = 10 fit its cap). member() of a
+    # member is its index. s[0] serves them in serial order: done at 1, 2, 3, 4. s[0]: present 10 / 10,
+    # waits (0 + 1 + 2 + 3) / 4; s[1] runs nothing; kv[0]: used 1·1 + 2·2 + 3·3 + 4·4 = 30 / 10, holders
+    # 10 / 10.
+    ("choose_reads_the_state_before_the_settle", """
+pool kv[2] { cap 10; }
+stage s[2] : fifo;
+workload { arrive batch(4); }
+session {
+  choose j in 2 by (used(kv[j]));
+  hold kv[j] (serial + 1) {
+    observe m = member(kv[j]) * 10 + member(s[j]);
+    run s[j] (1);
+  }
+  observe t = now * 10 + j;
+}
+run { horizon 10; }
+""", {"m": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (3, 0.0, 0.0)],
+      "t": [(0, 1.0, 10.0), (1, 2.0, 20.0), (2, 3.0, 30.0), (3, 4.0, 40.0)]},
+     {("s", 0): {"present": 1.0, "wait": 1.5, "completions": 4}, ("s", 1): {"completions": 0},
+      ("kv", 0): {"used": 3.0, "holders": 1.0, "admissions": 4}, ("kv", 1): {"admissions": 0}}),
+    # A family of one is a family: `kv` and `s` unindexed are its member 0 (member(s) 0). cap 4: s0 and s1
+    # admitted at 0 (holders 2, s2 queued: 21); at 1 s0 releases and s2 is admitted beside s1 (holders 2,
+    # none queued: 20). s[0] serves 1 each: done at 1, 2, 3, waits (0 + 1 + 1) / 3 (s2 joins it at 1).
+    ("a_family_of_one", """
+pool kv[1] { cap 4; }
+stage s[1] : fifo;
+workload { arrive batch(3); }
+session {
+  choose j in 1 by (holders(kv));
+  hold kv (2) { observe h = holders(kv[j]) * 10 + queued(kv) + member(s) * 100; run s (1); }
+  observe t = now;
+}
+run { horizon 10; }
+""", {"h": [(0, 0.0, 21.0), (1, 0.0, 21.0), (2, 1.0, 20.0)], "t": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 3.0, 3.0)]},
+     {("s", 0): {"wait": 2 / 3, "completions": 3}, ("kv", 0): {"used": 1.0, "queue": 0.1, "wait": 1 / 3}}),
+    # choose by (queue > 0 ? 1 : 0, -j): a run starts when its session runs it, so queue(s[j]) counts the
+    # sessions before. s0: all (0, -j): j = 2; s1: s[2] has 1: (1, -2) against (0, 0), (0, -1): j = 1; s2:
+    # j = 0; then every member has one: the least -j, 2, for s3, s4, s5. s[2]: four jobs of 1: present
+    # (1 + 2 + 3 + 4) / 10, waits 1.5.
+    ("choose_by_two_keys", """
+stage s[3] : fifo;
+workload { arrive batch(6); }
+session {
+  choose j in 3 by (queue(s[j]) > 0 ? 1 : 0, -j);
+  observe pick = j;
+  run s[j] (1);
+}
+run { horizon 10; }
+""", {"pick": [(0, 0.0, 2.0), (1, 0.0, 1.0), (2, 0.0, 0.0), (3, 0.0, 2.0), (4, 0.0, 2.0), (5, 0.0, 2.0)]},
+     {("s", 0): {"completions": 1}, ("s", 1): {"completions": 1},
+      ("s", 2): {"present": 1.0, "wait": 1.5, "completions": 4}}),
+    # choose by (floor(queue / 2)): ties go to the smallest index. s0, s1: s[0] (0, then floor(1/2) = 0);
+    # s2: s[0] reads 1: s[1]; s3: s[1] floor(1/2) = 0: s[1]; s4, s5: s[2]. Each member two jobs of 2: waits
+    # (0 + 2) / 2, present (2 + 4) / 10.
+    ("choose_ties_take_the_smallest_index", """
+stage s[3] : fifo;
+workload { arrive batch(6); }
+session {
+  choose j in 3 by (floor(queue(s[j]) / 2));
+  observe pick = j;
+  run s[j] (2);
+}
+run { horizon 10; }
+""", {"pick": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 1.0), (3, 0.0, 1.0), (4, 0.0, 2.0), (5, 0.0, 2.0)]},
+     {("s", 0): {"wait": 1.0, "present": 0.6}, ("s", 1): {"wait": 1.0, "present": 0.6},
+      ("s", 2): {"wait": 1.0, "present": 0.6}}),
+    # choose by (-free, j % 2) over three pools at 0: free 10 everywhere, j % 2 ties kv[0] and kv[2]: the
+    # smallest index, kv[0], for all five. Units 1 … 4 fit (10), s4's 5 waits: at 1 the releases come in
+    # serial order; after s0's (used 9) and s1's (7) it does not fit, after s2's (4) it does: used 9,
+    # holders s3, s4. The aggregates write the terms out: sum of used over kv[0..2], max of holders.
+    ("choose_and_aggregates_over_a_family", """
+pool kv[3] { cap 10; }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  choose j in 3 by (-free(kv[j]), j % 2);
+  hold kv[j] (serial + 1) {
+    observe at = j * 100 + sum k in 3 (used(kv[k])) + max k in 3 (holders(kv[k])) * 1000;
+    run d (1);
+  }
+}
+run { horizon 10; }
+""", {"at": [(0, 0.0, 4010.0), (1, 0.0, 4010.0), (2, 0.0, 4010.0), (3, 0.0, 4010.0), (4, 1.0, 2009.0)]},
+     {("kv", 0): {"used": 1.5, "queue": 0.1, "wait": 0.2, "admissions": 5}, ("kv", 1): {"admissions": 0}}),
+    # One engine serving a family of queues tries q[0] then q[1], and the first head that does not fit
+    # stops the iteration's admissions (§3). At 0: q[0] admits s0, its next head s2 finds q[0] full: s1 in
+    # q[1] is not tried. [0, 1] prefills s0's 2. At 1 s0 released q[0]: s2, then s1: [1, 2] 4 tokens. At 2:
+    # s3: [2, 3]. Iterations 3, tokens (2 + 4 + 2) / 3, batch 4 / 3; q[0] waits (0 + 1) / 2, q[1] (1 +
+    # 2) / 2, queue (s2 [0, 1]) 1 / 10 and (s1 [0, 1], s3 [0, 2]) 3 / 10.
+    ("one_engine_serves_a_family_of_queues_in_index_order", """
+pool q[2] { cap 1; admit via E; }
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(4); }
+session {
+  hold q[serial % 2] (1) { run E prefill (2); }
+  observe t = now * 10 + serial;
+}
+run { horizon 10; }
+""", {"t": [(0, 1.0, 10.0), (1, 2.0, 21.0), (2, 2.0, 22.0), (3, 3.0, 33.0)]},
+     {("E", None): {"iterations": 3, "tokens": 8 / 3, "batch": 4 / 3, "utilisation": 0.3},
+      ("q", 0): {"wait": 0.5, "queue": 0.1}, ("q", 1): {"wait": 1.5, "queue": 0.3}}),
+    # A step family's cost reads member(E): E[0] costs 1 an iteration, E[1] 2. Each session prefills 6 on
+    # its own member at budget 4: two iterations (4, then 2 tokens), done at 2 and 4 (after the hold, used
+    # 0). Its kv grows from 4 to 6 at the second iteration's start: kv[0] 4·1 + 6·1, kv[1] 4·2 + 6·2.
+    ("a_step_familys_cost_reads_its_member", """
+pool kv[2] { cap 100; }
+stage E[2] : step { budget 4; cost 1 + member(E); memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv[serial] (4) { run E[serial] prefill (6) growing kv[serial]; }
+  observe t = now * 10 + used(kv[serial]);
+}
+run { horizon 10; }
+""", {"t": [(0, 2.0, 20.0), (1, 4.0, 40.0)]},
+     {("E", 0): {"iterations": 2, "tokens": 3.0, "utilisation": 0.2, "token_utilisation": 0.75},
+      ("E", 1): {"iterations": 2, "utilisation": 0.4, "service": 4.0},
+      ("kv", 0): {"used": 1.0}, ("kv", 1): {"used": 2.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in FAMILIES], ids=[c[0] for c in FAMILIES])
+def test_families_by_hand(monkeypatch, src, obs, figures):
+    check(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sessions and turns; the report's figures over [warmup, end]
+# ---------------------------------------------------------------------------------------------------------
+
+SESSIONS = [
+    # init reads turn_no 0; each `turn;` counts first, then runs the turn block (k + 1, th). s0 thinks 0
+    # (its runs of 0 complete at once, no completion), s1 1. f serves: s0 [0, 1], s1 [1, 2]; at 1 s0 turns
+    # at once and waits behind s1: [2, 3]; at 3 s0's end was scheduled before s1's think end: s0 [3, 4],
+    # s1 waits, [4, 5]; s1 thinks [5, 6], [6, 7]. Waits s0 0, 1, 0 and s1 1, 1, 0: 3 / 6; present (4 + 5)
+    # / 20; think: two runs of 1.
+    ("turns_carry_attributes_and_think_zero", """
+stage d : delay;
+stage f : fifo;
+workload {
+  arrive batch(2);
+  init { set k = serial * 100; observe i = turn_no + k; }
+  turn { set k = k + 1; set th = serial == 0 ? 0 : 1; }
+}
+session {
+  turn;
+  loop {
+    run f (1);
+    observe o = turn_no * 1000 + k;
+    branch (turn_no < 3) { run d (th); turn; } else { end; }
+  }
+}
+run { horizon 20; }
+""", {"i": [(0, 0.0, 0.0), (1, 0.0, 100.0)],
+      "o": [(0, 1.0, 1001.0), (1, 2.0, 1101.0), (0, 3.0, 2002.0), (0, 4.0, 3003.0), (1, 5.0, 2102.0),
+            (1, 7.0, 3103.0)]},
+     {("f", None): {"wait": 0.5, "present": 0.45, "completions": 6}, ("d", None): {"completions": 2},
+      "turns": 6, "ended": 2}),
+    # A `set` inside a hold runs again when the hold does after a preemption. cap 6, preempt lifo, no
+    # engine: s0 (2) and s1 (2) admitted at 0; s0's grow (4) at 1 finds 2 free: the victim is the last
+    # admitted holder, s1 (its run leaves d, nothing computed: no cache, computed 0). s0 runs to 2 and
+    # caches min(2, 6) = 2; s1, first in the queue, is admitted at 2, sets n again (2) and runs d (3) to 5,
+    # caching 2. kv: used 4 [0, 1], 6 [1, 2], 2 [2, 5]: 16 / 20; cached 2 [2, 5] and 4 after: 66 / 20;
+    # waits (0 + 0 + 1) / 3 (the re-admission is an admission, its wait from 1); d: s1's first run taken
+    # back is no completion: s0's 1 and 1, s1's 3.
+    ("a_set_in_a_hold_runs_again_after_a_preemption", """
+pool kv { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set n = 0;
+  hold kv (2) {
+    set n = n + 1;
+    observe enter = n * 10 + computed;
+    run d (serial == 0 ? 1 : 3);
+    branch (serial == 0) { grow kv (4); run d (1); }
+  } cache (2);
+  observe done = n * 10 + cached;
+}
+run { horizon 20; }
+""", {"enter": [(0, 0.0, 10.0), (1, 0.0, 10.0), (1, 2.0, 20.0)], "done": [(0, 2.0, 10.0), (1, 5.0, 20.0)]},
+     {("kv", None): {"used": 0.8, "cached": 3.3, "preemptions": 1, "admissions": 3, "wait": 1 / 3,
+                     "queue": 0.05},
+      ("d", None): {"completions": 3, "service": 5 / 3}}),
+    # A closed population of 1, think 0 after the first turn and 2 after the second, warm-up 1.5: s0 runs f
+    # [0, 1] (its sample at 1 is cut), [1, 2], thinks [2, 4], [4, 5] and ends; s1 arrives at 5 at once:
+    # [5, 6], [6, 7], thinks [7, 9], [9, 10] and ends at the horizon, where s2 arrives and turns. `v` is
+    # carried from turn to turn. turns after the warm-up: s0's third, s1's three, s2's first; arrivals
+    # count all three. Over [1.5, 10]: f present 0.5 + 4 of 8.5, think 4 / 8.5.
+    ("a_closed_population_and_its_turns_after_a_warm_up", """
+stage f : fifo;
+stage think : delay;
+workload { arrive closed(1); turn { set th = turn_no == 1 ? 0 : 2; } }
+session {
+  set v = serial * 10;
+  turn;
+  loop {
+    run f (1);
+    set v = v + 1;
+    observe o = turn_no * 100 + v;
+    branch (turn_no == 3) { end; }
+    run think (th);
+    turn;
+  }
+}
+run { horizon 10; warmup 1.5; }
+""", {"o": [(0, 2.0, 202.0), (0, 5.0, 303.0), (1, 6.0, 111.0), (1, 7.0, 212.0), (1, 10.0, 313.0)]},
+     {("f", None): {"present": 4.5 / 8.5, "utilisation": 4.5 / 8.5, "completions": 5},
+      ("think", None): {"present": 4 / 8.5, "completions": 2, "service": 2.0},
+      "turns": 5, "arrivals": 3, "ended": 2, "mean_live": 1.0}),
+    # One slot, three sessions of 2: [0, 2], [2, 4], [4, 6]; warm-up 3, the run to 10: the slot's wait is
+    # that of the holds admitted after the warm-up (s2's, 4, its whole wait); queue s2 on [3, 4]: 1 / 7.
+    # The samples before the warm-up are cut (s1's wait at 2); f over [3, 10]: busy [3, 6], completions s1
+    # (4) and s2 (6).
+    ("a_warm_up_cuts_a_session_in_flight", """
+pool slots { cap 1; }
+stage f : fifo;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  hold slots (1) {
+    observe w = now - t0;
+    run f (2);
+  }
+  observe r = now - t0;
+}
+run { horizon 10; warmup 3; }
+""", {"w": [(2, 4.0, 4.0)], "r": [(1, 4.0, 4.0), (2, 6.0, 6.0)]},
+     {("f", None): {"present": 3 / 7, "utilisation": 3 / 7, "completions": 2, "wait": 0.0, "service": 2.0},
+      ("slots", None): {"used": 3 / 7, "queue": 1 / 7, "wait": 4.0, "admissions": 1}}),
+    # fifo(2) and ps(2), warm-up 2: f serves s0 [0, 1], s1 [0, 3], s2 [1, 6]; p (a job alone at 2) s0 [1,
+    # 2], s1 [3, 4], s2 [6, 7]. Over [2, 10]: f holds 2 jobs on [2, 3], 1 on [3, 6]: present 5 / 8,
+    # utilisation busy servers / 2: 5 / 16; completions at or after 2: s1, s2, waits 0 and 1, service 3 and
+    # 5. p: all three complete at or after 2 (s0 at 2), busy 2 of 8.
+    ("fifo_and_ps_utilisation_after_a_warm_up", """
+stage f : fifo(2);
+stage p : ps(2);
+workload { arrive batch(3); }
+session {
+  run f (2 * serial + 1);
+  run p (2);
+  observe r = now;
+}
+run { horizon 10; warmup 2; }
+""", {"r": [(0, 2.0, 2.0), (1, 4.0, 4.0), (2, 7.0, 7.0)]},
+     {("f", None): {"present": 0.625, "utilisation": 0.3125, "completions": 2, "wait": 0.5, "service": 4.0},
+      ("p", None): {"present": 0.25, "utilisation": 0.25, "completions": 3, "throughput": 0.375,
+                    "service": 1.0}}),
+    # Gauges of a pool's queue and holders over [1, 8]: one slot, three holds of 2: queued 2 on [1, 2], 1
+    # on [2, 4]: 4 / 7 (the pool's `queue`), max 2; holders 1 on [1, 6]: 5 / 7, min 0 (held on [6, 8]).
+    ("gauges_of_a_pools_queue", """
+pool slots { cap 1; }
+stage f : fifo;
+gauge q = queued(slots);
+gauge h = holders(slots);
+workload { arrive batch(3); }
+session {
+  hold slots (1) { run f (2); }
+}
+run { horizon 8; warmup 1; }
+""", {}, {("gauge", "q"): {"mean": 4 / 7, "min": 0.0, "max": 2.0}, ("gauge", "h"): {"mean": 5 / 7, "min": 0.0,
+                                                                                  "max": 1.0},
+          ("slots", None): {"queue": 4 / 7, "holders": 5 / 7, "wait": 3.0, "admissions": 2}}),
+    # `end` inside a hold releases it, caching per its clause: the first hold caches 3; the second (5)
+    # consumes them and ends the session at 2 with cache (4): min(4, 5) = 4 cached from 2 on.
+    ("end_inside_a_hold_caches_per_its_clause", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (3) { run d (1); } cache (3);
+  hold kv (5) { run d (1); end; } cache (4);
+}
+run { horizon 10; }
+""", {}, {("kv", None): {"used": 0.8, "cached": 3.2, "admissions": 2}}),
+    # reuse (0) consumes nothing: the 3 cached become a dead entry (cachedin 0), which `drop` (the own
+    # prefix) does not touch; the hold's cache (4) at 3 adds 4: cached 3 on [1, 3], 7 after: 55 / 10.
+    ("drop_leaves_a_dead_entry", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (3) { run d (1); } cache (3);
+  hold kv (5) reuse (0) { run d (1); drop kv; observe c = cachedin(kv) * 10 + used(kv); run d (1); } cache (4);
+  observe after = cachedin(kv);
+}
+run { horizon 10; }
+""", {"c": [(0, 2.0, 5.0)], "after": [(0, 3.0, 4.0)]}, {("kv", None): {"used": 1.3, "cached": 5.5}}),
+    # `release kv` in a hold of kv and b gives kv back now, caching min(2, 3) = 2; b caches its 2 at the
+    # end.
+    ("release_one_pool_of_a_hold", """
+pool kv { cap 10; }
+pool b { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (3), b (2) { run d (1); release kv; observe u = used(kv) * 10 + used(b) + cachedin(kv) * 100; run d (1); } cache (2);
+  observe after = cachedin(kv) * 10 + cachedin(b);
+}
+run { horizon 10; }
+""", {"u": [(0, 1.0, 202.0)], "after": [(0, 2.0, 22.0)]},
+     {("kv", None): {"used": 0.3, "cached": 1.8}, ("b", None): {"used": 0.4, "cached": 1.6}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SESSIONS], ids=[c[0] for c in SESSIONS])
+def test_sessions_and_figures_by_hand(monkeypatch, src, obs, figures):
+    check(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Run-time errors §2 and §3 name: the statement's place, the time and the session, the same on both tiers
+# ---------------------------------------------------------------------------------------------------------
+
+RUN_ERRORS = [
+    # §2: "stage arrays and choose"; a computed index that names no member (serial 2 of a family of 2)
+    ("stage s[2] : fifo;\nworkload { arrive batch(3); }\nsession { run s[serial] (1); }\nrun { horizon 10; }\n",
+     "<source>:3:15: error: at t=0, session 2: stage s: index 2 out of range (the family has 2)"),
+    # §2: "Gaps must be positive and finite": a gap of 0 drawn
+    ("stage s : fifo;\nworkload { arrive renewal(~uniform(0, 0)); }\nsession { run s (1); }\n"
+     "run { horizon 10; }\n",
+     "<source>:2:27: error: at t=0: arrive renewal: the gap is 0; gaps must be positive and finite"),
+    # §2: "failure to … drain every session by that deadline is an error": three arrivals at 1, 2, 3 of 5
+    # each on one server: two still live at 10
+    ("stage s : fifo;\nworkload { arrive renewal(1); }\nsession { run s (5); }\n"
+     "run { horizon 10; arrivals 3; }\n",
+     "<source>:4:19: error: at t=10: run { arrivals 3; }: 2 sessions still live at the horizon (not drained)"),
+    # §2: "Draining before or at warmup is also an error": arrivals at 1, 2, 3, done at 4
+    ("stage s : fifo;\nworkload { arrive renewal(1); }\nsession { run s (1); }\n"
+     "run { horizon 100; warmup 50; arrivals 3; }\n",
+     "<source>:4:31: error: at t=4: run { arrivals 3; }: drained at t=4, at or before the warmup 50 (nothing to "
+     "measure)"),
+    # §3, Branching: "a computed one is refused when it is evaluated"
+    ("stage d : delay;\nworkload { arrive batch(1); }\nsession { set g = 2; branch (g) { run d (1); } }\n"
+     "run { horizon 1; }\n",
+     "<source>:3:22: error: at t=0, session 0: branch guard is 2, not 0 or 1: a guard is a test; write the "
+     "comparison meant (`n > 0`, `x != 0`)"),
+    # a run's work is time: a negative one computed
+    ("stage s : fifo;\nworkload { arrive batch(2); }\nsession { run s (serial - 1); }\nrun { horizon 10; }\n",
+     "<source>:3:11: error: at t=0, session 0: the run's work is negative (-1)"),
+    # §3, load: "which its allocation must cover"
+    ("pool kv { cap 30; }\nstage s : fifo;\nworkload { arrive batch(1); }\n"
+     "session { hold kv (2) { set n = 3; load kv (n); run s (1); } cache (3); }\nrun { horizon 10; }\n",
+     "<source>:4:36: error: at t=0, session 0: load kv (3): the hold has 2 allocated and 0 computed; a load "
+     "must fit the allocation (grow first)"),
+    # a hold's units are a count: negative ones computed
+    ("pool kv { cap 30; }\nstage s : fifo;\nworkload { arrive batch(2); }\n"
+     "session { set u = serial - 1; hold kv (u) { run s (1); } }\nrun { horizon 10; }\n",
+     "<source>:4:40: error: at t=0, session 0: the units of kv are negative (-1)"),
+    # choose among 0 candidates, computed
+    ("stage s : fifo;\nworkload { arrive batch(2); }\nsession { set n = serial; choose j in n by (j); run s (1); }\n"
+     "run { horizon 10; }\n",
+     "<source>:3:27: error: at t=0, session 0: choose j: the count of candidates is 0, not a whole number from 1 "
+     "to 100000"),
+    # member() of a computed reference that names no member
+    ("pool kv[2] { cap 3; }\nstage s : fifo;\nworkload { arrive batch(3); }\n"
+     "session { observe m = member(kv[serial]); run s (1); }\nrun { horizon 10; }\n",
+     "<source>:4:30: error: at t=0, session 2: pool kv: index 2 out of range (the family has 2)"),
+]
+
+
+@pytest.mark.parametrize("src, message", RUN_ERRORS, ids=[f"e{i}" for i in range(len(RUN_ERRORS))])
+def test_run_time_errors_name_the_place_time_and_session(monkeypatch, src, message):
+    assert run_error(src, monkeypatch) == message
