@@ -61,7 +61,18 @@ def printable(text: str) -> str:
     ``\\uNNNN`` escapes."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() else _escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    """A character :func:`printable` escapes: a byte that is not UTF-8, read as a lone surrogate
+    (``surrogateescape``), as ``\\xNN``, its value, as a quoted line (:func:`shown_char`) and a file's name
+    (serq.files.shown_name) show it, not as the surrogate (``\\udcff``); any other as Python's ``ascii``
+    writes it (``\\n``, ``\\x1b``, ``\\u200b``)."""
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:
+        return f"\\x{o - 0xDC00:02x}"
+    return ascii(ch)[1:-1]
 
 
 def printable_lines(text: str) -> str:
@@ -142,7 +153,7 @@ def shown_char(ch: str) -> str:
         return " "
     o = ord(ch)
     if 0xDC80 <= o <= 0xDCFF:
-        return f"\\x{o - 0xDC00:02x}"
+        return _escaped(ch)
     if o < 0x80:
         return f"\\x{o:02x}"
     return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
@@ -391,7 +402,7 @@ def named_char(ch: str) -> tuple[str, str]:
     (serq_frontend.parser)."""
     import unicodedata
 
-    shown = ch if ch.isprintable() and not unicodedata.combining(ch) else ascii(ch)[1:-1]
+    shown = ch if ch.isprintable() and not unicodedata.combining(ch) else _escaped(ch)
     name = unicodedata.name(ch, "")
     return shown, f"U+{ord(ch):04X}{' ' + name if name else ''}"
 
