@@ -45,6 +45,10 @@ from .compile import (
 )
 from .compile import places as compile_places
 from .errors import (
+    GUARD,
+    MAX_SAMPLES,
+    OUT_OF_MEMORY,
+    Held,
     SessionGone,
     SimError,
     StopRun,
@@ -58,7 +62,6 @@ from .errors import (
     show,
     work_message,
 )
-from .memguard import hint as memory_hint
 from .memguard import memory_guard
 from .pools import admission as _admission
 from .pools import cache as _cache
@@ -76,8 +79,6 @@ EPS = 1e-9
 INF = math.inf
 #: the latest time an event happens at: without a horizon, an event at inf never does (Simulation._loop)
 MAX_TIME = sys.float_info.max
-#: how the note of a run that ran out of memory holding samples begins (Simulation.out_of_memory, memguard.hint)
-OUT_OF_MEMORY_HOLDING = "out of memory holding "
 #: events between two ticks of the event loop (the no-progress guard, the bounds, the progress bar)
 TICK = 20_000
 #: the no-progress guard: a run that makes more than STALL_EVENTS + STALL_PER_SESSION × (sessions live when
@@ -852,8 +853,8 @@ class Simulation:
         self.end = self.now
         if isinstance(e, StopRun):
             self.partial, self.partial_note = e.reason, e.message
-            if e.reason in ("max-samples", "memory"):
-                self.partial_note = self._holders(e.reason, e.message, waits)
+            if e.held is not None:
+                self.partial_note = self._holders(e.held, e.message, waits)
         else:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
@@ -871,25 +872,20 @@ class Simulation:
                     self.partial_note += f" (in {where})"
             _signal_caught()
 
-    def _holders(self, reason: str, message: str, waits) -> str:
-        """The note of a run stopped by ``--max-samples`` or the memory guard, ``message``, naming what holds most
-        of what it counts: the observe (gauge, record) holding most samples, and for the memory guard the
-        statement most waiting sessions wait at (a note of 241 158 live sessions said not where they were). A run
-        that ran out of memory (``out of memory holding N samples (…)``, :meth:`out_of_memory`) names the
-        samples' holder as ``--max-samples`` does; it named none. Whatever this needs memory for, a
-        MemoryError leaves the note as it was."""
+    def _holders(self, held: Held, message: str, waits) -> str:
+        """The note of a run stopped for what it holds (``--max-samples``, the memory guard, out of memory:
+        ``held``, the parts of its note), naming what holds most of what it counts: the observe (gauge,
+        record) holding most samples, and for the memory guard the statement most waiting sessions wait at
+        (a note of 241 158 live sessions said not where they were). Whatever this needs memory for, a
+        MemoryError leaves the note as it was, ``message`` (the note naming neither)."""
         try:
             from . import holders
 
-            samples = holders.samples_note(self)
-            if reason == "max-samples" or message.startswith(OUT_OF_MEMORY_HOLDING):
-                head, sep, tail = message.rpartition(" samples (")
-                return f"{head} samples, {samples} ({tail}" if samples and sep else message
-            head, sep, tail = message.rpartition(" sessions live and ")
-            if not sep:
-                return message
-            sessions = holders.sessions_note(holders.count_general(self) if waits is None else waits)
-            return f"{head} sessions live{sessions} and {tail}" + (f" ({samples})" if samples else "")
+            by = holders.samples_note(self)
+            at = ""
+            if held.kind == GUARD:
+                at = holders.sessions_note(holders.count_general(self) if waits is None else waits)
+            return held.note(by, at)
         except MemoryError:  # (the note as it was: what names the holders needs memory too)
             return message
 
@@ -924,11 +920,11 @@ class Simulation:
 
     def too_many_samples(self, held: int) -> None:
         """Stop the run: it holds ``held`` samples, more than :attr:`max_samples`."""
-        self.stop("max-samples", f"stopped holding {held} samples (--max-samples {self.max_samples})")
+        raise StopRun.holding("max-samples", Held(MAX_SAMPLES, held, bound=self.max_samples))
 
     def out_of_memory(self) -> StopRun:
         """What stops a run that ran out of memory (a ``MemoryError``): its partial report."""
-        return StopRun("memory", f"out of memory {memory_hint(self.samples_held())}")
+        return StopRun.holding("memory", Held(OUT_OF_MEMORY, self.samples_held()))
 
     def tick(self, events: int) -> int:
         """Every few thousand events of the event loop (both tiers, at the same events: after an event and
@@ -1034,7 +1030,7 @@ class Simulation:
         """Stop the run (its partial report, reason ``memory``) when the memory guard says so."""
         why = guard.over()
         if why is not None:
-            self.stop("memory", f"{why}, with {self.live} sessions live and {self.samples_held()} samples held")
+            raise StopRun.holding("memory", Held(GUARD, self.samples_held(), why=why, live=self.live))
 
     def spawn_tick(self, spawned: int) -> None:
         """Every 4096 sessions a batch or closed workload spawns at the start (both tiers), before the event

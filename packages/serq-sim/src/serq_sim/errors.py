@@ -47,15 +47,58 @@ class StopRun(BaseException):  # noqa: N818 - control flow, not an error
     run, the one whose code raised it.
     """
 
-    def __init__(self, reason: str, message: str, owner=None):
+    def __init__(self, reason: str, message: str, owner=None, held: Held | None = None):
         super().__init__(reason, message)
         self.reason = reason
         self.message = message
         self.owner = owner
+        #: a stop for what the run holds (--max-samples, the memory guard, out of memory): the parts of its
+        #: note, which the run completes with what holds most (engine.Simulation.stopped); None for the others
+        self.held = held
+
+    @classmethod
+    def holding(cls, reason: str, held: Held) -> StopRun:
+        """The stop of a run for what it holds: its message the note of ``held`` naming no holder (the note
+        as it stands where a holder cannot be named for want of memory)."""
+        return cls(reason, held.note(), held=held)
 
     def for_other(self, sim) -> bool:
         """Whether this stop is another run's than ``sim``'s (``sim`` lets it pass on to its caller)."""
         return self.owner is not None and self.owner is not sim
+
+
+class Held:
+    """What a run stopped for what it holds held, the parts of its note: ``kind`` (:data:`MAX_SAMPLES`,
+    :data:`GUARD`, :data:`OUT_OF_MEMORY`), the samples it held, for ``--max-samples`` its bound, for the memory
+    guard why it stopped (a sentence) and the sessions live. :meth:`note` formats the note once, naming what
+    holds most where it is known (serq_sim.holders); made when the run stops, never in the event loop."""
+
+    __slots__ = ("kind", "samples", "bound", "why", "live")
+
+    def __init__(self, kind: str, samples: int, *, bound: int | None = None, why: str = "", live: int = 0):
+        self.kind = kind
+        self.samples = samples
+        self.bound = bound
+        self.why = why
+        self.live = live
+
+    def note(self, by: str = "", at: str = "") -> str:
+        """The note: ``by`` the holder of most samples (``N of them by observe x at FILE:LINE:COL``), ``at`` the
+        statement most waiting sessions wait at (`` (N of them queued at the hold at …)``, the memory guard's
+        alone); either ``""`` where there is none or it is not known."""
+        if self.kind == MAX_SAMPLES:
+            by = f", {by}" if by else ""
+            return f"stopped holding {self.samples} samples{by} (--max-samples {self.bound})"
+        if self.kind == GUARD:
+            return (f"{self.why}, with {self.live} sessions live{at} and {self.samples} samples held"
+                    + (f" ({by})" if by else ""))
+        from .memguard import hint
+
+        return f"out of memory {hint(self.samples, by)}"
+
+
+#: the kinds of :class:`Held`: a run stopped at --max-samples, by the memory guard, by a MemoryError
+MAX_SAMPLES, GUARD, OUT_OF_MEMORY = "max-samples", "guard", "out of memory"
 
 
 class InvariantError(AssertionError):

@@ -71,6 +71,7 @@ from .compile import (
     state_dependent,
 )
 from .errors import (
+    GUARD,
     SimError,
     StopRun,
     amount_message,
@@ -1983,8 +1984,10 @@ def run(sim):
     # note of sessions waiting for ever) is not taken for such a run (engine.Simulation.memory_stopped)
     _write_back(sim, gen, st, sessions=not (isinstance(stop, StopRun) and stop.reason == "memory"))
     if st["interrupted"]:
-        memory = isinstance(stop, StopRun) and stop.reason == "memory"
-        sim.stopped(st["interrupted"], waits=_waits(sim, gen, st) if memory else None)
+        # the sessions waiting, by statement, for the note of a run the memory guard stopped (its parts, which
+        # Simulation.stopped formats once with what holds most); a run stopped otherwise names none
+        guard = isinstance(stop, StopRun) and stop.held is not None and stop.held.kind == GUARD
+        sim.stopped(st["interrupted"], waits=_waits(sim, gen, st) if guard else None)
     elif st["status"] == 2:
         sim.end = sim.now
     else:
