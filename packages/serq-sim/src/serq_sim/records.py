@@ -275,33 +275,44 @@ def record_files(path: str, names: list[str]) -> dict[str, str]:
     return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 
 
+#: how long a set of record tables waits for another run writing into its folder (:func:`hold_set`)
+SET_WAIT = 60.0
+
+
 def hold_set(path: str, files: int) -> int | None:
     """The folder of ``serq run --records PATH`` taken for this run's set of ``files`` tables alone while it is
     written: an advisory lock (``flock``) on the folder itself, as a dump's folder is (serq_report.csv), the
     descriptor the caller's to close once the last table is written. Two runs of a program of several tables
     into one PATH at once each wrote its tables over the other's, and the folder held one run's
     ``PATH.a.csv`` beside the other's ``PATH.b.csv`` (each file whole, the set a mix). A folder another run
-    holds is refused at once, no table written; a set of one table (one file, replaced whole) and a folder
-    this user may not open or whose file system has no such lock are written unlocked (None: nothing held)."""
+    holds (it writes its own set, or a dump) is waited for, up to :data:`SET_WAIT` seconds, and then written:
+    of two runs into one PATH the set is the one written last, whole; two runs into different files of
+    one folder both write theirs. Still held after the wait, or a signal while waiting: refused, no table
+    written. A set of one table (one file, replaced whole) and a folder this user may not open or whose file
+    system has no such lock are written unlocked (None: nothing held)."""
     if files <= 1:
         return None
     import os
 
-    from serq.files import held_alone
+    from serq import signals
+    from serq.files import held_waiting
 
     folder = os.path.dirname(path) or "."
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return None
-    if not held_alone(fd):
+    if not held_waiting(fd, SET_WAIT, signals.pending):
         os.close(fd)
         from serq.errors import shown_path
         from serq.files import OutputError
 
-        raise OutputError(f"--records {shown_path(path)}: another run is writing its records (or a dump) into "
-                          "this file's folder now; let it end, or give --records a file in another folder (the "
-                          "report was written, no records were)")
+        if signals.pending():
+            raise OutputError(f"--records {shown_path(path)}: a signal came while this run waited for another one "
+                              "writing into this file's folder (the report was written, no records were)")
+        raise OutputError(f"--records {shown_path(path)}: another run has held this file's folder for "
+                          f"{SET_WAIT:g} s (writing its records or a dump there); give --records a file in another "
+                          "folder (the report was written, no records were)")
     return fd
 
 

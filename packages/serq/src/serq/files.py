@@ -399,6 +399,22 @@ def held_alone(fd: int) -> bool:
     return True
 
 
+def held_waiting(fd: int, seconds: float, give_up=None) -> bool:
+    """Take an advisory lock (:func:`held_alone`) on ``fd``, waiting while another process holds it: ``True``
+    once it is taken; ``False`` when it is still held after ``seconds``, or as soon as ``give_up()`` is true
+    (a signal came: the wait is not the user's to sit through). For an output another run holds only while it
+    writes (a set of record tables): the second run writes its own after the first, where refusing it at once
+    lost its output to a coincidence of milliseconds."""
+    deadline = time.monotonic() + seconds
+    pause = 0.001
+    while not held_alone(fd):
+        if time.monotonic() >= deadline or (give_up is not None and give_up()):
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2.0, 0.05)
+    return True
+
+
 def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
     """A new temporary file beside ``path``: its descriptor and name. ``made`` holds its name from before
     it is created, for the caller to remove should an exception come before it has the name: Ctrl-C's
