@@ -260,11 +260,12 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
 
 
 def _curve_data(table: Any, x: str, y: str, hue: str | None,
-                thin: list[str] | None = None) -> tuple[str, dict, str, bool]:
+                thin: list[tuple[str, bool]] | None = None) -> tuple[str, dict, str, bool]:
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
     left out; each point whose figure is not a finite number in every one of its runs is put in ``thin``, as
-    ``max_seqs=4, Lambda=6 over 1 of 3 runs``, for :func:`curve` to say); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is, and so is the table of a
+    ``max_seqs=4, Lambda=6 over 1 of 3 runs``, beside whether some of them have no such member, for
+    :func:`curve` to say); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is, and so is the table of a
     capacity search (``serq sweep --find --out``: a row per point, the knob's value found, ``holds``,
     ``fails`` and each condition's ``FIGURE:mean`` at the value found, without a CI). Then the title the
     table's kind gives the figure, and whether the y values are whole numbers (a search's knob of an integer
@@ -358,15 +359,15 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
                 over = _fewer(part[-2][0], part[-1][0]) if counts and thin is not None else None
                 if over is not None:
                     at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
-                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {over}")
+                    thin.append((f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} {over}", False))
             else:
                 ys = part[0].astype(float).tolist()
                 n, m, ci, _ = mean_ci(ys)
                 if thin is not None and n < len(part[0]):
                     at = f"{_drawn(hue)}={_drawn(_hue_value(h))}, " if hue else ""
                     gone = int(part[-1].sum()) if absent is not None else 0
-                    thin.append(f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} "
-                                f"{_over(n, len(part[0]), _infinite(ys), gone)}")
+                    thin.append((f"{at}{_drawn(x)}={_drawn(_hue_value(xv))} "
+                                 f"{_over(n, len(part[0]), _infinite(ys), gone)}", gone > 0))
             xs.append(int(xv) if whole else float(xv))
             ms.append(m)
             cis.append(ci)
@@ -435,7 +436,7 @@ def _fewer(n: Any, runs: Any) -> str | None:
 
 
 def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], read_as_is: bool,
-                   swept: Sequence[str], thin: list[str] | None = None,
+                   swept: Sequence[str], thin: list[tuple[str, bool]] | None = None,
                    counts: Sequence[str] = ()) -> tuple[list, list, list]:
     """A line of ``y`` against the figure ``x``: per point of the sweep (its swept names), the mean of x
     across its seeds, and y's mean and 95 % CI (a points table's row as it is), ordered by x; a point whose x
@@ -452,7 +453,7 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
                 over = _fewer(n, runs)
                 if over is not None:
                     at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys)
-                    thin.append(f"{at or 'the point'} {over}")
+                    thin.append((f"{at or 'the point'} {over}", False))
     else:
         keys = [c for c in swept if c in g.columns]
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
@@ -463,7 +464,7 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
                 values = values if isinstance(values, tuple) else (values,)
                 at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
                 gone = int(part[ABSENT].sum()) if ABSENT in part.columns else 0
-                thin.append(f"{at or 'the point'} {_over(n, len(part), _infinite(ys), gone)}")
+                thin.append((f"{at or 'the point'} {_over(n, len(part), _infinite(ys), gone)}", gone > 0))
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
     rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
@@ -471,8 +472,6 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
 
 #: the column :func:`_curve_data` adds to a runs table: whether the run's program has no member the figure is of
 ABSENT = "\0absent"
-#: what the warning of thin means says of runs whose program has no such member (:func:`_absent_column`)
-ABSENT_SAID = "absent from"
 
 
 def _absent_column(frame: Any, y_column: str) -> Any:
@@ -496,7 +495,7 @@ def _over(n: int, runs: int, infinite: int = 0, absent: int = 0) -> str:
     ``absent``: how many of them have no such stage or pool member (:func:`_absent_column`)."""
     said = f"over {n} of {runs} runs" if n else f"no value in its {runs} runs (left out of its line)"
     if absent:
-        said += f", {ABSENT_SAID} {'them' if absent == runs else absent}"
+        said += f", absent from {'them' if absent == runs else absent}"
     return f"{said}, infinite in {infinite}" if infinite else said
 
 
@@ -504,13 +503,15 @@ def _infinite(values: Sequence[float]) -> int:
     return sum(1 for v in values if math.isinf(v))
 
 
-def _thin_warning(y: str, thin: Sequence[str]) -> str:
+def _thin_warning(y: str, thin: Sequence[tuple[str, bool]]) -> str:
     """The warning of a curve drawn from a runs table (or a points table, by its ``FIGURE:n``) with means over
     fewer runs than their points ran (the others had no finite value of the figure), as ``--show`` marks such a mean ``(n=1)`` and ``--find``
     warns of it: the curve drew them without a word, so a load at which two of three seeds completed no
-    request after the warm-up was drawn at the third's p99 TTFT, below its neighbours, looking served."""
+    request after the warm-up was drawn at the third's p99 TTFT, below its neighbours, looking served.
+    ``thin``: each point as said, beside whether some of its runs have no such stage or pool member (a flag,
+    not read off the words: a swept value or hue that held ", absent from " was taken for one)."""
     more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
-    absent = [t for t in thin if f", {ABSENT_SAID} " in t]
+    absent = [said for said, gone in thin if gone]
     gone = "the figure is absent from those points' runs: the program there has no such stage or pool member"
     if len(absent) == len(thin):
         why = gone
@@ -519,7 +520,7 @@ def _thin_warning(y: str, thin: Sequence[str]) -> str:
                "after the warm-up")
         why += f"; or, where said, {gone.removeprefix('the figure is ')}" if absent else ""
     return (f"warning: --y {clipped(y)}: some points' runs had no value of it ({why}), and each such "
-            f"mean is drawn over the others': {'; '.join(thin[:3])}{more}")
+            f"mean is drawn over the others': {'; '.join(said for said, _ in thin[:3])}{more}")
 
 
 def _runs_once(frame: Any, end: str) -> None:
@@ -598,7 +599,7 @@ def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
     """``y`` (a figure's name) against the swept ``x`` (or against a figure ``x``, a point per point of the
     sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
-    thin: list[str] = []
+    thin: list[tuple[str, bool]] = []
     fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue, thin)
     # a swept value of inf (a knob's "off": a threshold, a cap, max_seqs inf) has no place on the x axis: its
     # point is drawn as a dashed level across the axes, labelled `C = inf`, with its CI as a pale band; it was
