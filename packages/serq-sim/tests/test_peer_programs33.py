@@ -1,0 +1,331 @@
+"""Round 33 of programs as serQ's users write them (peer_programs33/), each run to its horizon on both
+simulator tiers and checked against an independent truth: an M/D/1 and an M/E4/1 against the
+Pollaczek-Khinchine mean (and ``find``'s largest rate against the formula's), a prefill -> decode tandem with
+a finite hand-off buffer and blocking against its Markov chain solved numerically, vLLM's
+max_num_batched_tokens by hand on a request alone and its TTFT/ITL trade-off under load (token conservation,
+the ITL's tail is one full-budget iteration), enable_prefix_caching off and on by hand on one conversation and
+paired over common random numbers, a GPU that fails and restarts against its Markov chain, two classes on a
+processor-sharing GPU against the M/G/1-PS mean x / (1 - rho), vLLM at max_num_seqs = 1 as an M/G/1, and a
+random router against session affinity (the follow-up turn's full hit has probability 1 / N)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import serq_frontend
+import serq_sim
+import serq_sweep
+from serq_report.json import encode_json
+
+HERE = Path(__file__).parent / "peer_programs33"
+
+
+def run(name: str, monkeypatch, *, sets=None, defs=None, **kw):
+    """(JSON report, records as numpy columns or None) of peer_programs33/NAME on the default tier and the
+    general engine, which must give the same bytes and the same records."""
+    prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {}, defs=defs or {})
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog, **kw)
+        recs = None
+        if r.result.records:
+            recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
+        out.append((encode_json(r), recs))
+    assert out[0][0] == out[1][0]
+    if out[0][1] is not None:
+        assert out[0][1].keys() == out[1][1].keys()
+        for k in out[0][1]:
+            assert np.array_equal(out[0][1][k], out[1][1][k]), k
+    return json.loads(out[1][0]), out[1][1]
+
+
+def covers(figure: dict, truth: float, width: float) -> None:
+    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
+    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
+    assert figure["ci"] <= width * truth, (figure["ci"], truth)
+
+
+def stage(doc: dict, name: str) -> dict:
+    (s,) = [s for s in doc["stages"] if s["name"] == name and s["index"] is None]
+    return s
+
+
+def pool(doc: dict, name: str) -> dict:
+    (p,) = [p for p in doc["pools"] if p["name"] == name and p["index"] is None]
+    return p
+
+
+def stationary(q: np.ndarray) -> np.ndarray:
+    """The stationary law of the generator ``q`` (rows sum to 0)."""
+    a = q.T.copy()
+    a[-1, :] = 1
+    b = np.zeros(len(q))
+    b[-1] = 1
+    return np.linalg.solve(a, b)
+
+
+# md1.sq
+
+
+@pytest.mark.parametrize(("service", "es2"), [("~det(s)", 1.0), ("~erlang(4, s)", 1.25)])
+def test_md1_is_pollaczek_khinchine(monkeypatch, service, es2):
+    doc, _ = run("md1.sq", monkeypatch, defs={"service": service}, horizon=40000)
+    lam = 0.8
+    wait = lam * es2 / (2 * (1 - lam))  # 2 s deterministic, 2.5 s Erlang-4
+    covers(doc["observes"]["wait"], wait, 0.12)
+    covers(doc["observes"]["response"], wait + 1, 0.08)
+    gpu = stage(doc, "gpu")
+    assert gpu["utilisation"] == pytest.approx(lam, rel=0.02)
+    assert gpu["present"] == pytest.approx(gpu["throughput"] * doc["observes"]["response"]["mean"], rel=0.01)
+    if service == "~det(s)":
+        assert doc["observes"]["response"]["p50"] - doc["observes"]["wait"]["p50"] == pytest.approx(1)
+
+
+def test_md1_find_largest_rate_is_the_formula():
+    # the mean wait lam / (2 (1 - lam)) is 1 s at lam = 2/3
+    _cols, rows = serq_sweep.find(str(HERE / "md1.sq"), "wait.mean <= 1", ("lam", "0.4:0.9"), seeds="1..2",
+                                  horizon=20000, warmup=200, tol=0.01, workers=0, progress=False)
+    (row,) = rows
+    assert row["outcome"] == "found"
+    assert row["lam"] <= 2 / 3 + 0.03 and row["fails"] >= 2 / 3 - 0.03, row
+    assert row["fails"] - row["lam"] <= 0.01 + 1e-9
+
+
+# tandem_block.sq
+
+
+def tandem_chain(lam, s1, s2, b, n=120):
+    """L1, L2, the prefill GPU's held share and the share of prefills that end blocked, of the chain
+    (jobs at the prefill side, jobs on the decode side, blocked)."""
+    cap = b + 1
+    states = [(n1, n2, k) for n1 in range(n + 1) for n2 in range(cap + 1) for k in (0, 1)
+              if not (k and (n2 < cap or n1 == 0))]
+    ix = {st: i for i, st in enumerate(states)}
+    q = np.zeros((len(states), len(states)))
+    for (n1, n2, k), i in ix.items():
+        def add(to, rate, i=i):
+            q[i, ix[to]] += rate
+            q[i, i] -= rate
+        if n1 < n:
+            add((n1 + 1, n2, k), lam)
+        if n1 > 0 and not k:
+            add((n1 - 1, n2 + 1, 0) if n2 < cap else (n1, n2, 1), 1 / s1)
+        if n2 > 0:
+            add((n1 - 1, n2, 0) if k else (n1, n2 - 1, 0), 1 / s2)
+    p = stationary(q)
+    l1 = sum(p[i] * st[0] for st, i in ix.items())
+    l2 = sum(p[i] * st[1] for st, i in ix.items())
+    held = sum(p[i] for st, i in ix.items() if st[0] > 0)
+    blocked = sum(p[i] for st, i in ix.items() if st[0] > 0 and not st[2] and st[1] == cap) / s1 / lam
+    return l1, l2, held, blocked
+
+
+def test_tandem_block_is_its_markov_chain(monkeypatch):
+    doc, _ = run("tandem_block.sq", monkeypatch, horizon=40000)
+    lam = 0.5
+    l1, l2, held, blocked = tandem_chain(lam, 1, 1.2, 1)  # 3.99 s, 1.87 s, 0.650, 0.252
+    covers(doc["observes"]["at_prefill"], l1 / lam, 0.1)
+    covers(doc["observes"]["at_decode"], l2 / lam, 0.03)
+    covers(doc["observes"]["response"], (l1 + l2) / lam, 0.07)
+    covers(doc["observes"]["blocked"], blocked, 0.05)
+    # the prefill GPU is held (serving or blocked) more than it serves: lam x s1 = 0.5 of the time it serves
+    assert pool(doc, "pre_gpu")["used"] == pytest.approx(held, rel=0.02)
+    assert stage(doc, "prefill")["utilisation"] == pytest.approx(lam * 1, rel=0.02)
+    assert stage(doc, "decode")["utilisation"] == pytest.approx(lam * 1.2, rel=0.02)  # flow balance
+    assert pool(doc, "dec_room")["used"] <= 2
+    # a request is blocked exactly as long as it waits in the decode side's queue
+    assert pool(doc, "dec_room")["wait"] * lam == pytest.approx(pool(doc, "dec_room")["queue"], rel=0.03)
+
+
+def test_tandem_block_without_buffer_blocks_more(monkeypatch):
+    doc, _ = run("tandem_block.sq", monkeypatch, sets={"B": 0}, horizon=30000)
+    l1, l2, held, blocked = tandem_chain(0.5, 1, 1.2, 0)  # 8.52 s: the prefill GPU is held 0.73 of the time
+    covers(doc["observes"]["response"], (l1 + l2) / 0.5, 0.15)
+    covers(doc["observes"]["blocked"], blocked, 0.05)
+    assert pool(doc, "pre_gpu")["used"] == pytest.approx(held, rel=0.03)
+
+
+# vllm_budget.sq
+
+ALONE = {"gap": "~det(100)", "prompt_len": "2000", "output_len": "100"}
+
+
+@pytest.mark.parametrize(("b", "ttft"), [(512, 4 * 0.01 + 2000 * 5e-5), (4096, 0.01 + 2000 * 5e-5),
+                                         (1000, 2 * 0.01 + 2000 * 5e-5)])
+def test_vllm_budget_alone_by_hand(monkeypatch, b, ttft):
+    doc, recs = run("vllm_budget.sq", monkeypatch, sets={"B": b}, defs=ALONE, horizon=1000, warmup=0)
+    req = doc["requests"]
+    assert req["completed"] == 9
+    for k in ("mean", "median", "p99"):
+        assert req["ttft"][k] == pytest.approx(ttft, abs=1e-9)
+        assert req["tpot"][k] == pytest.approx(0.01 + 5e-5, abs=1e-9)
+        assert req["itl"][k] == pytest.approx(0.01 + 5e-5, abs=1e-9)
+    assert req["e2el"]["mean"] == pytest.approx(ttft + 99 * (0.01 + 5e-5), abs=1e-9)
+    assert np.allclose(recs["first_token"] - recs["sent"], ttft, atol=1e-9)
+    assert np.array_equal(recs["sent"], 100.0 * np.arange(1, 10))
+
+
+def test_vllm_budget_trade_off_under_load(monkeypatch):
+    figures = {}
+    for b in (256, 1024, 4096):
+        doc, recs = run("vllm_budget.sq", monkeypatch, sets={"B": b}, horizon=120, warmup=0, arrivals=300)
+        req = doc["requests"]
+        assert req["completed"] == 300
+        # every prompt token and every output token but the last is computed once
+        eng = stage(doc, "engine")
+        total = req["total_input_tokens"] + req["total_output_tokens"] - req["completed"]
+        assert eng["tokens"] * eng["iterations"] == pytest.approx(total, rel=1e-9)
+        assert int(recs["prompt"].sum()) == req["total_input_tokens"]
+        figures[b] = (req["ttft"]["mean"], req["itl"]["p99"])
+    # the ITL's tail is an iteration that fills its budget with a prefill chunk: c_it + a_tok x B
+    assert figures[256][1] == pytest.approx(0.01 + 5e-5 * 256, rel=0.02)
+    assert figures[1024][1] == pytest.approx(0.01 + 5e-5 * 1024, rel=0.02)
+    # the larger the budget, the sooner the first token and the longer the tail of the gaps
+    assert figures[256][0] > 1.3 * figures[1024][0] > 1.3 * figures[4096][0]
+    assert figures[256][1] < figures[1024][1] < figures[4096][1]
+
+
+# prefix_cache.sq
+
+CHAT = {"gap": "~det(1000)", "msg": "100", "answer": "50", "think": "5", "more": "1"}
+
+
+@pytest.mark.parametrize("caching", [1, 0])
+def test_prefix_cache_one_conversation_by_hand(monkeypatch, caching):
+    doc, recs = run("prefix_cache.sq", monkeypatch, sets={"caching": caching}, defs=CHAT, horizon=1060,
+                    warmup=0)
+    k = np.arange(1, len(recs["prompt"]) + 1)
+    assert len(k) == 11
+    prompt = 1000 + 100 * k + 50 * (k - 1)
+    assert np.array_equal(recs["prompt"], prompt)
+    hit = np.where(k > 1, (prompt - 100 - 1) // 16 * 16, 0) if caching else np.zeros_like(prompt)
+    assert np.array_equal(recs["cached"], hit)
+    # the prefill of prompt - hit tokens in chunks of at most B = 2048 (without caching, two from turn 7)
+    new = prompt - hit
+    assert np.allclose(recs["first_token"] - recs["sent"], np.ceil(new / 2048) * 0.01 + 5e-5 * new, atol=1e-9)
+    assert doc["requests"]["ttft"]["count"] == 11
+    rate = hit.sum() / prompt.sum()
+    assert doc["requests"]["prefix_cache_hit_rate"] == pytest.approx(rate, rel=1e-12)
+
+
+def test_prefix_cache_paired_under_load():
+    table = serq_sweep.compare(str(HERE / "prefix_cache.sq"), sets={"caching": [1, 0]}, seeds="1..3",
+                               horizon=400, warmup=40, workers=0, progress=False,
+                               figures=["requests.ttft.mean", "requests.prefix_cache_hit_rate"])
+    got = {r["figure"]: r for r in table.to_dict("records")}
+    ttft = got["requests.ttft.mean"]
+    # without caching every turn prefills the whole conversation again: about 0.14 s more per request
+    assert ttft["diff"] - ttft["ci_paired"] > 0.1
+    assert ttft["ci_paired"] < 0.2 * ttft["diff"]
+    hits = got["requests.prefix_cache_hit_rate"]
+    assert hits["b"] == 0 and hits["a"] > 0.8
+
+
+# gpu_failure.sq
+
+
+def failure_chain(lam, s, f, r, n=200):
+    """Mean requests present, the share of time down and the restarts per request of the chain (requests
+    present, GPU up)."""
+    ix = lambda k, u: 2 * k + u  # noqa: E731
+    q = np.zeros((2 * (n + 1),) * 2)
+    for k in range(n + 1):
+        for u in (0, 1):
+            i = ix(k, u)
+            moves = [(ix(k + 1, u), lam)] if k < n else []
+            moves.append((ix(k, 0), f) if u else (ix(k, 1), 1 / r))
+            if u and k > 0:
+                moves.append((ix(k - 1, 1), 1 / s))
+            for j, rate in moves:
+                q[i, j] += rate
+                q[i, i] -= rate
+    p = stationary(q)
+    mean = sum(p[ix(k, u)] * k for k in range(n + 1) for u in (0, 1))
+    down = sum(p[ix(k, 0)] for k in range(n + 1))
+    restarts = f * sum(p[ix(k, 1)] for k in range(1, n + 1)) / lam
+    return mean, down, restarts
+
+
+def test_gpu_failure_is_its_markov_chain(monkeypatch):
+    doc, _ = run("gpu_failure.sq", monkeypatch, horizon=40000)
+    lam = 0.5
+    mean, down, restarts = failure_chain(lam, 1, 0.05, 4)  # 14/3 s, 1/6, 0.05
+    assert down == pytest.approx(1 - 1 / (1 + 0.05 * 4))  # up 1 / (1 + f r) of the time
+    covers(doc["observes"]["response"], mean / lam, 0.1)
+    covers(doc["gauges"]["gpu_down"], down, 0.07)
+    covers(doc["observes"]["restarts"], restarts, 0.08)
+    assert stage(doc, "serve")["throughput"] == pytest.approx(lam, rel=0.02)
+    # every preemption is a restart of a request: the pool's count is the restarts observed
+    assert pool(doc, "gpu")["preemptions"] == pytest.approx(
+        doc["observes"]["restarts"]["mean"] * doc["observes"]["restarts"]["count"], abs=5)
+    assert doc["gauges"]["gpu_down"]["max"] == 1
+
+
+# ps_classes.sq
+
+
+@pytest.mark.parametrize("long_work", ["s_long", "~exp(s_long)"])
+def test_ps_classes_are_insensitive(monkeypatch, long_work):
+    doc, _ = run("ps_classes.sq", monkeypatch, defs={"long_work": long_work}, horizon=40000)
+    rho = 0.8 * (0.8 * 0.5 + 0.2 * 2.5)
+    covers(doc["observes"]["response_short"], 0.5 / (1 - rho), 0.1)
+    covers(doc["observes"]["response_long"], 2.5 / (1 - rho), 0.12)
+    gpu = stage(doc, "gpu")
+    assert gpu["utilisation"] == pytest.approx(rho, rel=0.02)
+    if long_work == "s_long":
+        covers(doc["observes"]["slowdown"], 1 / (1 - rho), 0.08)
+
+
+# max_seqs.sq
+
+
+def test_max_seqs_one_is_mg1(monkeypatch):
+    doc, _ = run("max_seqs.sq", monkeypatch, horizon=2500, warmup=100)
+    q = math.exp(-1 / 50)
+    eg, eg2 = q / (1 - q), q * (1 + q) / (1 - q) ** 2  # o - 1 is geometric
+    a, b = 0.01 * 1 + 5e-5 * 1000, 0.01 + 5e-5
+    es, es2 = a + b * eg, a * a + 2 * a * b * eg + b * b * eg2
+    wait = es2 / (2 * (1 - es))  # at Lambda = 1: 0.636 s
+    req = doc["requests"]
+    covers(req["queue"], wait, 0.3)
+    covers(req["ttft"], wait + a, 0.3)
+    assert req["prefill"]["mean"] == pytest.approx(a, abs=1e-9)
+    assert doc["gauges"]["running"]["max"] == 1
+    assert stage(doc, "engine")["utilisation"] == pytest.approx(es, rel=0.03)
+
+
+def test_max_seqs_caps_the_batch(monkeypatch):
+    doc, _ = run("max_seqs.sq", monkeypatch, sets={"max_seqs": 3, "Lambda": 4}, horizon=300, warmup=30)
+    assert doc["gauges"]["running"]["max"] == 3
+    assert pool(doc, "reqs")["used"] <= 3
+
+
+# router_hits.sq
+
+
+@pytest.mark.parametrize("policy", [0, 1])
+def test_router_hits_follow_the_replica(monkeypatch, policy):
+    doc, recs = run("router_hits.sq", monkeypatch, sets={"policy": policy}, horizon=1600, warmup=200)
+    obs = doc["observes"]
+    # nothing is evicted, so a follow-up turn hits fully when it lands where its last turn did (and now and
+    # then elsewhere: on a replica that served it before, when the turns since added less than a block)
+    assert all(p["evicted_entries"] == 0 for p in doc["pools"] if p["name"] == "kv")
+    if policy == 1:
+        assert obs["full_hit"]["mean"] == obs["same_replica"]["mean"] == 1
+    else:
+        covers(obs["same_replica"], 1 / 4, 0.2)
+        extra = (obs["full_hit"]["mean"] - obs["same_replica"]["mean"]) * obs["full_hit"]["count"]
+        assert 0 <= extra <= 0.01 * obs["full_hit"]["count"]
+    # the hit rate of each replica from the records, and the share of the requests it serves
+    eng = recs["engine"]
+    total = 0
+    for j in range(4):
+        mine = eng == j
+        assert 0.2 < mine.mean() < 0.3
+        total += recs["cached"][mine].sum()
+    assert total / recs["prompt"].sum() == pytest.approx(doc["requests"]["prefix_cache_hit_rate"], rel=1e-12)
