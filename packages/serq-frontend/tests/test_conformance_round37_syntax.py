@@ -19,6 +19,8 @@ says the parser rewrites has the IR of the kernel written by hand; `serq ir` of 
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -333,3 +335,30 @@ def test_serq_ir_of_an_ir_file_is_that_file(tmp_path, src):
                             stdin=subprocess.DEVNULL)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
+
+
+def _without_places(node):
+    """An AST's JSON without the places of its nodes (``pos``, ``name_pos``, …, and a run block field's
+    ``"line:col"``), which formatting moves."""
+    if isinstance(node, dict):
+        return {k: _without_places(v) for k, v in node.items() if k != "pos" and not k.endswith("_pos")}
+    if isinstance(node, list):
+        return [_without_places(v) for v in node if not (isinstance(v, str) and re.fullmatch(r"\d+:\d+", v))]
+    return node
+
+
+@pytest.mark.parametrize("desugar", [False, True], ids=["ast", "desugared"])
+@pytest.mark.parametrize("src", ROUND_TRIPS, ids=range(len(ROUND_TRIPS)))
+def test_serq_ast_of_the_formatted_text_is_the_programs(tmp_path, src, desugar):
+    """`serq ast` (and `serq ast --desugar`) of `serq fmt`'s text: the program's AST, its places aside."""
+    (tmp_path / "p.sq").write_text(src)
+    (tmp_path / "f.sq").write_text(format_source(src))
+    flags = ["--desugar"] if desugar else []
+    trees = []
+    for name in ("p.sq", "f.sq"):
+        r = subprocess.run([SERQ, "ast", *flags, name], capture_output=True, cwd=tmp_path, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr
+        trees.append(_without_places(json.loads(r.stdout)))
+    assert trees[0] == trees[1]
+    assert trees[0]  # a program of items, not an empty list
