@@ -593,3 +593,167 @@ RUN_ERRORS = [
 @pytest.mark.parametrize("src, message", RUN_ERRORS, ids=[f"e{i}" for i in range(len(RUN_ERRORS))])
 def test_run_time_errors_name_the_place_time_and_session(monkeypatch, src, message):
     assert run_error(src, monkeypatch) == message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# More by hand: ps ties, flows over families, leases of a time, a tier of less room, step observables,
+# pool-reference.txt's priority lanes
+# ---------------------------------------------------------------------------------------------------------
+
+MORE = [
+    # §3, Ties: "jobs of a ps stage with equal finish tags finish in the order they started". ps(1): s1
+    # starts 2 at 0, s0 1 at 1, s2 0.5 at 1.5. [0, 1] s1 alone: 1 left; [1, 1.5] two at 1/2: s1 and s0 0.75
+    # left; three at 1/3: s2's 0.5 done at 3 (queue 2 after it), s1 and s0 0.25 left; two at 1/2: both done
+    # at 3.5, s1 first (started first): it sees s0 still there (1), s0 none (samples listed by session at
+    # one instant). Jobs [0, 3.5], [1, 3.5], [1.5, 3]: present 7.5 / 10, service 7.5 / 3; busy [0, 3.5].
+    ("ps_equal_finish_tags_in_start_order", """
+stage p : ps(1);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 1 ? 0 : 1 + (serial == 2) * 0.5);
+  run p (serial == 1 ? 2 : (serial == 0 ? 1 : 0.5));
+  observe q = queue(p) * 10 + serial;
+}
+run { horizon 10; }
+""", {"q": [(2, 3.0, 22.0), (0, 3.5, 0.0), (1, 3.5, 11.0)]},
+     {("p", None): {"present": 0.75, "utilisation": 0.35, "completions": 3, "service": 2.5}}),
+    # Flows over stage families (§3, Stages: "a run names each stage array once"; "every job on it, a
+    # single-stage run included, is a flow"): f0 over eg[0] (φ 1) and ing[1] (φ 2), f1 on ing[1], f2 on
+    # eg[0] (2). maxmin: eg[0] fills at 0.5 (f0, f2 stop), f1 rises to 2 - 0.5 = 1.5: done at 2/3; then f0
+    # and f2 share eg[0] at 0.5: f0's 2/3 left done at 2; f2's 1 left alone at 1: done at 3. eg[0] full on
+    # [0, 3]: 3 / 10; ing[1] carries 2/2 on [0, 2/3] and 0.5/2 on [2/3, 2]: 1 / 10. p[·] ps(min(present,
+    # 2)) is no flow stage: s3 and s4 alone at rate 1 to 1, then both on p[0], φ 2: done at 2.
+    ("flows_over_stage_families", """
+stage eg[2] : ps(1);
+stage ing[2] : ps(2);
+stage p[2] : ps(min(present, 2));
+share maxmin;
+workload { arrive batch(5); }
+session {
+  branch (serial == 0) { run eg[0], ing[1] (1); }
+  branch (serial == 1) { run ing[1] (1); }
+  branch (serial == 2) { run eg[0] (2); }
+  branch (serial >= 3) { run p[serial - 3] (1); run p[0] (1); }
+  observe t = now * 10 + serial;
+}
+run { horizon 10; }
+""", {"t": [(1, 2 / 3, 20 / 3 + 1), (0, 2.0, 20.0), (3, 2.0, 23.0), (4, 2.0, 24.0), (2, 3.0, 32.0)]},
+     {("eg", 0): {"utilisation": 0.3, "completions": 2, "service": 2.5}, ("eg", 1): {"completions": 0},
+      ("ing", 1): {"utilisation": 0.1, "present": (2 * 2 / 3 + 4 / 3) / 10},
+      ("p", 0): {"completions": 3, "utilisation": 0.2}, ("p", 1): {"completions": 1}}),
+    # §3: a lease "until the session's release m, t seconds, or the session's end, and cache applies then".
+    # Both hold 4 on [0, 1]; s0 leases 2 s (to 3), s1 10 s but releases at 2: caches 3 then, s0 at 3.
+    # At 1: used 8, holders 2; s1 at 2 before its release the same, after 4 (s0's lease), its 3 cached, 1
+    # holder; s0 at 4: nothing held, its 3 cached. used 8 · 2 + 4 · 1; cached 3 · 18 + 3 · 17.
+    ("a_lease_of_a_time_and_one_released", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold kv (4) { run d (1); } cache (3) lease kv (serial == 0 ? 2 : 10);
+  observe a = used(kv) * 100 + cachedin(kv) * 10 + holders(kv);
+  run d (serial == 0 ? 3 : 1);
+  observe b = used(kv) * 100 + cachedin(kv) * 10 + holders(kv);
+  branch (serial == 1) { release kv; observe c = used(kv) * 100 + cachedin(kv) * 10 + holders(kv); }
+}
+run { horizon 20; }
+""", {"a": [(0, 1.0, 802.0), (1, 1.0, 802.0)], "b": [(1, 2.0, 802.0), (0, 4.0, 30.0)], "c": [(1, 2.0, 431.0)]},
+     {("kv", None): {"used": 1.0, "cached": 5.25, "holders": 0.25}}),
+    # A spill writes what the tier has room for, rounded down to its blocks, and its work reads `size` as
+    # the units written, its predicate as the units evicted: s1's 8 at 2 evicts s0's 5 (5 >= 3: spilled);
+    # cpu (cap 3, block 2) takes 2, over the link for 2: [2, 4]. s0 finds 2 in cpu at 11.
+    ("a_spill_to_a_tier_of_less_room", """
+pool kv { cap 8; spill cpu via link (size) when (size >= 3); }
+pool cpu { cap 3; block 2; }
+stage link : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (5) { run d (1); } cache (5);
+    run d (10);
+    observe k = cachedin(kv) * 10 + cachedin(cpu);
+  } else {
+    run d (2);
+    hold kv (8) { run d (1); } cache (0);
+  }
+}
+run { horizon 20; }
+""", {"k": [(0, 11.0, 2.0)]},
+     {("link", None): {"completions": 1, "service": 2.0},
+      ("kv", None): {"spills": 1, "evicted_entries": 1, "evicted_units": 5.0, "cached": 0.25},
+      ("cpu", None): {"cached": 1.8}}),
+    # A step stage's observables (docs/language.md: `queue(s)` its residents, `busy(s)` the jobs the running
+    # iteration serves) as gauges. budget 3, cap 2, three prefills of 4: [0, 1] s0 3 (budget spent: no
+    # admission); [1, 2] s0 1, s1 admitted 2; [2, 3] s1 2, s2 admitted 1; [3, 4] s2 3. Residents 1, 2, 2,
+    # 1: 6 / 10; holders·10 + queued: 12, 21, 20, 10: 63 / 10. reqs waits 0, 1, 2.
+    ("a_step_stages_residents_as_gauges", """
+pool reqs { cap 2; admit via E; }
+stage E : step { budget 3; cost 1; }
+workload { arrive batch(3); }
+gauge q = queue(E);
+gauge b = busy(E);
+gauge h = holders(reqs) * 10 + queued(reqs);
+session {
+  hold reqs (1) { run E prefill (4); }
+  observe t = now;
+}
+run { horizon 10; }
+""", {"t": [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 4.0, 4.0)]},
+     {("gauge", "q"): {"mean": 0.6, "max": 2.0}, ("gauge", "b"): {"mean": 0.6, "max": 2.0},
+      ("gauge", "h"): {"mean": 6.3, "max": 21.0, "min": 0.0},
+      ("E", None): {"iterations": 4, "tokens": 3.0, "batch": 1.5, "present": 0.6, "service": 2.0},
+      ("reqs", None): {"wait": 1.0, "queue": 0.3}}),
+    # A warm-up inside an iteration: budget 2, cost 2, two prefills of 3: [0, 2] s0 2; [2, 4] s0 1, s1 1;
+    # [4, 6] s1 2. Over [3, 10]: an iteration runs on [3, 6] (3 / 7); the iterations planned after the
+    # warm-up: one (2 tokens); residents 2 on [3, 4], 1 on [4, 6]: 4 / 7; both runs complete after it.
+    ("a_warm_up_inside_an_iteration", """
+pool reqs { cap 2; admit via E; }
+stage E : step { budget 2; cost 2; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1) { run E prefill (3); }
+  observe t = now;
+}
+run { horizon 10; warmup 3; }
+""", {"t": [(0, 4.0, 4.0), (1, 6.0, 6.0)]},
+     {("E", None): {"utilisation": 3 / 7, "iterations": 1, "tokens": 2.0, "present": 4 / 7, "completions": 2,
+                    "service": 4.0}}),
+    # §3, Stages: "A run of zero work completes at once": s0's prefill (0) and decode (0) take no
+    # iteration; s1's decode (1) one, [0, 1].
+    ("zero_runs_on_a_step_stage", """
+pool reqs { cap 4; admit via E; }
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1) { run E prefill (serial * 0); run E decode (serial); }
+  observe t = now * 10 + serial;
+}
+run { horizon 10; }
+""", {"t": [(0, 0.0, 0.0), (1, 1.0, 11.0)]},
+     {("E", None): {"iterations": 1, "completions": 1, "decode_only": 1, "tokens": 1.0},
+      ("reqs", None): {"admissions": 2}}),
+    # pool-reference.txt, queue: the priority lanes with a three-second aging threshold, "immediate
+    # requests, then aged long requests, then short requests, then other long requests". One hold at a
+    # time (cap 4, each 4), each 2 s. At 0: s4 immediate (0); at 2: waited 2 < 3, s0 and s2 short (2),
+    # s1 and s3 long (3): s0; at 4: waited 4 >= 3: s1 and s3 aged (1): s1; at 6: s3; at 8: s2.
+    ("priority_lanes_with_aging", """
+pool kv { cap 4; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3, serial); }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  set immediate = serial == 4;
+  set prompt = serial == 1 || serial == 3 ? 200 : 100;
+  hold kv (4) { run d (2); }
+  observe t = now * 10 + serial;
+}
+run { horizon 20; }
+""", {"t": [(4, 2.0, 24.0), (0, 4.0, 40.0), (1, 6.0, 61.0), (3, 8.0, 83.0), (2, 10.0, 102.0)]},
+     {("kv", None): {"wait": (0 + 2 + 4 + 6 + 8) / 5, "queue": (4 + 3 + 2 + 1) * 2 / 20}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
+def test_more_by_hand(monkeypatch, src, obs, figures):
+    check(monkeypatch, src, obs, figures)
