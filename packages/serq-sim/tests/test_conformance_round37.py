@@ -754,6 +754,71 @@ run { horizon 20; }
 ]
 
 
+# s0 and s1 hold reqs and kv, s2 waits for reqs; s0's growth at 1 preempts the last admitted (s1), which
+# goes back to the queue of its hold's FIRST pool, reqs, whichever pool preempted it
+REQUEUE = """
+pool reqs { cap 2; }
+pool kv { cap 6; preempt by (-admission) requeue WHERE; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  hold reqs (1), kv (serial == 0 ? 2 : 4) {
+    observe enter = (now - t0) * 10 + serial;
+    run d (serial == 0 ? 1 : 3);
+    branch (serial == 0) { grow kv (4); run d (1); }
+  }
+}
+run { horizon 20; }
+"""
+
+MORE += [
+    # pool-reference.txt, preempt: the victim "re-enters the hold's first pool's queue"; "requeue head (the
+    # default) places it first". At 0 s0 (kv 2) and s1 (kv 4) fill kv; s2 waits in reqs. At 1 s0's grow
+    # (4) preempts s1 (admission 1, key -1 the least): s1 back at the head of reqs's queue, ahead of s2;
+    # s0 grows to 6. At 2 s0 releases: the head s1 takes 4 of kv, s2's 4 do not fit beside it: s2 waits to
+    # 5. reqs waits 0, 0, 1 (s1 from 1), 5 (s2): 6 / 4; queue s1 [1, 2] + s2 [0, 5]: 6 / 20; kv used 6 on
+    # [0, 2], 4 on [2, 8]: 36 / 20.
+    ("a_victim_requeued_at_the_head_of_its_first_pool", REQUEUE.replace("WHERE", "head"),
+     {"enter": [(0, 0.0, 0.0), (1, 0.0, 1.0), (1, 2.0, 21.0), (2, 5.0, 52.0)]},
+     {("reqs", None): {"wait": 1.5, "queue": 0.3, "admissions": 4},
+      ("kv", None): {"used": 1.8, "preemptions": 1, "wait": 0.0, "queue": 0.0}}),
+    # "requeue tail treats it as a newcomer: FIFO places it last": behind s2, which takes kv at 2; s1 at 5.
+    ("a_victim_requeued_at_the_tail_of_its_first_pool", REQUEUE.replace("WHERE", "tail"),
+     {"enter": [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 2.0, 22.0), (1, 5.0, 51.0)]},
+     {("reqs", None): {"wait": 1.5, "queue": 0.3, "admissions": 4}, ("kv", None): {"used": 1.8}}),
+    # pool-reference.txt, reserve held: "A new reservation r requires used + Σ u_i + r <= cap. Growth by d
+    # requires used + Σ_{i != grower} u_i + d <= cap"; "Cached prefixes are evicted when units are
+    # allocated, not when reserved". s0 caches 2 at 1 (its later hold has no cache: it leaves them). At 2
+    # s1 (2, reserve 6: u 4) and s2 (2, reserve 3: u 1) are admitted (0 + 0 + 6, 2 + 4 + 3 <= 10); s0's
+    # (reserve 3) is not: 4 + 5 + 3 = 12. At 3 s1 grows 3 into its own reservation: 4 + 1 + 3 = 8 (used 7,
+    # u 1); s2's grow: 7 + 1 + 3 = 11, it waits (preempt none). At 4 s1 releases: s0 is admitted (used 4)
+    # and s2 grows (4 + 1 + 3 = 8): used 7 for both; s0 keeps its 2 cached. At 5 s2 releases, s0 grows to
+    # 5. used 2, 0, 4, 7, 7, 5 on [0, 1] … [5, 6]: 25 / 20; cached 2 on [1, 20]: 38 / 20.
+    ("reserve_held_and_growth_into_its_own_reservation", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  branch (serial == 0) { hold kv (2) { run d (1); } cache (2); }
+  run d (serial == 0 ? 1 : 2);
+  hold kv (2) reserve (serial == 1 ? 6 : 3) {
+    observe a = (now - t0) * 1000 + used(kv) * 10 + cachedin(kv);
+    run d (1);
+    grow kv (3);
+    observe b = (now - t0) * 1000 + used(kv) * 10 + cachedin(kv);
+    run d (1);
+  }
+}
+run { horizon 20; }
+""", {"a": [(1, 2.0, 2020.0), (2, 2.0, 2040.0), (0, 4.0, 4072.0)],
+      "b": [(1, 3.0, 3070.0), (2, 4.0, 4070.0), (0, 5.0, 5052.0)]},
+     {("kv", None): {"used": 1.25, "cached": 1.9, "queue": 0.1, "wait": 0.5, "admissions": 4,
+                     "evicted_units": 0.0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_more_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
