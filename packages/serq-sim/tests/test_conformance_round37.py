@@ -819,6 +819,37 @@ run { horizon 20; }
 ]
 
 
+MORE += [
+    # §3, Gauges: "the least and greatest value held for a positive time", read "at the end of every
+    # instant". used(slots) over [1, 10]: 1 on [4, 6] (s0), 3 from 10, the end, held for no time: the mean
+    # 2 / 9, the greatest 1. The CI: 20 windows of 0.45 hold 1/3, 1, 1, 1, 1, 1/9 and fourteen 0s: sample
+    # variance 3.135802… / 19, half-width 2.093 · √(that / 20).
+    ("a_gauge_value_held_for_no_time_is_no_extreme", """
+pool slots { cap 5; }
+stage d : delay;
+gauge h = used(slots);
+workload { arrive batch(2); }
+session {
+  run d (serial == 0 ? 4 : 10);
+  hold slots (serial == 0 ? 1 : 3) { run d (serial == 0 ? 2 : 5); }
+}
+run { horizon 10; warmup 1; }
+""", {}, {("gauge", "h"): {"mean": 2 / 9, "min": 0.0, "max": 1.0,
+                          "ci": 2.093 * math.sqrt((1 / 81 + 4 * 49 / 81 + 1 / 81 + 14 * 4 / 81) / 19 / 20)}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_more_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
+
+
+def test_a_sample_carries_the_turn_it_was_taken_in(monkeypatch):
+    """§3, Statistics: "observe x = e records a sample after warm-up with the time, session and turn": the
+    samples of turns_carry_attributes_and_think_zero carry turn_no at the moment they were taken (0 in
+    `init`, then 1, 2, 3 as each `turn;` counts), the same bytes on both tiers."""
+    src = next(c[1] for c in SESSIONS if c[0] == "turns_carry_attributes_and_think_zero")
+    r, _ = run(src, monkeypatch)
+    got = {n: sorted(zip(o.times.tolist(), o.sessions.tolist(), o.turns.tolist())) for n, o in r.observes.items()}
+    assert got["i"] == [(0.0, 0, 0), (0.0, 1, 0)]
+    assert got["o"] == [(1.0, 0, 1), (2.0, 1, 1), (3.0, 0, 2), (4.0, 0, 3), (5.0, 1, 2), (7.0, 1, 3)]
