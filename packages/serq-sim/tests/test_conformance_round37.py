@@ -350,6 +350,50 @@ run { horizon 10; }
 ]
 
 
+FAMILIES += [
+    # Queue families (§2, Queues): "a family of one is still a family: its entries are called D[j].decode
+    # (…)"; `mark` is read afterwards as P.done, without an index; `D pull P latency 0.5 share maxmin` makes
+    # a transfer without `on` the read: the latency, then one flow over P.nic[i] (ps 2) and D.nic[0] (ps 4),
+    # at 2 (P.nic fills), then the load and the release of the lease. The three sessions choose at 0, before
+    # any admission: holders 0 everywhere, the least -i: P[1] for all. P[1].kv (10) admits s0 and s1 (4
+    # each), s2 waits. P[1] serves s0 [0, 2], s1 [2, 4]. s0: latency [2, 2.5], read 4 / 2 [2.5, 4.5] (its
+    # lease ends, 4 cached in P[1].kv), D [4.5, 5.5]. At 4.5 s2 is admitted to P[1].kv (s1's lease 4, the 4
+    # cached evicted: 4 + 4 <= 10 only without them), P[1] [4.5, 6.5]. s1: latency [4, 4.5], read [4.5, 6.5],
+    # D [6.5, 7.5]. s2: latency [6.5, 7], read [7, 9], D [9, 10], its D.kv hold evicting s0's 4 cached there.
+    ("a_gateway_and_queue_families_with_a_pull", """
+queue gw : gateway { route { choose i in 2 by (holders(P[i].kv), -i); P[i].prefill (prompt); D[0].decode (prompt) from P[i]; } }
+queue P[2] : prefill {
+  pool kv { cap 10; }
+  serve fifo;
+  nic ps(2);
+  prefill (p) {
+    hold kv (p) { run (p / 2); mark done; } cache (p) lease kv (inf);
+  }
+}
+queue D[1] : decode {
+  pool kv { cap 10; }
+  serve fifo;
+  nic ps(4);
+  decode (p) from src {
+    hold kv (p) {
+      transfer (p) from src to kv (p);
+      run (o);
+    } cache (p + o);
+  }
+}
+D pull P latency 0.5 share maxmin;
+workload { arrive batch(3); hidden o; session { set prompt = 4; set o = 1; set t0 = now; request gw; observe f = P.done; observe t = now - t0; } }
+run { horizon 100; }
+""", {"f": [(0, 5.5, 2.0), (1, 7.5, 4.0), (2, 10.0, 6.5)], "t": [(0, 5.5, 5.5), (1, 7.5, 7.5), (2, 10.0, 10.0)]},
+     {("P", 0): {"completions": 0}, ("P", 1): {"completions": 3, "wait": 2 / 3, "service": 2.0},
+      ("P.nic", 1): {"completions": 3, "service": 2.0, "utilisation": 0.06},
+      ("D.nic", 0): {"utilisation": 0.03}, ("D.nic.latency", 0): {"completions": 3, "service": 0.5},
+      ("D", 0): {"completions": 3, "wait": 0.0},
+      ("P.kv", 1): {"wait": 1.5, "admissions": 3, "evicted_entries": 1, "evicted_units": 4.0},
+      ("D.kv", 0): {"admissions": 3, "evicted_entries": 1}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in FAMILIES], ids=[c[0] for c in FAMILIES])
 def test_families_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
