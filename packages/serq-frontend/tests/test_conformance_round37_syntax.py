@@ -246,6 +246,46 @@ stage d : delay; stage e : fifo(b);
 workload { arrive batch(1); } session { set x = -2; set y = - - x; set z = !!x; set w = 2 - -x; set v = x ? -1 : 1; set n = 1e3 + .5 + 1. + 1e-3; run d (a); run e (b); } run { horizon 1; }
 """,
 ]
+ROUND_TRIPS += [
+    # the remaining options and statements: evict lru, preempt none, queue fifo, a spill to named members,
+    # share bottleneck, a gauge's aggregate, arrive none, hidden, serve exclusive prefill, grow, load,
+    # release, drop, a lease, a run over two stages, loop and turn
+    """let N = 2;
+pool kv[N] { cap 16; block 2; evict lru; preempt none; queue fifo; spill cpu[1] via pcie[1] (size) when (waiting == 0); }
+pool cpu[N] { cap 32; }
+pool slots { cap 4; }
+stage pcie[N] : ps(1);
+stage egress[N] : ps(2);
+stage ingress[N] : ps(2);
+stage E[N] : step { budget 8; cost 1; serve exclusive prefill; memory kv; }
+stage think : delay;
+share bottleneck;
+gauge full = max k in N (free(kv[k]) == 0);
+workload { arrive none; hidden a, b; init { set a = 1; set b = 2; } }
+session {
+  choose j in N by (used(kv[j]));
+  hold slots (1), kv[j] (2) reserve (4) {
+    run E[j] prefill (2) growing kv[j];
+    grow kv[j] (2);
+    load kv[j] (1);
+    run egress[0], ingress[1] (1);
+    release kv[j];
+  } cache (2);
+  hold kv[j] (2) { drop kv[j]; run think (b); } lease kv[j] (3);
+  release kv[j];
+  loop { branch (turn_no > 2) { end; } else { run think (a); turn; } }
+}
+run { horizon 10; warmup 0; seed 7; }
+""",
+    # serving forms on named stages and on a member of an array
+    """stage prefill : fifo;
+stage decode[2] : fifo;
+stage tool : delay;
+workload { arrive poisson(0.5); }
+session { set k = 3; prefill on prefill (k); decode[k % 2] k; tool 0.5; observe done = now; }
+run { horizon 10; }
+""",
+]
 
 
 @pytest.mark.parametrize("src", ROUND_TRIPS, ids=range(len(ROUND_TRIPS)))
