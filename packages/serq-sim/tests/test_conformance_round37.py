@@ -218,6 +218,43 @@ run { horizon 10; }
 ]
 
 
+POOLS += [
+    # block 4: cache (20) of an allocation of 8 keeps 8 (a released prefix is capped at the allocation:
+    # allocated + cached <= cap). A hold of 5 (8 allocated) consumes all 8: cached 8, used 8, none left;
+    # its cache (3) rounds down to 0 blocks, as the hold of 2 (4 allocated) with cache (2) does.
+    ("cache_capped_at_the_allocation_and_below_a_block", """
+pool kv { cap 20; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (8) { run d (1); } cache (20);
+  observe a = cachedin(kv);
+  hold kv (5) { observe b = cached * 100 + used(kv) * 10 + cachedin(kv); run d (1); } cache (3);
+  observe c = cachedin(kv);
+  hold kv (2) { observe e = cached; run d (1); } cache (2);
+  observe f = cachedin(kv);
+}
+run { horizon 10; }
+""", {"a": [(0, 1.0, 8.0)], "b": [(0, 1.0, 880.0)], "c": [(0, 2.0, 0.0)], "e": [(0, 2.0, 0.0)],
+      "f": [(0, 3.0, 0.0)]},
+     {("kv", None): {"used": 2.0, "cached": 0.0, "admissions": 3}}),
+    # A hold consumes at most its allocation of its cached prefix: 3 units (4 allocated) of the 8 cached
+    # take 4, and the other 4 stay as a dead entry beside the 4 its cache (4) keeps at 2: cached 4 on [1,
+    # 2], 8 on [2, 10]: 68 / 10; cachedin reads only the session's own 4.
+    ("a_hold_consumes_at_most_its_allocation", """
+pool kv { cap 20; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (8) { run d (1); } cache (8);
+  hold kv (3) { observe b = cached * 100 + used(kv) * 10 + cachedin(kv); run d (1); } cache (4);
+  observe c = cachedin(kv);
+}
+run { horizon 10; }
+""", {"b": [(0, 1.0, 440.0)], "c": [(0, 2.0, 4.0)]}, {("kv", None): {"used": 1.2, "cached": 6.8}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
