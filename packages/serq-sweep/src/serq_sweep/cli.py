@@ -214,7 +214,11 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
             warning = core.cut_short(table, "the means and CIs of --show were taken")
             if warning is not None:
                 click.echo(printable_lines(warning), err=True)
-            sys.stdout.write(show_table(plan, columns, table, show))
+            text = show_table(plan, columns, table, show)  # (first: a sweep of no finished run is refused there)
+            unfinite = infinite_means(plan, columns, table, show)
+            if unfinite is not None:
+                click.echo(printable_lines(unfinite), err=True)
+            sys.stdout.write(text)
         sys.stdout.flush()
     _exit_for(complete, core.failures(plan, table))
 
@@ -249,6 +253,45 @@ def show_table(plan, columns, table, figures) -> str:
     from serq.layout import align  # by the columns a cell takes on the screen (a figure named in Chinese)
 
     return "".join(line + "\n" for line in align(lines, left=0))
+
+
+def infinite_means(plan, columns, table, figures) -> str | None:
+    """The warning of ``--show``'s means that are nan because every run of their point had no finite value and
+    some had an infinite one (``K / 0``): a mean leaves out inf and -inf as it does a run without a value, and
+    the table printed ``nan`` without a word (an observe of no samples is a figure without a value, as the
+    points table's blank cell says). None when there is no such mean."""
+    from .core import figure_columns, written_value
+    from .figures import resolve
+
+    shown: dict[str, str] = {}
+    for f in figures:
+        shown.setdefault(resolve(f, figure_columns(columns)), f)
+    by_point: dict[int, list[dict]] = {}
+    for r in table:
+        if r["status"] != "error":
+            by_point.setdefault(r["point"], []).append(r)
+    said = []
+    for column, name in shown.items():
+        entries = []
+        for p in plan.points:
+            values = [r.get(column) for r in by_point.get(p.index, [])]
+            values = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if not values or any(math.isfinite(v) for v in values):
+                continue
+            infinite = sum(1 for v in values if math.isinf(v))
+            if not infinite:
+                continue
+            runs = len(by_point[p.index])
+            at = ", ".join(f"{k}={written_value(v)}" for k, v in plan.shown(p).items()) or "the point"
+            how = ("infinite in its one run" if runs == 1 else f"infinite in all {runs} runs" if infinite == runs
+                   else f"infinite in {infinite} of {runs} runs, no value in the others")
+            entries.append(f"{at}: {how}")
+        if entries:
+            more = f"; and {len(entries) - 3} more" if len(entries) > 3 else ""
+            said.append(f"warning: --show {name}: nan where no run had a finite value of it, an infinite value "
+                        f"(inf, -inf) being left out of a mean as a run without one is: {'; '.join(entries[:3])}"
+                        f"{more}")
+    return "\n".join(said) or None
 
 
 def _fmt(v) -> str:
