@@ -431,6 +431,51 @@ run { horizon 100; }
 ]
 
 
+FAMILIES += [
+    # choose by work(s[j]), the work a member's jobs have left: s0 (0, 0): s[0], 3 there; s1 (3, 0): s[1],
+    # 1; s2 (3, 1): s[1], 2 behind it; s3 at 1, after s1's end started s2: (2, 2), the smallest index.
+    ("choose_by_the_work_left", """
+stage s[2] : fifo;
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  run d (serial == 3 ? 1 : 0);
+  choose j in 2 by (work(s[j]));
+  observe pick = j * 100 + work(s[0]) * 10 + work(s[1]);
+  run s[j] (serial == 0 ? 3 : serial);
+}
+run { horizon 10; }
+""", {"pick": [(0, 0.0, 0.0), (1, 0.0, 130.0), (2, 0.0, 131.0), (3, 1.0, 22.0)]},
+     {("s", 0): {"completions": 2}, ("s", 1): {"completions": 2, "wait": 0.5}}),
+    # §3: "stage E[N] : step { memory kv; } next to … a family of one, every member gets that one": E[0]
+    # and E[1] count kv[0] (cap 5), each admitting its own q[i]. Each decodes 3 growing from a hold of 2:
+    # at the third token (t = 2) E[0] plans first and grows s0 to 3 (used 5); E[1]'s growth of s1 finds no
+    # room: the candidates are both engines' residents, the last admitted is s1 (E[1] admitted it after E[0]
+    # admitted s0): s1 is its own victim, caching its position 2; E[1]'s step only preempted [2, 3]. At 3
+    # s0 ends (caching 3), E[1] admits s1 again: it consumes its 2, its growth to 3 evicts s0's 3, and it
+    # decodes 3 tokens to 6, caching 5. kv used 4, 4, 3, 3, 4, 5 on [0, 1] … [5, 6]: 23 / 20; cached 2 on
+    # [2, 3] and 5 from 6: 72 / 20. E[1]: 6 iterations, 5 of one token, utilisation 6 / 20.
+    ("engines_of_a_family_share_a_pool_family_of_one", """
+pool kv[1] { cap 5; preempt lifo; }
+pool q[2] { cap 1; admit via E; }
+stage E[2] : step { budget 4; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold q[serial] (1), kv (2) {
+    run E[serial] decode (3) growing kv;
+  } cache (5);
+  observe t = now * 10 + serial;
+}
+run { horizon 20; }
+""", {"t": [(0, 3.0, 30.0), (1, 6.0, 61.0)]},
+     {("E", 0): {"iterations": 3, "utilisation": 0.15}, ("E", 1): {"iterations": 6, "decode_only": 5,
+                                                                  "tokens": 5 / 6, "utilisation": 0.3,
+                                                                  "present": 0.25},
+      ("kv", 0): {"used": 1.15, "cached": 3.6, "preemptions": 1, "evicted_units": 3.0, "admissions": 3},
+      ("q", 1): {"wait": 0.5, "admissions": 2}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in FAMILIES], ids=[c[0] for c in FAMILIES])
 def test_families_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
