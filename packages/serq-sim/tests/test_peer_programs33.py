@@ -329,3 +329,63 @@ def test_router_hits_follow_the_replica(monkeypatch, policy):
         assert 0.2 < mine.mean() < 0.3
         total += recs["cached"][mine].sum()
     assert total / recs["prompt"].sum() == pytest.approx(doc["requests"]["prefix_cache_hit_rate"], rel=1e-12)
+
+
+# the stuck warning of a pool where no hold computes a position
+
+
+def test_gpu_failure_stuck_warning_says_restarts_are_counted(monkeypatch):
+    doc, _ = run("gpu_failure.sq", monkeypatch, horizon=4000)
+    (w,) = [n for n in doc["notes"] if "stuck" in n]
+    assert w.startswith("warning: 11 sessions stuck in the run, preempted again without progress")
+    assert w.endswith("on gpu no growing run or load advances a hold's position, so every preemption there found "
+                      "position 0 and a session preempted twice is counted however long it was served in between "
+                      "(a hold that starts over at each preemption, as a restart after a failure or a preemptive "
+                      "priority does, is counted so without cycling)")
+    # a request preempted twice or more is what the warning counts: the restarts' samples above 1 (after the
+    # warm-up) are among them
+    assert pool(doc, "gpu")["stuck"] == 11
+
+
+POSITIONED = """
+pool reqs { cap 3; admit via E; }
+pool kv { cap 8; block 2; preempt by (-admission) requeue head; }
+stage E : step { budget 4; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 2 ? 0.5 : 0);
+  hold reqs (1), kv (2) {
+    run E prefill (2) growing kv;
+    run E decode (serial == 2 ? 1 : 6) growing kv;
+  }
+}
+run { horizon 30; }
+"""
+
+
+def test_stuck_warning_of_a_pool_with_positions_is_unchanged(monkeypatch):
+    # s1 is preempted at position 4, then at 2: stuck on a pool whose growing runs advance positions, so the
+    # warning is the one it was, with no word of position 0
+    prog = serq_frontend.compile(source=POSITIONED)
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog)
+        assert r.pool("kv").stuck == 1
+        assert r.warnings[-1] == (
+            "warning: 1 session stuck in the run, preempted again without progress (at no greater position than "
+            "at their previous preemption): kv (1 stuck, 2 preemption(s)); such a session can cycle between "
+            "admission and preemption for as long as the pool is short, and its latency grows with it")
+
+    from serq_sim import notes
+
+    (w,) = notes.stuck([("kv", 2, 5, True), ("gpu", 1, 3, False)])
+    assert w.endswith("kv (2 stuck, 5 preemption(s)), gpu (1 stuck, 3 preemption(s)); such a session can cycle "
+                      "between admission and preemption for as long as the pool is short, and its latency grows "
+                      "with it; on gpu no growing run or load advances a hold's position, so every preemption "
+                      "there found position 0 and a session preempted twice is counted however long it was served "
+                      "in between (a hold that starts over at each preemption, as a restart after a failure or a "
+                      "preemptive priority does, is counted so without cycling)")
+    (w,) = notes.stuck([("kv", 2, 5, True)])
+    assert w.endswith("kv (2 stuck, 5 preemption(s)); such a session can cycle between admission and preemption "
+                      "for as long as the pool is short, and its latency grows with it")

@@ -46,7 +46,7 @@ def test_a_warning_carries_its_code_and_its_text_is_unchanged():
 
 
 @pytest.mark.parametrize("made, code", [
-    (lambda: notes.stuck([("p", 2, 3)]), "stuck"),
+    (lambda: notes.stuck([("p", 2, 3, True)]), "stuck"),
     (lambda: notes.few_samples([("x", 3)], 0.0), "few-samples"),
     (lambda: notes.rejections([("p", 1, 1, 4.0, 0, 0)]), "rejected"),
 ])

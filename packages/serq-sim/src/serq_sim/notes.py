@@ -388,17 +388,26 @@ def where(span, program, word: str = " at") -> str:
 
 def stuck(pools) -> list[str]:
     """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
-    the preemptions there: ``(label, stuck, preemptions)``."""
-    found = [(label, n, pre) for label, n, pre in pools if n]
+    the preemptions there and whether any preemption there found its hold at a position above 0:
+    ``(label, stuck, preemptions, positioned)``. Where none did (no growing run or load advances a position on
+    the pool: a restart model, a preemptive priority), every second preemption counts, however long the
+    session was served in between, and the warning says so beside its word that the session may cycle."""
+    found = [(label, n, pre, pos) for label, n, pre, pos in pools if n]
     if not found:
         return []
-    total = sum(n for _label, n, _pre in found)
-    where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre in found)
-    return [warning("stuck", f"{total} {number_of(total, 'session')} stuck in the run, preempted again without "
-                    "progress (at no "
-                    f"greater position than at their previous preemption): {where}; such a session can cycle "
-                    "between admission and preemption for as long as the pool is short, and its latency grows "
-                    "with it")]
+    total = sum(n for _label, n, _pre, _pos in found)
+    where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre, _pos in found)
+    text = (f"{total} {number_of(total, 'session')} stuck in the run, preempted again without progress (at no "
+            f"greater position than at their previous preemption): {where}")
+    text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
+             "its latency grows with it")
+    flat = [label for label, _n, _pre, pos in found if not pos]
+    if flat:
+        text += (f"; on {', '.join(flat)} no growing run or load advances a hold's position, so every preemption "
+                 "there found position 0 and a session preempted twice is counted however long it was served in "
+                 "between (a hold that starts over at each preemption, as a restart after a failure or a "
+                 "preemptive priority does, is counted so without cycling)")
+    return [warning("stuck", text)]
 
 
 def nan_keys(first: dict) -> list[str]:

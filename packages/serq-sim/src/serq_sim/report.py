@@ -470,7 +470,7 @@ def build_report(sim) -> Report:
     labels = [member_label(pl) for pl in sim.pools]  # (once a member, not once a warning)
     notes += warn.rejections([(label, pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
                                pl.rounded_out, pl.block) for label, pl in zip(labels, sim.pools)])
-    notes += warn.stuck([(label, pl.stuck, pl.preemptions) for label, pl in zip(labels, sim.pools)])
+    notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
     notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)

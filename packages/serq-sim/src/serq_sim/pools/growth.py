@@ -381,6 +381,8 @@ def preempt(sim, victim, pool: Pool) -> Preempted:
     if pp is None:
         pp = victim.preempt_pos = {}
     prev = pp.get(pool)
+    if computed > EPS:
+        pool.positioned = True
     if prev is not None and computed <= prev + EPS and not victim.stuck:
         victim.stuck = True
         pool.stuck += 1

@@ -652,7 +652,8 @@ class Pool:
         "t_last", "span_lim", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
-        "preemptions", "spills", "rejections", "refused", "outgrown", "rounded_out", "stuck", "over_cap", "__dict__",
+        "preemptions", "spills", "rejections", "refused", "outgrown", "rounded_out", "stuck", "positioned", "over_cap",
+        "__dict__",
     )
 
     def __init__(self, sim, node: N.Pool, member: int, flat: int):
@@ -739,6 +740,10 @@ class Pool:
         #: hold was rejected so (notes.rejections says the rounding)
         self.rounded_out: tuple[float, float] | None = None
         self.stuck = 0
+        #: whether a preemption on the pool ever found its hold at a position above 0 (a growing run or a load
+        #: had advanced it): where none did, a session preempted twice is stuck however long it was served
+        #: in between (notes.stuck says so)
+        self.positioned = False
         self.over_cap = 0
 
     def acc(self) -> None:
