@@ -100,7 +100,8 @@ def test_a_literal_beyond_the_doubles_is_refused_at_it(src, text):
 @pytest.mark.parametrize("text, value", [
     ("1.7976931348623157e308", 1.7976931348623157e308),  # the greatest double
     ("1.7976931348623158e308", 1.7976931348623157e308),  # rounds to it (below the halfway point to 2**1024)
-    ("1e-400", 0.0),                                     # too small: 0, as IEEE rounding makes it
+    ("5e-324", 5e-324),                                  # the least double (1e-400 is refused: round 41)
+    ("0e-400", 0.0),                                     # a zero written with an exponent
 ])
 def test_the_greatest_doubles_and_the_least_are_still_numbers(text, value):
     (c,) = compile_src(f"let a = {text};\n" + BASE).constants

@@ -37,7 +37,7 @@ def test_the_reader_refuses_a_literal_beyond_the_doubles(text):
 def test_the_largest_double_and_inf_are_read():
     assert number("1.7976931348623157e308") == sys.float_info.max
     assert number("inf") == math.inf and number("-inf") == -math.inf
-    assert number("1e-400") == 0.0  # (below the least double: 0, as the language reads it)
+    assert number("5e-324") == 5e-324 and number("0e-400") == 0.0  # (1e-400 is refused, as the language does)
     # a count of 1e400 is still no whole number (in digits or not)
     assert not_whole("1e400") == "'1e400' is not a whole number"
 

@@ -275,7 +275,7 @@ def parse_slo(text: str) -> dict[str, float]:
     refused)."""
     from serq.errors import clipped, did_you_mean
     from serq.loading import split_assignment
-    from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, number
+    from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, OutOfRange, number
 
     out: dict[str, float] = {}
     for part in text.split(","):
@@ -290,7 +290,7 @@ def parse_slo(text: str) -> dict[str, float]:
         try:  # serQ's number syntax (float() read 1_000 as 1000, ١٢ as 12, and took spaces around it)
             v = number(value, nan=True)
         except NotANumber as e:
-            if "beyond the range of a double" in str(e):  # (serq.numbers.beyond_doubles: said as it is)
+            if isinstance(e, OutOfRange):  # (beyond or below the doubles: said as it is)
                 raise ValueError(f"{clipped(part.strip())!r}: {e}") from None
             bare = value.strip(" \t\n\r\f\v")
             hint = (f" ({BLANKS_HINT}: --slo {name}={clipped(bare)})" if BLANKS_HINT in str(e)

@@ -16,8 +16,8 @@ import functools
 import math
 import re
 
-__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "beyond_doubles", "digits_reason",
-           "is_number", "is_real",
+__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "OutOfRange", "below_doubles",
+           "beyond_doubles", "digits_reason", "is_number", "is_real", "underflows",
            "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
@@ -55,6 +55,11 @@ BLANKS_HINT = "a number has no blanks around it"
 class NotANumber(ValueError):
     """Text that is not a number in serQ's syntax; its message says so, quoting the text (with a hint at the
     rule when Python would have read it as one)."""
+
+
+class OutOfRange(NotANumber):
+    """A number in serQ's syntax whose value the doubles do not hold: beyond them (:func:`beyond_doubles`) or,
+    not 0 as written, below the smallest of them (:func:`below_doubles`); its message is said as it is."""
 
 
 def _python_reads(text: str, kind: type) -> bool:
@@ -106,10 +111,22 @@ def digits_reason() -> str:
     return f"more than {sys.get_int_max_str_digits()} digits, the most a whole number is read or written with"
 
 
+def truth_hint(word: object) -> str:
+    """`` (serQ has no `true` or `false`: …)`` for a word that is ``true`` or ``false`` in any case (a program's
+    ``let caching = true;``, ``branch (true)``, ``--set caching=true``), nothing for any other: a truth value
+    is a number, and a user of a language with booleans was told only that the word is no constant, no name
+    or no number."""
+    if isinstance(word, str) and word.strip(" \t\n\r\f\v").lower() in ("true", "false"):
+        return " (serQ has no `true` or `false`: a truth value is a number, 1 for true and 0 for false)"
+    return ""
+
+
 def not_a_number(text: str) -> str:
     """``'1_000' is not a number (…)``: the hint only for text ``float()`` takes (``'x' is not a number``
-    says all there is to say)."""
+    says all there is to say), and :func:`truth_hint`'s for ``true`` and ``false``."""
     said = f"{quoted(text)} is not a number"
+    if truth_hint(text):
+        return said + truth_hint(text)
     blanks = _blanks_around(text, is_number)
     if blanks is not None:
         return f"{said} ({BLANKS_HINT}: {blanks})"
@@ -129,6 +146,23 @@ def beyond_doubles(text: str) -> str:
     numbers say it (serq_ir.codec)."""
     return (f"{quoted(text)} is beyond the range of a double (at most about 1.8e308 in size); an infinite value "
             "is written inf or -inf")
+
+
+def below_doubles(text: str) -> str:
+    """``'0.8e-400' is too close to 0 for a double (…)``: a literal of a nonzero value below the smallest double, which
+    ``float()`` makes 0 (:func:`underflows`), refused as one beyond them is (:func:`beyond_doubles`)."""
+    return (f"{quoted(text)} is too close to 0 for a double (the nearest to 0 is about 4.9e-324 in size) and would "
+            "be read as 0; zero is written 0")
+
+
+def underflows(text: str, value: float) -> bool:
+    """Whether the literal ``text`` (the language's NUMBER, or :data:`PATTERN`'s) that ``float()`` read as ``value``
+    is nonzero as written but 0 as read: ``0.8e-400``, ``1e-324`` (``0e-400``, ``0.000`` and a subnormal
+    such as ``5e-324`` are not)."""
+    if value != 0.0:
+        return False
+    digits = text.split("e", 1)[0].split("E", 1)[0]
+    return any(c in "123456789" for c in digits)
 
 
 def not_whole(text: str) -> str:
@@ -155,7 +189,9 @@ def number(text: str, *, nan: bool = False) -> float:
     """``text`` as a float, or :class:`NotANumber`. ``nan``: ``nan`` (any case, optional ``-``) is NaN,
     for a caller that refuses it in its own words; otherwise it is not a number. A literal beyond the
     doubles (``1e309``, ``-1e999``) is :class:`NotANumber` too (:func:`beyond_doubles`): ``float()`` makes it
-    inf, which a flag then took without a word ("horizon inf"); infinity is written ``inf``."""
+    inf, which a flag then took without a word ("horizon inf"); infinity is written ``inf``. So is one of a
+    nonzero value below the smallest double (``0.8e-400``, :func:`below_doubles`), which ``float()`` makes 0;
+    both are :class:`OutOfRange`."""
     if _number().fullmatch(text):
         if text == "inf":
             return math.inf
@@ -163,7 +199,9 @@ def number(text: str, *, nan: bool = False) -> float:
             return -math.inf
         v = float(text)
         if v in (math.inf, -math.inf):
-            raise NotANumber(beyond_doubles(text))
+            raise OutOfRange(beyond_doubles(text))
+        if v == 0.0 and underflows(text, v):
+            raise OutOfRange(below_doubles(text))
         return v
     if nan and _nan().fullmatch(text):
         return math.nan
