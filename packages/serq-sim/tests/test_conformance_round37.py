@@ -979,3 +979,57 @@ def test_a_sample_carries_the_turn_it_was_taken_in(monkeypatch):
     got = {n: sorted(zip(o.times.tolist(), o.sessions.tolist(), o.turns.tolist())) for n, o in r.observes.items()}
     assert got["i"] == [(0.0, 0, 0), (0.0, 1, 0)]
     assert got["o"] == [(1.0, 0, 1), (2.0, 1, 1), (3.0, 0, 2), (4.0, 0, 3), (5.0, 1, 2), (7.0, 1, 3)]
+
+
+
+def _run_error_text(tmp_path, src: str, monkeypatch) -> str:
+    """The whole run-time error of the program ``src`` written to ``p.sq`` (the place, the source line and its
+    caret, the notes), the same on both tiers, with the file's name as ``p.sq``."""
+    import serq_frontend
+    import serq_sim
+
+    path = tmp_path / "p.sq"
+    path.write_text(src)
+    monkeypatch.chdir(tmp_path)
+    texts = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        with pytest.raises(serq_sim.SimError) as e:
+            serq_sim.run(serq_frontend.compile("p.sq"))
+        texts.append(str(e.value))
+    assert texts[0] == texts[1]
+    return texts[0]
+
+
+def test_a_run_time_error_in_a_definition_names_the_body_and_the_use(tmp_path, monkeypatch):
+    """program-reference.txt, def: "An error in an expansion is reported in the body, with a note naming the
+    use": session 0's run of (0 + 1) - 2 in the body, the use at 5:3, each line quoted with its caret."""
+    src = ("stage d : delay;\ndef wk(x) { run d (x - 2); }\nworkload { arrive batch(2); }\nsession {\n"
+           "  wk(serial + 1);\n}\nrun { horizon 10; }\n")
+    assert _run_error_text(tmp_path, src, monkeypatch).splitlines() == [
+        "p.sq:2:13: error: at t=0, session 0: the run's work is negative (-1)",
+        "  def wk(x) { run d (x - 2); }",
+        "              ^",
+        "p.sq:5:3: note: in the expansion of `wk`, used here",
+        "    wk(serial + 1);",
+        "    ^",
+    ]
+
+
+def test_a_run_time_error_in_a_queue_entry_names_the_entry_and_its_calls(tmp_path, monkeypatch):
+    """§2, Queues: an entry call is its body in place; a run-time error in it is at the body's hold, with a
+    note at the call in the route and one at the `request gw;` that expanded the route (session 0: units
+    2 - 3)."""
+    src = ("queue gw : gateway { route { P[0].prefill (prompt); } }\nqueue P[1] : prefill {\n"
+           "  pool kv { cap 10; }\n  serve fifo;\n  prefill (p) {\n    hold kv (p - 3) { run (p / 2); }\n  }\n}\n"
+           "workload { arrive batch(2); session { set prompt = 2 + serial; request gw; } }\nrun { horizon 100; }\n")
+    lines = _run_error_text(tmp_path, src, monkeypatch).splitlines()
+    assert lines[0] == "p.sq:6:14: error: at t=0, session 0: the units of P.kv[0] are negative (-1)"
+    assert lines[1] == "      hold kv (p - 3) { run (p / 2); }"
+    assert lines[2] == " " * 15 + "^"
+    assert lines[3] == "p.sq:1:30: note: in the expansion of `P.prefill`, used here"
+    assert lines[6] == "p.sq:9:64: note: in the expansion of `gw.route`, used here"
+    assert len(lines) == 9
