@@ -255,6 +255,18 @@ run { horizon 10; }
 ]
 
 
+POOLS += [
+    # EVICT under lru with a warm-up of 2.5: the eviction at 2 and the admissions before 2.5 are cut (the
+    # report's pool figures count "the events at or after it"); over [2.5, 10] 2 units are cached on [2.5,
+    # 3]: 1 / 7.5, nothing is held for a positive time, and s0's and s1's holds at 3 are the 2 admissions.
+    ("a_warm_up_cuts_a_pools_events", EVICT.replace("ORDER", "evict lru").replace("horizon 10;",
+                                                                                  "horizon 10; warmup 2.5;"),
+     {"c": [(0, 3.0, 0.0), (1, 3.0, 2.0)]},
+     {("kv", None): {"used": 0.0, "cached": 1 / 7.5, "admissions": 2, "evicted_entries": 0,
+                     "evicted_units": 0.0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
@@ -1033,3 +1045,18 @@ def test_a_run_time_error_in_a_queue_entry_names_the_entry_and_its_calls(tmp_pat
     assert lines[3] == "p.sq:1:30: note: in the expansion of `P.prefill`, used here"
     assert lines[6] == "p.sq:9:64: note: in the expansion of `gw.route`, used here"
     assert len(lines) == 9
+
+
+def test_renewal_of_exponential_gaps_is_poisson_without_its_first_arrival(monkeypatch):
+    """§2: "poisson(rate) starts with an arrival at time zero, then uses exponential gaps of mean 1 / rate.
+    Thus renewal(~exp(1 / rate)) has the same subsequent arrival schedule for the same seed, without the
+    initial arrival at zero": the sessions' arrival times of the two, seed 7, rate 2, to 5."""
+    body = "stage d : delay;\nworkload { arrive ARRIVE; }\nsession { observe t = now; run d (1); }\n" \
+           "run { horizon 5; seed 7; }\n"
+    _, poisson = run(body.replace("ARRIVE", "poisson(2)"), monkeypatch)
+    _, renewal = run(body.replace("ARRIVE", "renewal(~exp(1 / 2))"), monkeypatch)
+    p = [t for _, t, _ in poisson["t"]]
+    r = [t for _, t, _ in renewal["t"]]
+    assert p[0] == 0.0 and r[0] > 0.0
+    assert p[1:] == r[:len(p) - 1]
+    assert len(r) == len(p) - 1  # the next gap of each ends past 5 alike
