@@ -267,6 +267,29 @@ POOLS += [
 ]
 
 
+POOLS += [
+    # A hold on two pools caches and consumes on each (docs/language.md: `cached` the most it consumed on
+    # one). The first caches min(5, 4) = 4 on a, min(5, 6) = 5 rounded down to 4 on b (blocks of 2). reuse
+    # (3): a gives 3 of its 4 (1 left dead), b 2 (whole blocks; 2 dead): cached max(3, 2) = 3, neither has
+    # a usable entry left. cache (6) keeps 6 on each. a cached 1 on [1, 2], 7 after: 57 / 10; b 2, then 8:
+    # 66 / 10.
+    ("a_hold_on_two_pools_caches_on_each", """
+pool a { cap 10; }
+pool b { cap 10; block 2; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold a (4), b (5) { run d (1); } cache (5);
+  observe x = cachedin(a) * 10 + cachedin(b);
+  hold a (6), b (6) reuse (3) { observe y = cached * 100 + cachedin(a) * 10 + cachedin(b); run d (1); } cache (6);
+  observe z = cachedin(a) * 10 + cachedin(b);
+}
+run { horizon 10; }
+""", {"x": [(0, 1.0, 44.0)], "y": [(0, 1.0, 300.0)], "z": [(0, 2.0, 66.0)]},
+     {("a", None): {"used": 1.0, "cached": 5.7}, ("b", None): {"used": 1.2, "cached": 6.6}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
