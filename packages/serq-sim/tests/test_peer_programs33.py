@@ -389,3 +389,33 @@ def test_stuck_warning_of_a_pool_with_positions_is_unchanged(monkeypatch):
     (w,) = notes.stuck([("kv", 2, 5, True)])
     assert w.endswith("kv (2 stuck, 5 preemption(s)); such a session can cycle between admission and preemption "
                       "for as long as the pool is short, and its latency grows with it")
+
+
+# `true` and `false`, as a user of a language with booleans writes them
+
+TRUTH = " (serQ has no `true` or `false`: a truth value is a number, 1 for true and 0 for false)"
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("let caching = 1; ", "let caching = true;", "23:15: error: `let caching` is not a constant: it reads `true`"),
+    ("let caching = 1; ", "let caching = False;", "23:15: error: `let caching` is not a constant: it reads `False`"),
+    ("    branch (more) {", "    branch (more == TRUE) {", "70:23: error: unknown name `TRUE`"),
+])
+def test_true_and_false_are_said_to_be_numbers(tmp_path, old, new, said):
+    text = (HERE / "prefix_cache.sq").read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "prefix_cache.sq"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(path=str(path))
+    assert str(info.value).splitlines()[0] == f"{path}:{said}{TRUTH}"
+
+
+def test_true_on_the_command_line_is_said_to_be_no_number(serq):
+    r = serq("run", str(HERE / "prefix_cache.sq"), "--set", "caching=true")
+    assert (r.returncode, r.stderr) == (2, "error: --set caching=true: 'true' is not a number" + TRUTH + "\n")
+    r = serq("compare", str(HERE / "prefix_cache.sq"), "--set", "caching=true,false", "--workers", "0")
+    assert r.returncode == 2 and r.stderr.startswith("error: --set caching: 'true' is not a number" + TRUTH)
+    # any other word is told only that it is no number, a name no program has only that it is unknown
+    r = serq("run", str(HERE / "prefix_cache.sq"), "--set", "caching=off")
+    assert r.stderr == "error: --set caching=off: 'off' is not a number\n"

@@ -9,6 +9,7 @@ from typing import Any
 
 from serq.errors import clipped, knob_hint
 from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
+from serq.numbers import truth_hint
 from serq_ir.rules import MAX_MEMBERS, show_number
 
 from . import ast as A
@@ -174,8 +175,8 @@ class Context:
                 unknown = self.unknown_function(e.node)
                 if unknown is not None:
                     raise self.error(e.node.pos, unknown) from None
-                raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
-                                 f"{describe(e.node)}{_close_let(e.node, out)}") from None
+                raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads {describe(e.node)}"
+                                 f"{truth_hint(getattr(e.node, 'dotted', None)) or _close_let(e.node, out)}") from None
             except BadConstant as e:
                 raise self.error(e.node.pos, e.message) from None
             finally:

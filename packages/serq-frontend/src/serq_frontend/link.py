@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from serq.numbers import truth_hint
 from serq_ir import nodes as ir
 from serq_ir import rules
 from serq_ir.validate import MAX_POPULATION
@@ -506,8 +507,8 @@ class Linker:
             raise self.error(v.pos, f"unknown name `self`: `self` is a queue entry's index; in a step family's own "
                              f"expressions the member's index is `member({stage})` (`cost member({stage}) == 0 ? "
                              "… : …;`)")
-        raise self.error(v.pos, f"unknown name `{name}`"
-                         + did_you_mean(name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"]))
+        raise self.error(v.pos, f"unknown name `{name}`" + ((truth_hint(name) if not idx else "") or did_you_mean(
+            name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"])))
 
     def queue_names(self) -> set[str]:
         return {n.split(".")[0] for n in list(self.pools) + list(self.stages) if "." in n}

@@ -17,7 +17,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "OutOfRange", "below_doubles",
-           "beyond_doubles", "digits_reason", "is_number", "is_real", "underflows",
+           "beyond_doubles", "digits_reason", "exact", "is_number", "is_real", "underflows", "whole_value",
            "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
@@ -225,6 +225,41 @@ def is_real(v: object) -> bool:
     import numbers
 
     return (isinstance(v, numbers.Real) and not isinstance(v, bool)) or isinstance(v, decimal.Decimal)
+
+
+def exact(v: object) -> bool:
+    """Whether ``v`` is of a type the Python API takes a whole number as (``seed=``, ``arrivals=``,
+    ``max_events=``, ``workers=``, ``seeds=``): an exact number, a ``numbers.Rational`` that is no bool (an
+    int, numpy's integers, a ``Fraction``) or a ``decimal.Decimal``. A float is not, though its value be whole
+    (``arrivals=1000.0`` is refused as a float count); a non-whole exact number is of the type, with a value
+    that is refused (:func:`whole_value`)."""
+    import decimal
+    import numbers
+
+    return (isinstance(v, numbers.Rational) and not isinstance(v, bool)) or isinstance(v, decimal.Decimal)
+
+
+def whole_value(v: object) -> int | None:
+    """``v`` as an ``int`` where the Python API wants a whole number: an exact number (:func:`exact`) whose value
+    is whole (``7``, ``numpy.int64(7)``, ``Fraction(14, 2)``, ``Decimal("7")``, ``Decimal("7.0")``,
+    ``Decimal("1E+3")``); ``None`` for anything else (``Decimal("7.5")``, ``Fraction(3, 2)``, a Decimal NaN or
+    infinity, a float, a bool, a str). ``Decimal("1000")`` was refused where ``is_real`` took it as a real."""
+    import decimal
+    import numbers
+
+    if not exact(v):
+        return None
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, decimal.Decimal):
+        # (one of more than 4300 digits is no count any argument takes: its int() of a huge exponent,
+        # Decimal("1E+999999999"), would take the memory of its digits)
+        if not v.is_finite() or v.adjusted() >= 4300 or v != v.to_integral_value():
+            return None
+        return int(v)
+    if isinstance(v, numbers.Rational):
+        return int(v.numerator) if v.denominator == 1 else None
+    return None
 
 
 def real(v: object) -> float | None:
