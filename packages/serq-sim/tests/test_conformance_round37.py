@@ -695,6 +695,21 @@ run { horizon 10; }
 ]
 
 
+SESSIONS += [
+    # §2: "Time averages and rates use end - warmup": renewal(2) arrives at 2, 4, 6 (the first after one
+    # gap), `arrivals 3` drains at 7; warm-up 2.5 cuts s0's run [2, 3] in flight: over [2.5, 7] f is busy
+    # 0.5 + 1 + 1 of 4.5, three completions (3, 5, 7) at a rate of 3 / 4.5, one session live as long.
+    ("a_finite_run_cut_by_a_warm_up_in_flight", """
+stage f : fifo;
+workload { arrive renewal(2); }
+session { run f (1); observe t = now; }
+run { horizon 100; warmup 2.5; arrivals 3; }
+""", {"t": [(0, 3.0, 3.0), (1, 5.0, 5.0), (2, 7.0, 7.0)]},
+     {"end": 7.0, "horizon": 100.0, "mean_live": 2.5 / 4.5, "arrivals": 3, "ended": 3,
+      ("f", None): {"utilisation": 2.5 / 4.5, "present": 2.5 / 4.5, "throughput": 3 / 4.5, "completions": 3}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SESSIONS], ids=[c[0] for c in SESSIONS])
 def test_sessions_and_figures_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
