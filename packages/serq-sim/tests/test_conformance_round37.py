@@ -290,6 +290,30 @@ run { horizon 10; }
 ]
 
 
+POOLS += [
+    # evict by (age), age = now - last: the most recently released first. s0 and s1 cache 2 at 1, s2 at 2;
+    # s3's 4 at 3 (cap 6, all 6 cached): s2's (age 1) goes, then of s0's and s1's (age 2, a tie) the
+    # first released, s0's. s1 alone finds its 2 at 6.
+    ("evict_by_age_most_recent_first_ties_in_release_order", """
+pool kv { cap 6; evict by (age); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) {
+    hold kv (2) { run d (serial == 2 ? 2 : 1); } cache (2);
+    run d (5);
+    hold kv (2) { observe c = cached; } cache (0);
+  } else {
+    run d (3);
+    hold kv (4) { run d (0.5); } cache (0);
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 6.0, 0.0), (1, 6.0, 2.0), (2, 7.0, 0.0)]},
+     {("kv", None): {"evicted_entries": 2, "evicted_units": 4.0, "admissions": 7}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
