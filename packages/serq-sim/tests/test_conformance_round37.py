@@ -734,6 +734,27 @@ run { horizon 100; warmup 2.5; arrivals 3; }
 ]
 
 
+SESSIONS += [
+    # A batch arrives as one spawn (docs/language.md): the three `init`s run before any session's
+    # statements (queue(d) 0 in each), then the sessions, in serial order.
+    ("a_batch_arrives_as_one_spawn", """
+stage d : delay;
+workload { arrive batch(3); init { observe q = queue(d) * 10 + serial; } }
+session { observe r = queue(d) * 10 + serial; run d (1); }
+run { horizon 10; }
+""", {"q": [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 0.0, 2.0)], "r": [(0, 0.0, 0.0), (1, 0.0, 11.0), (2, 0.0, 22.0)]},
+     {("d", None): {"present": 0.3, "completions": 3}}),
+    # closed(2), runs of 1: s0 and s1 arrive together (inits read 0); at 1 s0's end comes first and its
+    # replacement s2 arrives while s1's job is still there (queue 1); then s1 ends and s3 arrives beside s2.
+    ("a_closed_populations_replacements_arrive_one_at_a_time", """
+stage d : delay;
+workload { arrive closed(2); init { observe q = queue(d) * 10 + serial; } }
+session { run d (1); }
+run { horizon 1.5; }
+""", {"q": [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 1.0, 12.0), (3, 1.0, 13.0)]}, {"arrivals": 4, "ended": 2}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SESSIONS], ids=[c[0] for c in SESSIONS])
 def test_sessions_and_figures_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
