@@ -143,6 +143,53 @@ REFUSED = [
 ]
 
 
+# queues for the pull relation's refusals: P and Q lease their KV (with a NIC), D reads it
+PQ = ("queue P[1] : prefill { pool kv { cap 4; } serve fifo; nic ps(1); prefill (prompt) { hold kv (1) { "
+      "prefill (prompt); } cache (1) lease kv (inf); } }\n")
+QQ = PQ.replace("queue P[1]", "queue Q[1]")
+DQ = ("queue D[1] : decode { pool kv { cap 4; } serve fifo; nic ps(1); decode (prompt) from src { hold kv (1) { "
+      "TRANSFER (prompt) from src to kv (1); } } }\n")
+GW = ("queue gw : gateway { route { P[0].prefill (prompt); D[0].decode (prompt) from P[0]; } }\n"
+      "workload { arrive batch(1); session { set prompt = 1; request gw; } }\n" + R)
+D_ = DQ.replace("TRANSFER", "transfer")
+
+REFUSED += [
+    # §2, Queues: "a from on a queue that leases nothing does not link"
+    ("queue P[1] : prefill { pool kv { cap 4; } serve fifo; prefill (prompt) { hold kv (1) { prefill (prompt); } "
+     "cache (1); } }\nqueue D[1] : decode { pool kv { cap 4; } serve fifo; decode (prompt) from src { hold kv (1) "
+     "{ decode (prompt); } } }\nqueue gw : gateway { route { P[0].prefill (prompt); D[0].decode (prompt) from "
+     "⟨P[0]; } }\nworkload { arrive batch(1); session { set prompt = 1; request gw; } }\n" + R,
+     "`from P`: no entry of `P` leases a pool, so it has nothing to take"),
+    # "A program with a relation does not also write share"
+    (PQ + D_ + "D pull P latency 0 share maxmin;\n⟨share maxmin;\n" + GW,
+     "`share` is given twice: the pull relation `D pull P` names the program's share"),
+    # "a transfer without on in a queue that pulls from none" is an error
+    (PQ + DQ.replace("TRANSFER", "⟨transfer") + GW,
+     "`D`'s `transfer` names no NIC and `D` pulls from no queue"),
+    # "Both queues are declared above the relation and have a nic"
+    ("⟨D pull P latency 0 share maxmin;\n" + PQ + D_ + GW, "`D pull P`: no queue `D` is declared above"),
+    (PQ.replace(" nic ps(1);", "") + D_ + "⟨D pull P latency 0 share maxmin;\n" + GW,
+     "`D pull P`: queue `P` has no `nic`; a pull reads over both queues' NICs"),
+    # "a reader has one source"
+    (PQ + QQ + D_ + "D pull P latency 0 share maxmin;\n⟨D pull Q latency 0 share maxmin;\n" + GW,
+     "`D` pulls from `P` already; a reader has one source"),
+    # "an entry of D called from another queue is an error": at the read, with notes at the calls
+    (PQ + QQ + DQ.replace("TRANSFER", "⟨transfer") + "D pull P latency 0 share maxmin;\n"
+     + GW.replace("P[0].prefill (prompt); D[0].decode (prompt) from P[0]", "Q[0].prefill (prompt); D[0].decode "
+                  "(prompt) from Q[0]"),
+     "`D` pulls from `P`, and this entry was called `from Q"),
+    # "only a link without an entry takes one"
+    ("queue L[1] : link { serve ps(1) latency ⟨1; transfer (n) { run (n); } }\n" + D + B
+     + "session { run d (1); }\n" + R, "`latency` on link `L`: only a link without an entry takes one"),
+    # "a family of one is still a family: its entries are called D[j].decode (…)"
+    ("queue P[1] : prefill { pool kv { cap 4; } serve fifo; prefill (prompt) { hold kv (1) { prefill (prompt); } } }"
+     "\nqueue gw : gateway { route { ⟨P.prefill (prompt); } }\n"
+     "workload { arrive batch(1); session { set prompt = 1; request gw; } }\n" + R,
+     "`P.prefill`: `P` is a family of 1; index it, `P[i].prefill (…)`"),
+    # the latency is "a number or a constant over lets": a wait that never ends is none
+    (PQ + D_ + "D pull P latency ⟨inf share maxmin;\n" + GW, "the latency of `D pull P` is inf"),
+]
+
 @pytest.mark.parametrize("src, message", REFUSED, ids=range(len(REFUSED)))
 def test_an_error_the_spec_names_is_at_its_place(src, message):
     e = refused(src, message)
