@@ -5,8 +5,10 @@ a finite hand-off buffer and blocking against its Markov chain solved numericall
 max_num_batched_tokens by hand on a request alone and its TTFT/ITL trade-off under load (token conservation,
 the ITL's tail is one full-budget iteration), enable_prefix_caching off and on by hand on one conversation and
 paired over common random numbers, a GPU that fails and restarts against its Markov chain, two classes on a
-processor-sharing GPU against the M/G/1-PS mean x / (1 - rho), vLLM at max_num_seqs = 1 as an M/G/1, and a
-random router against session affinity (the follow-up turn's full hit has probability 1 / N)."""
+processor-sharing GPU against the M/G/1-PS mean x / (1 - rho), vLLM at max_num_seqs = 1 as an M/G/1, a
+random router against session affinity (the follow-up turn's full hit has probability 1 / N), and a KV cache
+too small for its batch (a preemption and its recomputation by hand, iteration by iteration; under load the
+records' preemptions add up to the pool's)."""
 
 from __future__ import annotations
 
@@ -329,6 +331,48 @@ def test_router_hits_follow_the_replica(monkeypatch, policy):
         assert 0.2 < mine.mean() < 0.3
         total += recs["cached"][mine].sum()
     assert total / recs["prompt"].sum() == pytest.approx(doc["requests"]["prefix_cache_hit_rate"], rel=1e-12)
+
+
+
+# kv_preempt.sq
+
+
+def test_kv_preempt_two_requests_by_hand(monkeypatch):
+    doc, recs = run("kv_preempt.sq", monkeypatch, sets={"blocks": 12, "a_tok": 0},
+                    defs={"gap": "~det(0.001)", "prompt_len": "64", "output_len": "64"},
+                    arrivals=2, horizon=10, warmup=0)
+    assert np.allclose(recs["sent"], [0.001, 0.002])
+    assert np.allclose(recs["admitted"], [0.001, 0.011])  # the first admission (request 1: iteration 2)
+    assert np.allclose(recs["first_token"], [0.011, 0.021])
+    assert np.allclose(recs["last_token"], [0.641, 0.961])
+    assert recs["preemptions"].tolist() == [0, 1]
+    assert recs["cached"].tolist() == [0, 0]  # the hit of the first admission
+    eng = stage(doc, "engine")
+    assert eng["iterations"] == 96
+    assert eng["tokens"] * eng["iterations"] == pytest.approx(127 + 95 + 63)
+    kv = pool(doc, "kv")
+    assert (kv["preemptions"], kv["evicted_units"], kv["admissions"]) == (1, 64, 3)
+    assert doc["observes"]["hit"]["count"] == 2
+
+
+def test_kv_preempt_blocks_under_load(monkeypatch):
+    got = {}
+    for blocks in (250, 1000):
+        doc, recs = run("kv_preempt.sq", monkeypatch, sets={"blocks": blocks}, arrivals=300, horizon=1000,
+                        warmup=0)
+        kv = pool(doc, "kv")
+        assert doc["requests"]["completed"] == 300 and kv["rejections"] == 0
+        # every preemption is one of a request's, and every preempted request completed
+        assert int(recs["preemptions"].sum()) == kv["preemptions"]
+        # every prompt token is computed once at least, every output but the last once: recomputation adds
+        eng = stage(doc, "engine")
+        least = doc["requests"]["total_input_tokens"] + doc["requests"]["total_output_tokens"] - 300
+        computed = eng["tokens"] * eng["iterations"]
+        got[blocks] = (kv["preemptions"], doc["requests"]["ttft"]["mean"], computed - least)
+        assert computed >= least - 1e-6
+    assert got[1000][0] == 0 and got[1000][2] == pytest.approx(0, abs=1e-6)
+    assert got[250][0] > 30 and got[250][2] > 0
+    assert got[250][1] > 10 * got[1000][1]
 
 
 # the stuck warning of a pool where no hold computes a position
