@@ -190,6 +190,26 @@ REFUSED += [
     (PQ + D_ + "D pull P latency ⟨inf share maxmin;\n" + GW, "the latency of `D pull P` is inf"),
 ]
 
+REFUSED += [
+    # §2: "Session attributes, let constants and the names the language supplies (the context variables,
+    # inf) have names of their own: the linker rejects a program that gives two of them one name"
+    (D + B + "session { ⟨set inf = 1; run d (1); }\n" + R, "`inf` is the language's infinity; an attribute needs "
+     "another name"),
+    (D + B + "session { ⟨set now = 1; run d (1); }\n" + R, "`now` is a context variable; an attribute needs another "
+     "name"),
+    ("let ⟨serial = 1;\n" + D + B + "session { run d (1); }\n" + R,
+     "`let serial`: `serial` is a built-in attribute of a session"),
+    ("let ⟨inf = 2;\n" + D + B + "session { run d (1); }\n" + R, "`let inf`: `inf` is the language's infinity"),
+    (D + B + "session { ⟨set serial = 1; run d (1); }\n" + R, "`serial` is a built-in attribute; the language sets it"),
+    # "Every name assigned by set or choose is a session attribute": not a built-in one
+    ("stage d[2] : delay;\n" + B + "session { ⟨choose cached in 2 by (cached); run d[0] (1); }\n" + R,
+     "`cached` is a built-in attribute; the language sets it"),
+    # a pool, a stage and an attribute have names of their own
+    ("pool d { cap 1; }\nstage ⟨d : delay;\n" + B + "session { run d (1); }\n" + R, "`d` is declared twice"),
+    ("pool kv { cap 1; }\n" + D + B + "session { ⟨set kv = 1; run d (1); }\n" + R,
+     "`kv` is a pool; an attribute needs another name"),
+]
+
 @pytest.mark.parametrize("src, message", REFUSED, ids=range(len(REFUSED)))
 def test_an_error_the_spec_names_is_at_its_place(src, message):
     e = refused(src, message)
