@@ -14,7 +14,11 @@ says the parser rewrites has the IR of the kernel written by hand; `serq ir` of 
   and name, one workload, a `let` that an attribute shadows, `share` without a run over several stages,
   `arrivals` with a closed workload, the warm-up below the horizon, several step engines for one form, a
   gateway that is none or is not declared, a `from` on a queue that leases nothing, families of other
-  sizes paired, `cached` and `reuse` on a hold without `cache`.
+  sizes paired, `cached` and `reuse` on a hold without `cache`; the pull relation's rules (a `from` on a
+  queue that leases nothing, `share` beside a relation, a transfer without `on` where nothing is pulled,
+  a relation above its queues or without a `nic`, a second source, an entry called from another queue,
+  `latency` on a link with an entry, a family of one called without its index); names given twice (an
+  attribute named `inf`, `now`, a built-in attribute or a pool, a `let` named `serial` or `inf`).
 """
 
 from __future__ import annotations

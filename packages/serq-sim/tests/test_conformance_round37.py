@@ -6,8 +6,9 @@ families of stages and pools (`[N]`, `member()`, `choose by` keys and their ties
 sessions and turns (the turn counter in `init`, `turn` and after, attributes carried from turn to turn,
 think times of 0, a `set` inside a hold run again after a preemption, a closed population replaced at
 once), and the report's per-stage and per-pool figures over [warmup, end] (utilisation of fifo(c) and ps,
-queue lengths as time averages, what a warm-up cuts of a session in flight), and the run-time errors §2
-and §3 name.
+queue lengths as time averages, what a warm-up cuts of a session in flight), a gateway and queue families
+with a pull, and the run-time errors §2 and §3 name (in a definition's body and a queue entry with notes
+at their uses).
 
 §3, Pools: "At the end of the body the units are released and min(ℓ, computed) units stay cached, rounded
 down to blocks"; "on admission the session consumes at most ρ units of its own cached prefix (cached :=
