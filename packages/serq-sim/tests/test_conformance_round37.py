@@ -315,6 +315,31 @@ run { horizon 10; }
 ]
 
 
+POOLS += [
+    # A spill's tier and link by a computed member index, read at the Evict moment with the entry's
+    # session's attributes (docs/language.md, Pools): s0's entry, evicted by s1's hold at 1, goes to cpu[0]
+    # over pcie[0] ([1, 5]); s1's, evicted by s2's at 2, to cpu[1] over pcie[1] ([2, 6]). cpu[0] holds 4 from
+    # 1: 116 / 30; cpu[1] from 2: 112 / 30.
+    ("a_spill_to_the_member_its_entrys_session_names", """
+pool kv { cap 4; spill cpu[serial % 2] via pcie[serial % 2] (size) when (1); }
+pool cpu[2] { cap 10; }
+stage pcie[2] : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  hold kv (4) { run d (0.5); } cache (4);
+  run d (10);
+  observe k = cachedin(kv) * 100 + cachedin(cpu[0]) * 10 + cachedin(cpu[1]);
+}
+run { horizon 30; }
+""", {"k": [(0, 10.5, 40.0), (1, 11.5, 4.0), (2, 12.5, 400.0)]},
+     {("pcie", 0): {"completions": 1, "service": 4.0}, ("pcie", 1): {"completions": 1, "service": 4.0},
+      ("kv", None): {"spills": 2, "evicted_entries": 2}, ("cpu", 0): {"cached": 116 / 30},
+      ("cpu", 1): {"cached": 112 / 30}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
