@@ -198,15 +198,16 @@ def test_vllm_budget_trade_off_under_load(monkeypatch):
 CHAT = {"gap": "~det(1000)", "msg": "100", "answer": "50", "think": "5", "more": "1"}
 
 
-@pytest.mark.parametrize("caching", [1, 0])
-def test_prefix_cache_one_conversation_by_hand(monkeypatch, caching):
-    doc, recs = run("prefix_cache.sq", monkeypatch, sets={"caching": caching}, defs=CHAT, horizon=1060,
+@pytest.mark.parametrize(("caching", "bs"), [(1, 16), (0, 16), (1, 64), (1, 1)])
+def test_prefix_cache_one_conversation_by_hand(monkeypatch, caching, bs):
+    # block_size is the hit's granularity: the previous sequence's full blocks
+    doc, recs = run("prefix_cache.sq", monkeypatch, sets={"caching": caching, "bs": bs}, defs=CHAT, horizon=1060,
                     warmup=0)
     k = np.arange(1, len(recs["prompt"]) + 1)
     assert len(k) == 11
     prompt = 1000 + 100 * k + 50 * (k - 1)
     assert np.array_equal(recs["prompt"], prompt)
-    hit = np.where(k > 1, (prompt - 100 - 1) // 16 * 16, 0) if caching else np.zeros_like(prompt)
+    hit = np.where(k > 1, (prompt - 100 - 1) // bs * bs, 0) if caching else np.zeros_like(prompt)
     assert np.array_equal(recs["cached"], hit)
     # the prefill of prompt - hit tokens in chunks of at most B = 2048 (without caching, two from turn 7)
     new = prompt - hit
