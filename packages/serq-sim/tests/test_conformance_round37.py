@@ -340,6 +340,29 @@ run { horizon 30; }
 ]
 
 
+POOLS += [
+    # §3: "min(ℓ, computed) units stay cached … (computed is the allocation, or the position a growing run or
+    # a load reached)". A hold of 8 that loads 3 caches 3; the next consumes them (its position starts at
+    # 3), loads 2 and caches 5; a hold that neither loads nor grows caches its allocation, 8, and its reuse
+    # (0) leaves the 5 dead beside it: cached 5 on [2, 3], 13 after: 96 / 10.
+    ("a_load_is_the_position_a_cache_keeps", """
+pool kv { cap 20; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (8) { load kv (3); run d (1); } cache (8);
+  observe a = cachedin(kv);
+  hold kv (8) { observe b = cached; load kv (2); run d (1); } cache (8);
+  observe c = cachedin(kv);
+  hold kv (8) reuse (0) { run d (1); } cache (8);
+  observe e = cachedin(kv);
+}
+run { horizon 10; }
+""", {"a": [(0, 1.0, 3.0)], "b": [(0, 1.0, 3.0)], "c": [(0, 2.0, 5.0)], "e": [(0, 3.0, 8.0)]},
+     {("kv", None): {"used": 2.4, "cached": 9.6, "admissions": 3}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check(monkeypatch, src, obs, figures)
