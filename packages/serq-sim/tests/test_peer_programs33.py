@@ -473,9 +473,9 @@ TRUTH = " (serQ has no `true` or `false`: a truth value is a number, 1 for true 
 
 
 @pytest.mark.parametrize(("old", "new", "said"), [
-    ("let caching = 1; ", "let caching = true;", "23:15: error: `let caching` is not a constant: it reads `true`"),
-    ("let caching = 1; ", "let caching = False;", "23:15: error: `let caching` is not a constant: it reads `False`"),
-    ("    branch (more) {", "    branch (more == TRUE) {", "70:23: error: unknown name `TRUE`"),
+    ("let caching = 1; ", "let caching = true;", "24:15: error: `let caching` is not a constant: it reads `true`"),
+    ("let caching = 1; ", "let caching = False;", "24:15: error: `let caching` is not a constant: it reads `False`"),
+    ("    branch (more) {", "    branch (more == TRUE) {", "71:23: error: unknown name `TRUE`"),
 ])
 def test_true_and_false_are_said_to_be_numbers(tmp_path, old, new, said):
     text = (HERE / "prefix_cache.sq").read_text()
