@@ -472,19 +472,22 @@ def test_stuck_warning_of_a_pool_with_positions_is_unchanged(monkeypatch):
 TRUTH = " (serQ has no `true` or `false`: a truth value is a number, 1 for true and 0 for false)"
 
 
-@pytest.mark.parametrize(("old", "new", "said"), [
-    ("let caching = 1; ", "let caching = true;", "24:15: error: `let caching` is not a constant: it reads `true`"),
-    ("let caching = 1; ", "let caching = False;", "24:15: error: `let caching` is not a constant: it reads `False`"),
-    ("    branch (more) {", "    branch (more == TRUE) {", "71:23: error: unknown name `TRUE`"),
+@pytest.mark.parametrize(("old", "new", "word", "said"), [
+    ("let caching = 1; ", "let caching = true;", "true", "`let caching` is not a constant: it reads `true`"),
+    ("let caching = 1; ", "let caching = False;", "False", "`let caching` is not a constant: it reads `False`"),
+    ("    branch (more) {", "    branch (more == TRUE) {", "TRUE", "unknown name `TRUE`"),
 ])
-def test_true_and_false_are_said_to_be_numbers(tmp_path, old, new, said):
+def test_true_and_false_are_said_to_be_numbers(tmp_path, old, new, word, said):
     text = (HERE / "prefix_cache.sq").read_text()
     assert text.count(old) == 1
+    text = text.replace(old, new)
     path = tmp_path / "prefix_cache.sq"
-    path.write_text(text.replace(old, new))
+    path.write_text(text)
+    before = text[:text.index(new) + new.index(word)]
+    line, col = before.count("\n") + 1, len(before) - before.rfind("\n")
     with pytest.raises(serq_frontend.CompileError) as info:
         serq_frontend.compile(path=str(path))
-    assert str(info.value).splitlines()[0] == f"{path}:{said}{TRUTH}"
+    assert str(info.value).splitlines()[0] == f"{path}:{line}:{col}: error: {said}{TRUTH}"
 
 
 def test_true_on_the_command_line_is_said_to_be_no_number(serq):
