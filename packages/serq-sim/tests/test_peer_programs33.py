@@ -8,8 +8,9 @@ paired over common random numbers, a GPU that fails and restarts against its Mar
 processor-sharing GPU against the M/G/1-PS mean x / (1 - rho), vLLM at max_num_seqs = 1 as an M/G/1, a
 random router against session affinity (the follow-up turn's full hit has probability 1 / N), and a KV cache
 too small for its batch (a preemption and its recomputation by hand, iteration by iteration; under load the
-records' preemptions add up to the pool's), and a fast and a slow GPU under a static split (two M/M/1 queues;
-the best split's closed form) against a queue-aware router."""
+records' preemptions add up to the pool's), a fast and a slow GPU under a static split (two M/M/1 queues;
+the best split's closed form) against a queue-aware router, and a GPU whose throughput grows with the batch
+(a ps stage of capacity phi(present) against its birth-death chain)."""
 
 from __future__ import annotations
 
@@ -405,6 +406,31 @@ def test_hetero_split_best_static_and_the_queue_aware_router():
     (row,) = table.to_dict("records")
     # least expected delay beats the best static split by about 0.58 s of its 1.91
     assert row["diff"] + row["ci_paired"] < -0.4
+
+
+
+# batch_speedup.sq
+
+
+def batching_chain(lam, alpha, s=1, k=8, n=800):
+    """Mean present and the share of time busy of the birth-death chain with departures phi(min(j, k)) / s."""
+    w = [1.0]
+    for j in range(1, n + 1):
+        m = min(j, k)
+        w.append(w[-1] * lam * s * (1 + alpha * (m - 1)) / m)
+    p = np.array(w) / sum(w)
+    return float((np.arange(n + 1) * p).sum()), 1 - float(p[0])
+
+
+@pytest.mark.parametrize("alpha", [0.25, 0.1])
+def test_batch_speedup_is_its_birth_death_chain(monkeypatch, alpha):
+    doc, _ = run("batch_speedup.sq", monkeypatch, sets={"alpha": alpha}, horizon=20000)
+    mean, busy = batching_chain(2, alpha)  # 4.152 and 0.9385 at alpha = 0.25
+    covers(doc["observes"]["response"], mean / 2, 0.06)
+    gpu = stage(doc, "gpu")
+    assert gpu["utilisation"] == pytest.approx(busy, rel=0.01)
+    assert doc["gauges"]["batch"]["mean"] == pytest.approx(gpu["present"], rel=1e-9)
+    covers(doc["gauges"]["batch"], mean, 0.06)
 
 
 # the stuck warning of a pool where no hold computes a position
