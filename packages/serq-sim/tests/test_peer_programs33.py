@@ -154,6 +154,15 @@ def test_tandem_block_without_buffer_blocks_more(monkeypatch):
     assert pool(doc, "pre_gpu")["used"] == pytest.approx(held, rel=0.03)
 
 
+def test_tandem_block_with_an_unbounded_buffer_is_two_mm1(monkeypatch):
+    # B = inf: nothing blocks, and the tandem is Jackson's: 1 / (1 - 0.5) + 1.2 / (1 - 0.6) = 5 s (Burke)
+    doc, _ = run("tandem_block.sq", monkeypatch, sets={"B": math.inf}, horizon=30000)
+    assert doc["observes"]["blocked"]["mean"] == 0
+    covers(doc["observes"]["at_prefill"], 2, 0.06)
+    covers(doc["observes"]["at_decode"], 3, 0.1)
+    covers(doc["observes"]["response"], 5, 0.06)
+
+
 # vllm_budget.sq
 
 ALONE = {"gap": "~det(100)", "prompt_len": "2000", "output_len": "100"}
