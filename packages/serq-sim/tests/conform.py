@@ -175,3 +175,47 @@ def request_rows(report) -> list[tuple]:
     cols = {k: list(t[k]) for k in ("session", "sent", "admitted", "first_token", "last_token", "cached",
                                      "preemptions")}
     return [tuple(cols[k][i] for k in cols) for i in range(len(cols["session"]))]
+
+
+def figure(js: dict, key):
+    """The part of a JSON report a hand-computed case names: a top-level key, a stage or pool by ``(name,
+    index)``, or a gauge by ``("gauge", name)``."""
+    if isinstance(key, tuple) and key[0] == "gauge":
+        return js["gauges"][key[1]]
+    if isinstance(key, tuple):
+        name, index = key
+        return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
+    return js[key]
+
+
+def subset(have, want):
+    """The parts of ``have`` that ``want`` names, at every depth."""
+    if isinstance(want, dict):
+        return {k: subset(have[k], v) for k, v in want.items()}
+    return have
+
+
+def same_samples(got, want) -> bool:
+    """Samples ``(session, time, value)`` equal, NaN equal to NaN, floats to 1e-12."""
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            if isinstance(b, float) and math.isnan(b):
+                if not math.isnan(a):
+                    return False
+            elif not math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12):
+                return False
+    return True
+
+
+def check_by_hand(monkeypatch, src: str, obs: dict, figures: dict):
+    """Run ``src`` on both tiers (:func:`run`) and assert its observes' samples (:func:`same_samples`) and the
+    report's figures (:func:`figure`, :func:`subset`, to 1e-12) a case computed by hand; the report and its JSON."""
+    r, got = run(src, monkeypatch)
+    for name, want in obs.items():
+        assert same_samples(got.get(name, []), want), (name, got.get(name))
+    js = report_json(r)
+    for key, want in figures.items():
+        assert subset(figure(js, key), want) == pytest.approx(want, rel=1e-12), key
+    return r, js

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-from conform import refused, report_json, run, run_error
+from conform import figure, refused, report_json, run, run_error, subset
 from tiers import same_json
 
 CASES = [
@@ -210,13 +210,6 @@ run { horizon 100; arrivals 2; }
 ]
 
 
-def _figure(js, key):
-    if isinstance(key, tuple) and key[0] == "gauge":
-        return js["gauges"][key[1]]
-    if isinstance(key, tuple):
-        name, index = key
-        return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
-    return js[key]
 
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -226,14 +219,9 @@ def test_time_rules_by_hand(monkeypatch, src, obs, figures):
         assert got.get(name, []) == want, name
     js = report_json(r)
     for key, want in figures.items():
-        assert _subset(_figure(js, key), want) == pytest.approx(want, rel=1e-12), key
+        assert subset(figure(js, key), want) == pytest.approx(want, rel=1e-12), key
 
 
-def _subset(have, want):
-    """The parts of ``have`` that ``want`` names, at every depth."""
-    if isinstance(want, dict):
-        return {k: _subset(have[k], v) for k, v in want.items()}
-    return have
 
 
 ERRORS = [

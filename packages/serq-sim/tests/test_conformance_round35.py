@@ -23,48 +23,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import both_tiers, report_json, run, run_error
-
-
-def _figure(js, key):
-    if isinstance(key, tuple) and key[0] == "gauge":
-        return js["gauges"][key[1]]
-    if isinstance(key, tuple):
-        name, index = key
-        return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
-    return js[key]
-
-
-def _subset(have, want):
-    """The parts of ``have`` that ``want`` names, at every depth."""
-    if isinstance(want, dict):
-        return {k: _subset(have[k], v) for k, v in want.items()}
-    return have
-
-
-def _same(got, want) -> bool:
-    """Samples equal, NaN equal to NaN, floats to 1e-12."""
-    if len(got) != len(want):
-        return False
-    for g, w in zip(got, want):
-        for a, b in zip(g, w):
-            if isinstance(b, float) and math.isnan(b):
-                if not math.isnan(a):
-                    return False
-            elif not math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12):
-                return False
-    return True
-
-
-def check(monkeypatch, src, obs, figures):
-    r, got = run(src, monkeypatch)
-    for name, want in obs.items():
-        assert _same(got.get(name, []), want), (name, got.get(name))
-    js = report_json(r)
-    for key, want in figures.items():
-        assert _subset(_figure(js, key), want) == pytest.approx(want, rel=1e-12), key
-    return r, js
-
+from conform import both_tiers, check_by_hand, report_json, run, run_error
 
 # ---------------------------------------------------------------------------------------------------------
 # Stages
@@ -226,7 +185,7 @@ run { horizon 10; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in STAGES], ids=[c[0] for c in STAGES])
 def test_stages_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -316,7 +275,7 @@ run { horizon 100; warmup 1.5; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in WORKLOAD], ids=[c[0] for c in WORKLOAD])
 def test_the_workload_and_the_figures_by_hand(monkeypatch, src, obs, figures):
-    r, js = check(monkeypatch, src, obs, figures)
+    r, js = check_by_hand(monkeypatch, src, obs, figures)
     if "x" in js["observes"]:
         xs = list(range(2, 42))
         mean = sum(xs) / 40
@@ -718,7 +677,7 @@ RESERVE_CASES = [
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 @pytest.mark.parametrize("delay, units, s1, waiting", [c[1:] for c in RESERVE_CASES],

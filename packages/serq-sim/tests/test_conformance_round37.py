@@ -28,41 +28,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import report_json, run, run_error
-
-
-def _figure(js, key):
-    if isinstance(key, tuple) and key[0] == "gauge":
-        return js["gauges"][key[1]]
-    if isinstance(key, tuple):
-        name, index = key
-        return next(e for e in js["stages"] + js["pools"] if e["name"] == name and e["index"] == index)
-    return js[key]
-
-
-def _subset(have, want):
-    """The parts of ``have`` that ``want`` names, at every depth."""
-    if isinstance(want, dict):
-        return {k: _subset(have[k], v) for k, v in want.items()}
-    return have
-
-
-def _same(got, want) -> bool:
-    """Samples equal, floats to 1e-12."""
-    if len(got) != len(want):
-        return False
-    return all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for g, w in zip(got, want) for a, b in zip(g, w))
-
-
-def check(monkeypatch, src, obs, figures):
-    r, got = run(src, monkeypatch)
-    for name, want in obs.items():
-        assert _same(got.get(name, []), want), (name, got.get(name))
-    js = report_json(r)
-    for key, want in figures.items():
-        assert _subset(_figure(js, key), want) == pytest.approx(want, rel=1e-12), key
-    return r, js
-
+from conform import check_by_hand, run, run_error
 
 # ---------------------------------------------------------------------------------------------------------
 # Pools with blocks and caches
@@ -365,7 +331,7 @@ run { horizon 10; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -586,7 +552,7 @@ run { horizon 20; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in FAMILIES], ids=[c[0] for c in FAMILIES])
 def test_families_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -806,7 +772,7 @@ run { horizon 1.5; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SESSIONS], ids=[c[0] for c in SESSIONS])
 def test_sessions_and_figures_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1111,7 +1077,7 @@ run { horizon 10; warmup 1; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_more_by_hand(monkeypatch, src, obs, figures):
-    check(monkeypatch, src, obs, figures)
+    check_by_hand(monkeypatch, src, obs, figures)
 
 
 def test_a_sample_carries_the_turn_it_was_taken_in(monkeypatch):
