@@ -9,8 +9,9 @@ processor-sharing GPU against the M/G/1-PS mean x / (1 - rho), vLLM at max_num_s
 random router against session affinity (the follow-up turn's full hit has probability 1 / N), and a KV cache
 too small for its batch (a preemption and its recomputation by hand, iteration by iteration; under load the
 records' preemptions add up to the pool's), a fast and a slow GPU under a static split (two M/M/1 queues;
-the best split's closed form) against a queue-aware router, and a GPU whose throughput grows with the batch
-(a ps stage of capacity phi(present) against its birth-death chain)."""
+the best split's closed form) against a queue-aware router, a GPU whose throughput grows with the batch
+(a ps stage of capacity phi(present) against its birth-death chain), and an agent's fan-out to three tool
+servers joined as one job over them (one M/G/1-PS server, under either share)."""
 
 from __future__ import annotations
 
@@ -440,6 +441,42 @@ def test_batch_speedup_is_its_birth_death_chain(monkeypatch, alpha):
     assert gpu["utilisation"] == pytest.approx(busy, rel=0.01)
     assert doc["gauges"]["batch"]["mean"] == pytest.approx(gpu["present"], rel=1e-9)
     covers(doc["gauges"]["batch"], mean, 0.06)
+
+
+
+# fanout.sq
+
+
+@pytest.mark.parametrize(("share", "work"), [("bottleneck", "~exp(s)"), ("maxmin", "~det(s)")])
+def test_fanout_is_one_ps_server(monkeypatch, share, work):
+    text = (HERE / "fanout.sq").read_text()
+    assert text.count("share bottleneck;") == 1
+    prog = serq_frontend.compile(source=text.replace("share bottleneck;", f"share {share};"),
+                                 defs={"w_each": work})
+    docs = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        docs.append(encode_json(serq_sim.run(prog, horizon=30000)))
+    assert docs[0] == docs[1]
+    doc = json.loads(docs[0])
+    rho = 0.6 * 1
+    covers(doc["observes"]["response"], 1 / (1 - rho), 0.1)  # 2.5 s, whatever the law of the work
+    for name in ("search", "code", "retrieve"):
+        assert stage(doc, name)["utilisation"] == pytest.approx(rho, rel=0.03)
+        assert stage(doc, name)["present"] == pytest.approx(stage(doc, "search")["present"], rel=1e-12)
+
+
+def test_one_array_twice_in_a_run_says_why_and_what_to_write():
+    text = (HERE / "fanout.sq").read_text()
+    old = "stage search : ps(1);\nstage code : ps(1);\nstage retrieve : ps(1);"
+    assert text.count(old) == 1
+    text = text.replace(old, "stage tool[3] : ps(1);").replace("run search, code, retrieve (", "run tool[0], tool[2] (")
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(source=text)
+    assert str(info.value).splitlines()[0].endswith(
+        "error: `tool` is named twice in one run (`tool[0]` and `tool[2]`); a run names each stage array once, "
+        "whatever the indexes (an index is known only when the run starts): a job on several members is a run "
+        "over stages declared apart (`stage tool_0 : ps(…); stage tool_1 : ps(…);`, `run tool_0, tool_1 (w);`)")
 
 
 # the stuck warning of a pool where no hold computes a position

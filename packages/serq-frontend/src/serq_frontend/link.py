@@ -1129,12 +1129,21 @@ class Linker:
         refs = [self.ref(v, "stage", SESSION) for v in s.stages]
         kinds = [self.stages[v.dotted].kind for v in s.stages]
         if len(s.stages) > 1:
-            seen = set()
+            seen: dict[str, A.Var] = {}
             for v, k in zip(s.stages, kinds):
                 if v.dotted in seen:
-                    raise self.error(v.pos, f"`{v.dotted}` is named twice in one run; a run names each stage "
-                                     "array once")
-                seen.add(v.dotted)
+                    first = seen[v.dotted]
+                    if not (first.indexes() or v.indexes()):
+                        raise self.error(v.pos, f"`{v.dotted}` is named twice in one run; a run names each stage "
+                                         "array once")
+                    # members of one array, by constant indexes too: a user of `tool[0], tool[1]` asked why
+                    name = v.dotted
+                    raise self.error(v.pos, f"`{name}` is named twice in one run (`{_written_ref(first)}` and "
+                                     f"`{_written_ref(v)}`); a run names each stage array once, whatever the "
+                                     "indexes (an index is known only when the run starts): a job on several "
+                                     "members is a run over stages declared apart (`stage "
+                                     f"{name}_0 : ps(…); stage {name}_1 : ps(…);`, `run {name}_0, {name}_1 (w);`)")
+                seen[v.dotted] = v
                 fam = self.stages[v.dotted]
                 cap = fam.item.kind.arg if k == "ps" else None
                 ok = False
