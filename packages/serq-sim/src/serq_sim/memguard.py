@@ -243,15 +243,8 @@ def parallel_runs() -> int:
 
 def _hint(value: str, kind: type, hint: str) -> str:
     """serq.numbers' hint at its rule, `` (…)``, when Python's ``kind`` reads ``value`` (stripped) though the
-    rule does not (``٣``, ``٠.٥``, ``1_0``, ``+1``); empty otherwise. The words every number a user gives is
-    refused with (serq.numbers.not_a_number)."""
+    rule does not (``٣``, ``٠.٥``, ``1_0``, ``+1``); empty otherwise (serq.numbers.rule_hint; ``hint`` is the
+    one it gives of ``kind``)."""
     from serq import numbers
 
-    fits = numbers.is_number(value) if kind is float else value.isascii() and value.lstrip("-").isdigit()
-    if fits:
-        return ""
-    try:
-        kind(value)
-    except (ValueError, OverflowError):
-        return ""
-    return f" ({hint})"
+    return numbers.rule_hint(value, kind)

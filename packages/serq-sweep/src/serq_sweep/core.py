@@ -523,6 +523,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
 
     files = program_files(files)  # (before the plugins are loaded: a wrong type is said at once)
     check_environment()  # (a value every run would refuse: said once, before any run or output)
+    _stop_after()  # (the sweep's own: a value it does not take is said here too, before any output)
     if trace is not None:
         from .axes import ordered
 
@@ -747,13 +748,25 @@ def _stop_here() -> None:
 
 def _stop_after() -> int:
     """``SERQ_SWEEP_STOP_AFTER=N``: the sweep stops itself (SIGSTOP) once its N-th run of this invocation is
-    journaled, so that a test signals it at a known point rather than racing it; 0 (unset, or not a
-    positive whole number in the digits 0-9, or no SIGSTOP here): never (``str.isdigit`` takes ``²``, which
-    ``int()`` refuses: a ValueError traceback of every sweep)."""
-    v = os.environ.get("SERQ_SWEEP_STOP_AFTER", "")
-    if not (v.isascii() and v.isdigit()) or not hasattr(signal, "SIGSTOP"):
+    journaled, so that a test signals it at a known point rather than racing it; 0 (unset, empty, ``0``, or no
+    SIGSTOP here): never. N is a whole number in the digits 0-9 (blanks around it allowed), serq.numbers'
+    rule, as the other SERQ_* numbers (serq_sim.memguard): any other value is refused, a
+    :class:`serq.errors.UserError` naming it (``٣`` and ``²``, which ``str.isdigit`` takes, were a sweep
+    that never stopped, and ``²`` before that a ValueError of ``int()``)."""
+    raw = os.environ.get("SERQ_SWEEP_STOP_AFTER", "")
+    value = raw.strip()
+    if not value:
         return 0
-    return int(v)
+    if not (value.isascii() and value.isdigit()):
+        from serq.numbers import rule_hint
+        from serq_sim.tier_env import env_error
+
+        raise env_error("SERQ_SWEEP_STOP_AFTER", raw, "how many runs a sweep journals before it stops itself "
+                        "(SIGSTOP), for tests of its signals: a whole number, 0 for never" + rule_hint(value, int))
+    if not hasattr(signal, "SIGSTOP"):
+        return 0
+    # (more digits than int() reads, 4300: a count no sweep reaches, as one of 19 digits already is)
+    return int(value) if len(value) <= 18 else sys.maxsize
 
 
 def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> list[str]:

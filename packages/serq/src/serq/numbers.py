@@ -17,7 +17,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "OutOfRange", "below_doubles",
-           "beyond_doubles", "digits_reason", "exact", "is_number", "is_real", "underflows", "whole_value",
+           "beyond_doubles", "digits_reason", "exact", "is_number", "is_real", "rule_hint", "underflows", "whole_value",
            "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
@@ -163,6 +163,17 @@ def underflows(text: str, value: float) -> bool:
         return False
     digits = text.split("e", 1)[0].split("E", 1)[0]
     return any(c in "123456789" for c in digits)
+
+
+def rule_hint(value: str, kind: type) -> str:
+    """The hint at the rule, `` (…)`` (:data:`NUMBER_HINT` for ``kind`` float, :data:`WHOLE_HINT` for int), of
+    text ``value`` that Python's ``kind`` reads though the rule does not (``٣``, ``٠.٥``, ``1_0``, ``+1``);
+    empty otherwise. What the environment's numbers are refused with (serq_sim.memguard's, a sweep's
+    ``SERQ_SWEEP_STOP_AFTER``), in the words every number a user gives is (:func:`not_a_number`)."""
+    fits = is_number(value) if kind is float else value.isascii() and value.lstrip("-").isdigit()
+    if fits or not _python_reads(value, kind):
+        return ""
+    return f" ({NUMBER_HINT if kind is float else WHOLE_HINT})"
 
 
 def not_whole(text: str) -> str:
