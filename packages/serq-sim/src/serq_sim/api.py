@@ -73,10 +73,20 @@ def _is_real(v: Any) -> bool:
     return is_real(v)
 
 
-def _is_integer(v: Any) -> bool:
-    import numbers
+def _whole(v: Any) -> int | None:
+    """``v`` as an int where a whole number is wanted (serq.numbers.whole_value: an int, numpy's integers, a
+    Fraction or a Decimal whose value is whole), else None."""
+    from serq.numbers import whole_value
 
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    return whole_value(v)
+
+
+def _is_exact(v: Any) -> bool:
+    """Whether ``v`` is of a type a whole number is given as (serq.numbers.exact): a non-whole one is a
+    ValueError, a float or a str a TypeError."""
+    from serq.numbers import exact
+
+    return exact(v)
 
 
 def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[Any, Any, Any, Any]:
@@ -105,15 +115,21 @@ def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[An
         x = real_number(v)  # the doubles (serq.numbers.real)
         return math.nan if x is None else x
 
-    if seed is not None and not (_is_integer(seed) and 0 <= seed <= MAX_SEED):
-        raise _refused("seed", seed, f"an integer from 0 to 2**64 - 1 ({MAX_SEED})", of_type=_is_integer(seed))
+    if seed is not None:
+        whole = _whole(seed)
+        if whole is None or not 0 <= whole <= MAX_SEED:
+            raise _refused("seed", seed, f"an integer from 0 to 2**64 - 1 ({MAX_SEED})", of_type=_is_exact(seed))
+        seed = whole
     if horizon is not None and not real(horizon) > 0:
         raise _refused("horizon", horizon, "a positive number (inf: until no event is left)",
                        of_type=_is_real(horizon))
     if warmup is not None and not 0 <= real(warmup) < math.inf:
         raise _refused("warmup", warmup, "a finite number at least 0", of_type=_is_real(warmup))
-    if arrivals is not None and not (_is_integer(arrivals) and arrivals >= 1):
-        raise _refused("arrivals", arrivals, "a positive integer", of_type=_is_integer(arrivals))
+    if arrivals is not None:
+        whole = _whole(arrivals)
+        if whole is None or whole < 1:
+            raise _refused("arrivals", arrivals, "a positive integer", of_type=_is_exact(arrivals))
+        arrivals = whole
     if arrivals is not None and arrivals_count_problem(int(arrivals)):  # (the one rule: below 2**53)
         raise ValueError(f"arrivals must be {arrivals_count_problem(int(arrivals)).removeprefix('arrivals is ')}")
     if trace is not None and not isinstance(trace, (str, os.PathLike)):
@@ -196,8 +212,8 @@ def _fast_kinds(program) -> bool:
 
 def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any = None) -> dict[str, Any]:
     """The bounds of a run that are given (not None), checked and made plain numbers: ``max_events`` and
-    ``max_samples`` an ``int`` from any positive Integral (numpy's ``int64`` too, as ``arrivals`` and
-    ``seed`` take), ``max_wall`` a ``float`` from a positive, finite real. What is none of these is
+    ``max_samples`` an ``int`` from any positive whole number (numpy's ``int64``, a whole ``Fraction`` or
+    ``Decimal`` too, as ``arrivals`` and ``seed`` take), ``max_wall`` a ``float`` from a positive, finite real. What is none of these is
     refused naming it, by ``run``'s rule (:func:`_refused`): a TypeError for the wrong type (a str, a bool,
     a float count), a ValueError for a value out of range. :func:`run` and a sweep's plan (serq_sweep)
     check them here: a numpy integer was refused by ``run`` and, in a sweep, was a TypeError of the JSON
@@ -210,9 +226,10 @@ def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any
     for name, v in (("max_events", max_events), ("max_samples", max_samples)):
         if v is None:
             continue
-        if not (_is_integer(v) and v >= 1):
-            raise _refused(name, v, "a positive integer", of_type=_is_integer(v))
-        out[name] = int(v)
+        whole = _whole(v)
+        if whole is None or whole < 1:
+            raise _refused(name, v, "a positive integer", of_type=_is_exact(v))
+        out[name] = whole
     if max_wall is not None:
         wall = real(max_wall)  # None for what is no real number, or an int beyond the doubles
         if wall is None or not 0 < wall < math.inf:
@@ -334,21 +351,25 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
 
         if isinstance(e, StopRun):  # the stop of a run whose plugin's code called this one: its to take
             raise
-        if getattr(type(e), "serq_user_error", False):
-            if sim is not None:  # (a factory's refusal, when the run is built, is placed by guards.build_with)
-                from .guards import placed
+        # (the places these messages note are quoted as the run's own errors' are: from the texts its compile
+        # was given and its folder; a plugin's failure noted its stage's line without the line, when the
+        # program was compiled from source=)
+        with _spans_from(folder), texts_given(texts):
+            if getattr(type(e), "serq_user_error", False):
+                if sim is not None:  # (a factory's refusal, when the run is built, is placed by guards.build_with)
+                    from .guards import placed
 
-                at = placed(e, sim)
-                if at is not None:
-                    raise at from e
-            raise
-        from serq.errors import PluginError
-        from serq.plugins import plugin_failure
+                    at = placed(e, sim)
+                    if at is not None:
+                        raise at from e
+                raise
+            from serq.errors import PluginError
+            from serq.plugins import plugin_failure
 
-        failure = plugin_failure(pm, e, "the run")
-        if failure is None:
-            raise
-        from .guards import run_failure
+            failure = plugin_failure(pm, e, "the run")
+            if failure is None:
+                raise
+            from .guards import run_failure
 
-        raise PluginError(run_failure(failure, e, sim)) from e
+            raise PluginError(run_failure(failure, e, sim)) from e
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UsageError, clipped, knob_hint
-from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole
+from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole, whole_value
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -283,6 +283,8 @@ def seed_values(seeds: Any) -> list[int]:
             raise UsageError(f"seeds: more than {MAX_POINTS} seeds")
     if not given:
         raise UsageError("seeds: no seed")
+    # a whole Fraction or Decimal is its int (Decimal("7"): the seed 7); any other value is told as given
+    given = [s if whole_value(s) is None else whole_value(s) for s in given]
     for s in given:
         why = seed_problem(s)
         if why:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import numbers
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ import pluggy
 
 from .errors import UsageError, UserError, clipped, located
 from .files import path_name, path_str
-from .numbers import real
+from .numbers import real, whole_value
 from .plugins import FIRST_PARTY_PACKAGES, Registry, collect
 
 if TYPE_CHECKING:
@@ -340,6 +339,7 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     if seed is not None:
         from serq_ir.rules import seed_problem
 
+        seed = seed if whole_value(seed) is None else whole_value(seed)  # (Decimal("7"): the seed 7)
         why = seed_problem(seed)
         if why:
             raise UsageError(f"{given('seed', str(seed))}: {why}")
@@ -360,8 +360,10 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
             raise UsageError(f"{given('warmup', _shown(warmup))}: is not a finite number of seconds, at least 0")
         changes["warmup"] = w
     if arrivals is not None:
-        if isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral) or arrivals < 1:
+        count = whole_value(arrivals)  # (an int, numpy's, a whole Fraction or Decimal: Decimal("1000") was refused)
+        if count is None or count < 1:
             raise UsageError(f"{given('arrivals', _shown(arrivals))}: must be a positive integer")
+        arrivals = count
         from serq_ir.rules import arrivals_count_problem
 
         why = arrivals_count_problem(int(arrivals))  # (the one rule of a count of arrivals: below 2**53)
