@@ -10,8 +10,9 @@ random router against session affinity (the follow-up turn's full hit has probab
 too small for its batch (a preemption and its recomputation by hand, iteration by iteration; under load the
 records' preemptions add up to the pool's), a fast and a slow GPU under a static split (two M/M/1 queues;
 the best split's closed form) against a queue-aware router, a GPU whose throughput grows with the batch
-(a ps stage of capacity phi(present) against its birth-death chain), and an agent's fan-out to three tool
-servers joined as one job over them (one M/G/1-PS server, under either share)."""
+(a ps stage of capacity phi(present) against its birth-death chain), an agent's fan-out to three tool
+servers joined as one job over them (one M/G/1-PS server, under either share), and prefill/decode
+disaggregation on two engines with a prompt-sized KV read (by hand; tokens conserved per engine)."""
 
 from __future__ import annotations
 
@@ -477,6 +478,37 @@ def test_one_array_twice_in_a_run_says_why_and_what_to_write():
         "error: `tool` is named twice in one run (`tool[0]` and `tool[2]`); a run names each stage array once, "
         "whatever the indexes (an index is known only when the run starts): a job on several members is a run "
         "over stages declared apart (`stage tool_0 : ps(…); stage tool_1 : ps(…);`, `run tool_0, tool_1 (w);`)")
+
+
+
+# pd_transfer.sq
+
+
+def test_pd_transfer_alone_by_hand(monkeypatch):
+    doc, recs = run("pd_transfer.sq", monkeypatch, defs={"gap": "~det(10)", "prompt_len": "1000",
+                                                         "output_len": "50"}, horizon=100, warmup=0)
+    obs = doc["observes"]
+    for name, value in (("at_prefill", 0.01 + 5e-5 * 1000), ("xfer", 0.002 + 999 / 1e5),
+                        ("ttft", 0.06 + 0.01199 + 0.01005), ("response", 0.08204 + 49 * 0.01005)):
+        assert obs[name]["count"] == 9
+        assert obs[name]["mean"] == pytest.approx(value, abs=1e-9), name
+    assert np.allclose(recs["first_token"] - recs["sent"], 0.08204, atol=1e-9)
+    assert doc["requests"]["tpot"]["mean"] == pytest.approx(0.01005, abs=1e-9)
+
+
+def test_pd_transfer_conserves_tokens_per_engine(monkeypatch):
+    doc, recs = run("pd_transfer.sq", monkeypatch, arrivals=200, horizon=1000, warmup=0)
+    req = doc["requests"]
+    assert req["completed"] == 200
+    p, d, link = stage(doc, "P"), stage(doc, "D"), stage(doc, "link")
+    # the prefill instance computes every prompt token; the decode instance one token of each prompt (the
+    # last, for its logits) and every output token but the last
+    assert p["tokens"] * p["iterations"] == pytest.approx(req["total_input_tokens"], rel=1e-12)
+    assert d["tokens"] * d["iterations"] == pytest.approx(200 + req["total_output_tokens"] - 200, rel=1e-12)
+    # the reads in flight: their work over the run (Little), and some read is in flight a little less often
+    work = 200 * 0.002 + (recs["prompt"] - 1).sum() / 1e5
+    assert link["present"] == pytest.approx(work / doc["end"], rel=1e-9)
+    assert link["utilisation"] <= link["present"]
 
 
 # the stuck warning of a pool where no hold computes a position
