@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-SERQ = str(Path(sys.executable).parent / "serq")
 
 # program, extra arguments, observes that must have samples
 RUNS = {
@@ -32,15 +28,22 @@ RUNS = {
 }
 
 
-def run(program: str, *args: str) -> dict:
-    r = subprocess.run([SERQ, "run", str(ROOT / "examples" / program), "--no-progress", "--warmup", "0",
-                        "--json", *args], capture_output=True, text=True, timeout=600, env=os.environ)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+@pytest.fixture
+def run(serq_in_process):
+    """``run(program, *args)``: the JSON report of ``serq run`` of the example (in this process: what is
+    checked is the report's figures)."""
+
+    def call(program: str, *args: str) -> dict:
+        r = serq_in_process("run", str(ROOT / "examples" / program), "--no-progress", "--warmup", "0", "--json",
+                            *args)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    return call
 
 
 @pytest.mark.parametrize("program", sorted(RUNS))
-def test_example_runs_to_a_report(program):
+def test_example_runs_to_a_report(program, run):
     args, observes = RUNS[program]
     report = run(program, *args)
     for name in observes:
@@ -56,13 +59,13 @@ def test_example_runs_to_a_report(program):
     assert report["events"] > 0 and report["arrivals"] > 0
 
 
-def test_the_replay_drains_exactly_its_arrivals():
+def test_the_replay_drains_exactly_its_arrivals(run):
     report = run("replay/vllm_replay.sq", "--arrivals", "12")
     assert report["arrivals"] == 12 and report["ended"] == 12
     assert report["end"] < report["horizon"]
 
 
-def test_the_pd_program_moves_kv_over_the_nics():
+def test_the_pd_program_moves_kv_over_the_nics(run):
     report = run("pd-disaggregation/llmd_nixl_pull.sq", "--horizon", "120")
     nics = [s for s in report["stages"] if s["name"].endswith(".nic")]
     assert nics and sum(s["completions"] for s in nics) > 0
