@@ -511,6 +511,19 @@ def test_pd_transfer_conserves_tokens_per_engine(monkeypatch):
     assert link["utilisation"] <= link["present"]
 
 
+
+def test_pd_transfer_decode_preemptions_read_again(monkeypatch):
+    # a decode instance of 400 blocks preempts; each preempted request executes its decode hold again and reads
+    # the KV again (the decode hold caches nothing, so the read fits), and its first token is taken once
+    doc, recs = run("pd_transfer.sq", monkeypatch, sets={"d_blocks": 400}, arrivals=200, horizon=1000, warmup=0)
+    dkv = pool(doc, "dkv")
+    assert dkv["preemptions"] > 10 and dkv["rejections"] == 0
+    assert doc["requests"]["completed"] == 200 == doc["observes"]["ttft"]["count"]
+    link = stage(doc, "link")
+    assert link["completions"] == 200 + dkv["preemptions"]  # a read a preemption
+    assert (recs["first_token"] <= recs["last_token"]).all() and (recs["first_token"] > recs["sent"]).all()
+
+
 # the stuck warning of a pool where no hold computes a position
 
 
