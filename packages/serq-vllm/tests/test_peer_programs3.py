@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -86,16 +83,22 @@ def test_an_llmd_router_scores_replicas_and_finds_the_hit_rates_of_its_policy(mo
     assert aff.result.requests.ttft.mean < rnd.result.requests.ttft.mean
 
 
-def serq_json(*args: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
-    p = subprocess.run([sys.executable, "-m", "serq", "run", *args, "--no-progress", "--json"],
-                       capture_output=True, text=True, timeout=300, env=env)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+@pytest.fixture
+def serq_json(serq_in_process, monkeypatch):
+    """``serq_json(*args)``: the JSON report of ``serq run ARGS`` on the tier serQ picks (in this process:
+    what is checked is the report's figures and the samples it dumps)."""
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+
+    def call(*args: str) -> dict:
+        p = serq_in_process("run", *args, "--no-progress", "--json")
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    return call
 
 
 @pytest.mark.timeout(180)
-def test_more_kv_blocks_preempt_less_and_answer_sooner():
+def test_more_kv_blocks_preempt_less_and_answer_sooner(serq_json):
     # examples/multi-turn/vllm.sq as a capacity planner runs it, --set blocks from a cache that thrashes to
     # the A100's: preemptions fall to 0, the mean TTFT falls, and with the full cache every follow-up finds
     # its whole history (full_hit 1: nothing is evicted that a session comes back for).
@@ -112,7 +115,7 @@ def test_more_kv_blocks_preempt_less_and_answer_sooner():
 
 
 @pytest.mark.timeout(180)
-def test_a_larger_token_budget_shortens_the_ttft():
+def test_a_larger_token_budget_shortens_the_ttft(serq_json):
     # The same example at twice its session rate with max_num_batched_tokens 256 .. 2048: a prompt takes
     # fewer iterations to prefill, so the mean TTFT falls; the decode work is the same requests' (the same
     # iterations within a few, every request done).
@@ -126,7 +129,7 @@ def test_a_larger_token_budget_shortens_the_ttft():
 
 
 @pytest.mark.timeout(120)
-def test_llmd_with_disaggregation_off_is_one_vllm_engine(tmp_path):
+def test_llmd_with_disaggregation_off_is_one_vllm_engine(tmp_path, serq_json):
     # examples/pd-disaggregation/llmd_nixl_pull.sq with one decode instance, a router that takes no time and
     # a threshold nothing exceeds (pd_threshold inf: every request is prefilled and decoded on D, the
     # prefill instance idle) is vllm.sq's engine under vllm.sq's workload at the same settings (E_n 1 500,
