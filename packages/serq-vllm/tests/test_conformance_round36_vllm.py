@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -48,7 +46,6 @@ import pytest
 pytestmark = pytest.mark.timeout(120)
 
 REPO = Path(__file__).resolve().parents[3]
-SERQ = str(Path(sys.executable).parent / "serq")
 FIELDS = ("first", "done", "preempted", "cached", "preemptions", "steps")
 
 
@@ -274,14 +271,15 @@ def _fields(answer: dict) -> dict:
 
 
 @pytest.mark.parametrize("scenario, hand", CASES)
-def test_serq_vllm_scenario_gives_the_hand_answer_on_both_tiers(scenario, hand, tmp_path):
+def test_serq_vllm_scenario_gives_the_hand_answer_on_both_tiers(scenario, hand, tmp_path, serq_in_process,
+                                                                monkeypatch):
+    # (in this process: what is checked is the answer the command prints)
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario), encoding="utf-8")
     outs = []
     for tier in ("", "general"):
-        env = dict(os.environ, SERQ_SIM_TIER=tier)
-        r = subprocess.run([SERQ, "vllm", "scenario", str(path)], capture_output=True, text=True, timeout=60,
-                           env=env)
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_in_process("vllm", "scenario", str(path))
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout)
         assert _fields(json.loads(r.stdout)) == hand, tier or "fast"
