@@ -4,10 +4,7 @@ examples/multi-turn/vllm_replicas.sq puts N replicas behind a router."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,7 +15,6 @@ import serq_ir
 import serq_sim
 
 ROOT = Path(__file__).resolve().parents[3]
-SERQ = str(Path(sys.executable).parent / "serq")
 REPLICAS = ROOT / "examples" / "multi-turn" / "vllm_replicas.sq"
 LIB = ROOT / "packages" / "serq-vllm" / "src" / "serq_vllm" / "lib" / "vllm.sq"
 VLLM_PROGRAMS = ["multi-turn/vllm.sq", "multi-turn/vllm_chat.sq", "multi-turn/vllm_single_turn.sq",
@@ -46,15 +42,20 @@ def test_a_single_engine_program_compiles_as_with_the_one_engine_rule(tmp_path, 
     assert _bare(serq_frontend.compile(inlined)) == _bare(serq_frontend.compile(src))
 
 
-def _run(*args: str) -> dict:
-    r = subprocess.run([SERQ, "run", *args, "--no-progress", "--json"], capture_output=True, text=True,
-                       timeout=600, env=os.environ)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+@pytest.fixture
+def _run(serq_in_process):
+    """``_run(*args)``: the JSON report of ``serq run ARGS`` (in this process: what is checked is its figures)."""
+
+    def call(*args: str) -> dict:
+        r = serq_in_process("run", *args, "--no-progress", "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    return call
 
 
 @pytest.mark.parametrize("policy", [0, 1, 2])
-def test_one_replica_is_vllm_sq(policy):
+def test_one_replica_is_vllm_sq(policy, _run):
     """With N = 1 every policy routes to the one replica, and the figures are vllm.sq's, sample for
     sample (the same engine, the same workload, the same draws)."""
     short = ["--horizon", "400", "--warmup", "40"]
