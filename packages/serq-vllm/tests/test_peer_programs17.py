@@ -40,8 +40,22 @@ def serq(*args: str, code: int = 0) -> subprocess.CompletedProcess:
     return p
 
 
-def sweep(tmp_path: Path, name: str, *args: str, records: bool = True) -> tuple[list[dict], list[dict], list[dict]]:
-    """The rows of ``serq sweep FLEET ARGS`` (its table, points table and records)."""
+@pytest.fixture
+def serq_here(serq_in_process):
+    """``serq_here(*args, code=0)``: :func:`serq` in this process (serq.cli.main), for the tests of what a command
+    reports and writes (the sweep's tables, the JSON report), not of the process that runs it."""
+
+    def call(*args: str, code: int = 0):
+        p = serq_in_process(*args)
+        assert p.returncode == code, p.stderr
+        return p
+
+    return call
+
+
+def sweep(serq, tmp_path: Path, name: str, *args: str, records: bool = True
+          ) -> tuple[list[dict], list[dict], list[dict]]:
+    """The rows of ``serq sweep FLEET ARGS`` run by ``serq`` (its table, points table and records)."""
     out, recs = tmp_path / f"{name}.csv", tmp_path / f"{name}.r.csv"
     serq("sweep", *args, "--workers", "0", "--no-progress", "-o", str(out), *(["--records", str(recs)] * records))
     return read(out), read(tmp_path / f"{name}.points.csv"), read(recs) if records else []
@@ -131,9 +145,9 @@ def same_figures(row: dict, report: dict) -> None:
 # --- common random numbers ---------------------------------------------------------------------------------------
 
 
-def test_every_point_of_a_seed_sees_the_same_requests(tmp_path):
+def test_every_point_of_a_seed_sees_the_same_requests(tmp_path, serq_here):
     # drained runs (400 arrivals, no horizon): every request sent after the warm-up completes, at every point
-    rows, _, recs = sweep(tmp_path, "crn", FLEET, "--set", "Lambda=6,12", "--set", "N=1,2", "--set", "blocks=300,2000",
+    rows, _, recs = sweep(serq_here, tmp_path, "crn", FLEET, "--set", "Lambda=6,12", "--set", "N=1,2", "--set", "blocks=300,2000",
                           "--seeds", "1..2", "--arrivals", "400", "--horizon", "inf", "--warmup", "10")
     runs = by_key(recs)
     seen: dict[tuple[str, str], set] = {}
@@ -164,8 +178,8 @@ def test_every_point_of_a_seed_sees_the_same_requests(tmp_path):
 # --- the table against its records and its own statistics ---------------------------------------------------------
 
 
-def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path):
-    rows, points, recs = sweep(tmp_path, "slo", FLEET, "--set", "Lambda=6,12", "--set", "N=1,2", "--set",
+def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path, serq_here):
+    rows, points, recs = sweep(serq_here, tmp_path, "slo", FLEET, "--set", "Lambda=6,12", "--set", "N=1,2", "--set",
                                "blocks=300,2000", "--seeds", "1..3", "--horizon", "60", "--warmup", "10",
                                "--slo", SLO)
     runs = by_key(recs)
@@ -221,7 +235,7 @@ def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path):
         assert lines["ttft", n] == sorted(float(r["first_token"]) - float(r["sent"]) for r in mine)
     # a run's row is its JSON report: serq run of one point and seed gives the same figures
     row = next(r for r in rows if (r["Lambda"], r["N"], r["blocks"], r["seed"]) == ("6", "2", "300", "2"))
-    one = serq("run", FLEET, "--set", "Lambda=6", "--set", "N=2", "--set", "blocks=300", "--seed", "2",
+    one = serq_here("run", FLEET, "--set", "Lambda=6", "--set", "N=2", "--set", "blocks=300", "--seed", "2",
                "--horizon", "60", "--warmup", "10", "--slo", SLO, "--json")
     same_figures(row, json.loads(one.stdout))
 
@@ -229,10 +243,10 @@ def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path):
 # --- the knee: the fewest engines that meet the SLO ---------------------------------------------------------------
 
 
-def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path):
+def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path, serq_here):
     conds = ("requests.ttft.p99", SLO_TTFT), ("requests.tpot.p99", SLO_TPOT)
     common = ("--set", "Lambda=16,24", "--seeds", "1..3", "--horizon", "60", "--warmup", "10")
-    rows, points, _ = sweep(tmp_path, "grid", FLEET, "--set", "N=1:4:1", *common, "--slo", SLO, records=False)
+    rows, points, _ = sweep(serq_here, tmp_path, "grid", FLEET, "--set", "N=1:4:1", *common, "--slo", SLO, records=False)
 
     def meets(row: dict, suffix: str = "") -> bool:
         return all(float(row[f + suffix]) <= bound for f, bound in conds)
@@ -260,7 +274,7 @@ def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path):
     rate = {p["N"]: float(p["requests.request_throughput:mean"]) for p in points if p["Lambda"] == "16"}
     assert rate["1"] < 10 < 15 < rate["2"] < 16 and all(15 < rate[n] < 16 for n in ("3", "4"))
     found = tmp_path / "found.csv"
-    serq("sweep", FLEET, *common, *(a for f, b in conds for a in ("--find", f"{f} <= {b}")), "--over", "N", "1:4:1",
+    serq_here("sweep", FLEET, *common, *(a for f, b in conds for a in ("--find", f"{f} <= {b}")), "--over", "N", "1:4:1",
          "--workers", "0", "--no-progress", "-o", str(found))
     for r in read(found):
         k = knee[r["Lambda"]]
@@ -271,7 +285,7 @@ def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path):
     # a range whose LO already holds has no direction: its value is HI, the largest count that holds, not the
     # fewest needed (docs/sweep.md says so)
     low = tmp_path / "low.csv"
-    serq("sweep", FLEET, *common[:1], "Lambda=16", *common[2:], "--find", f"requests.ttft.p99 <= {SLO_TTFT}",
+    serq_here("sweep", FLEET, *common[:1], "Lambda=16", *common[2:], "--find", f"requests.ttft.p99 <= {SLO_TTFT}",
          "--find", f"requests.tpot.p99 <= {SLO_TPOT}", "--over", "N", f"{knee['16']}:4:1", "--workers", "0",
          "--no-progress", "-o", str(low))
     (r,) = read(low)
@@ -306,8 +320,8 @@ def test_the_kv_blocks_a_fleet_needs_on_a_grid_and_by_bisection(tmp_path):
 # --- the shipped trace replayed at two KV sizes -------------------------------------------------------------------
 
 
-def test_the_a100_trace_replayed_at_two_kv_sizes_is_its_records(tmp_path):
-    rows, _, recs = sweep(tmp_path, "replay", REPLAY, "--set", "blocks=2000,8010", "--seeds", "1,2",
+def test_the_a100_trace_replayed_at_two_kv_sizes_is_its_records(tmp_path, serq_here):
+    rows, _, recs = sweep(serq_here, tmp_path, "replay", REPLAY, "--set", "blocks=2000,8010", "--seeds", "1,2",
                           "--arrivals", "60")
     runs = by_key(recs)
     trace = read(ROOT / "examples" / "replay" / "short_base.csv")
@@ -335,33 +349,33 @@ def test_the_a100_trace_replayed_at_two_kv_sizes_is_its_records(tmp_path):
     # the two sizes differ (the smaller pool evicts prefixes the larger keeps)
     small, large = rows[0], rows[2]
     assert float(small["requests.prefix_cache_hit_rate"]) < float(large["requests.prefix_cache_hit_rate"])
-    one = serq("run", REPLAY, "--set", "blocks=2000", "--arrivals", "60", "--json")
+    one = serq_here("run", REPLAY, "--set", "blocks=2000", "--arrivals", "60", "--json")
     same_figures(small, json.loads(one.stdout))
 
 
 def test_a_kv_pool_too_small_rejects_requests_and_a_latency_bound_holds_there_unless_rejections_are_a_condition(
-        tmp_path):
+        tmp_path, serq_here):
     # the replay's pool of 150 blocks (2 400 tokens) rejects every prompt longer than that: the report's warning
     # says so, and its TTFT covers the short prompts it admitted
     args = (REPLAY, "--arrivals", "60", "--seeds", "1", "--workers", "0", "--no-progress")
-    small = json.loads(serq("run", REPLAY, "--arrivals", "60", "--set", "blocks=150", "--json").stdout)
+    small = json.loads(serq_here("run", REPLAY, "--arrivals", "60", "--set", "blocks=150", "--json").stdout)
     (kv,) = (p for p in small["pools"] if p["name"] == "kv")
     trace = [t for t in read(ROOT / "examples" / "replay" / "short_base.csv") if int(t["session"]) < 60]
     assert kv["rejections"] > 0 and small["requests"]["completed"] < len(trace) == 598
     assert any(n.startswith("warning: pool kv rejected") for n in small["notes"])
     assert small["requests"]["ttft"]["mean"] <= 1
-    serq("sweep", *args, "--find", "requests.ttft.mean <= 1", "--over", "blocks", "150:8010:1",
+    serq_here("sweep", *args, "--find", "requests.ttft.mean <= 1", "--over", "blocks", "150:8010:1",
          "-o", str(tmp_path / "a.csv"))
     (a,) = read(tmp_path / "a.csv")
     assert (a["outcome"], a["evaluations"]) == ("holds_everywhere", "2")
-    serq("sweep", *args, "--find", "requests.ttft.mean <= 1", "--find", "pools.kv.rejections == 0", "--over", "blocks",
+    serq_here("sweep", *args, "--find", "requests.ttft.mean <= 1", "--find", "pools.kv.rejections == 0", "--over", "blocks",
          "150:8010:1", "-o", str(tmp_path / "b.csv"))
     (b,) = read(tmp_path / "b.csv")
     assert b["outcome"] == "found_smallest" and int(b["fails"]) == int(b["holds"]) - 1
     assert float(b["requests.ttft.mean:mean"]) <= 1 and float(b["pools.kv.rejections:mean"]) == 0
     # the two neighbours the search ended on, run alone: the one below fails the bound, the one found meets it
     for blocks, meets in ((b["fails"], False), (b["holds"], True)):
-        one = json.loads(serq("run", REPLAY, "--arrivals", "60", "--set", f"blocks={blocks}", "--json").stdout)
+        one = json.loads(serq_here("run", REPLAY, "--arrivals", "60", "--set", f"blocks={blocks}", "--json").stdout)
         assert (one["requests"]["ttft"]["mean"] <= 1) is meets and one["requests"]["completed"] == 598
     assert b["blocks"] == "6004"  # (docs/sweep.md gives it)
 
@@ -436,6 +450,6 @@ def test_a_search_says_the_means_it_took_over_fewer_seeds_and_its_runs_are_not_s
                            "and N=2: the value reported is the top, N=2")
     assert found.stderr.startswith("warning: --find: a condition's figure had no value in some runs")
     # the same point over three times the time: the backlog's TTFT has grown past the bound
-    longer, _, _ = sweep(tmp_path, "long", FLEET, *point, "--set", "N=1", "--seeds", "1..3", "--horizon", "120",
+    longer, _, _ = sweep(serq, tmp_path, "long", FLEET, *point, "--set", "N=1", "--seeds", "1..3", "--horizon", "120",
                          records=False)
     assert min(float(r["requests.ttft.p99"]) for r in longer) > 40
