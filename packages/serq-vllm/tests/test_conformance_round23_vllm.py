@@ -77,8 +77,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -87,7 +85,6 @@ import pytest
 pytestmark = pytest.mark.timeout(60)
 
 REPO = Path(__file__).resolve().parents[3]
-SERQ = str(Path(sys.executable).parent / "serq")
 
 
 def _load_peer():
@@ -266,11 +263,11 @@ def _fields(answer: dict) -> dict:
 
 
 @pytest.mark.parametrize("scenario, hand", CASES)
-def test_serq_vllm_scenario_gives_the_hand_answer(scenario, hand, tmp_path):
+def test_serq_vllm_scenario_gives_the_hand_answer(scenario, hand, tmp_path, serq_in_process):
+    # (in this process: what is checked is the answer the command prints)
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario), encoding="utf-8")
-    r = subprocess.run([SERQ, "vllm", "scenario", str(path)], capture_output=True, text=True, timeout=60,
-                       env=os.environ)
+    r = serq_in_process("vllm", "scenario", str(path))
     assert r.returncode == 0, r.stderr
     assert _fields(json.loads(r.stdout)) == hand
 
@@ -286,15 +283,15 @@ def test_the_peer_gives_the_hand_answer(scenario, hand):
 #    computed 1 008 + 3); turn 2 sends the same 1 008 tokens. vLLM looks up at most 1 007 tokens
 #    (kv_cache_manager.py:301-302): 62 blocks, 992 tokens, and recomputes the whole last block, 16 tokens, to
 #    sample from it (the comment at 296-300 says so). Its TTFT is c0 and one prefill step of 16 tokens at K = 992.
-def test_a_repeated_prompt_recomputes_its_whole_last_block(tmp_path):
+def test_a_repeated_prompt_recomputes_its_whole_last_block(tmp_path, serq_in_process):
     replay = REPO / "examples" / "replay" / "vllm_replay.sq"
     fit = json.loads((REPO / "examples" / "replay" / "a100_step_fit.json").read_text())["sum"]
     c_it, c0 = 0.004, 0.040  # the program's per-step and per-request constants (test_replay.py)
     trace = tmp_path / "same.csv"
     trace.write_text("session,turn,new,out,think,forced\n0,1,1008,4,1.0,0\n0,2,1008,2,0.0,0\n", encoding="utf-8")
     dump = tmp_path / "dump"
-    r = subprocess.run([SERQ, "run", str(replay), "--no-progress", "--json", "--trace", str(trace), "--dump",
-                        str(dump), "--arrivals", "1"], capture_output=True, text=True, timeout=60, env=os.environ)
+    r = serq_in_process("run", str(replay), "--no-progress", "--json", "--trace", str(trace), "--dump", str(dump),
+                        "--arrivals", "1")
     assert r.returncode == 0, r.stderr
 
     def sample(name: str) -> float:

@@ -70,18 +70,20 @@ BY_HAND = {
 }
 
 
-def scenario(tmp_path: Path, sc: dict) -> dict:
+def scenario(serq, tmp_path: Path, sc: dict) -> dict:
+    """The answer of ``serq vllm scenario`` of ``sc``, run by ``serq`` (the serq_in_process fixture: what is
+    checked is the answer it prints)."""
     p = tmp_path / "s.json"
     p.write_text(json.dumps(sc))
-    r = subprocess.run([SERQ, "vllm", "scenario", str(p)], capture_output=True, text=True)
+    r = serq("vllm", "scenario", str(p))
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
 
 @pytest.mark.parametrize("name", sorted(BY_HAND))
-def test_the_scenario_gives_the_hand_trace(tmp_path, name):
+def test_the_scenario_gives_the_hand_trace(tmp_path, name, serq_in_process):
     sc, want = BY_HAND[name]
-    got = scenario(tmp_path, sc)
+    got = scenario(serq_in_process, tmp_path, sc)
     assert {k: got[k] for k in want} == want
 
 
@@ -107,11 +109,11 @@ run { horizon inf; }
 """
 
 
-def test_the_program_of_cached_resume_comes_back_with_two_blocks_cached(tmp_path):
+def test_the_program_of_cached_resume_comes_back_with_two_blocks_cached(tmp_path, serq_in_process):
     p = tmp_path / "p.sq"
     p.write_text(PROGRAM)
     out = tmp_path / "r.csv"
-    r = subprocess.run([SERQ, "run", str(p), "--no-progress", "--records", str(out)], capture_output=True, text=True)
+    r = serq_in_process("run", str(p), "--no-progress", "--records", str(out))
     assert r.returncode == 0, r.stderr
     with (tmp_path / "r.request.csv").open() as f:
         rows = {int(row["session"]): row for row in csv.DictReader(f)}

@@ -17,8 +17,6 @@ and whether they decode only: it is refused at the attribute, as `remaining` is.
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,6 @@ from serq_vllm.target import target
 
 pytestmark = pytest.mark.timeout(120)
 
-SERQ = str(Path(sys.executable).with_name("serq"))
 
 PROGRAM = """use "vllm.sq";
 let pol = 0;
@@ -63,19 +60,25 @@ def target_of(path: Path, sets: dict | None = None) -> dict:
     return target(serq_frontend.compile(path=str(path), sets=sets or {}), str(path))
 
 
-def admitted(path: Path, tmp_path: Path) -> list[tuple[int, float]]:
-    out = tmp_path / "r.csv"
-    r = subprocess.run([SERQ, "run", str(path), "--no-progress", "--records", str(out)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-    with out.open() as f:
-        rows = sorted(csv.DictReader(f), key=lambda row: float(row["admitted"]))
-    return [(int(row["session"]), float(row["admitted"])) for row in rows]
+@pytest.fixture
+def admitted(serq_in_process):
+    """``admitted(path, tmp_path)``: each request's session and admission time, in the order admitted, from the
+    records of ``serq run`` (in this process: what is checked is the records)."""
+
+    def call(path: Path, tmp_path: Path) -> list[tuple[int, float]]:
+        out = tmp_path / "r.csv"
+        r = serq_in_process("run", str(path), "--no-progress", "--records", str(out))
+        assert r.returncode == 0, r.stderr
+        with out.open() as f:
+            rows = sorted(csv.DictReader(f), key=lambda row: float(row["admitted"]))
+        return [(int(row["session"]), float(row["admitted"])) for row in rows]
+
+    return call
 
 
 @pytest.mark.parametrize("queue", ["queue fifo;", "queue by (t0);", "queue by (-waited);", "queue by (0, t0);",
                                    "queue by (pol == 1 ? prompt : t0);"])
-def test_orders_in_the_order_sent_give_the_fifo_target_and_serve_in_that_order(tmp_path, queue):
+def test_orders_in_the_order_sent_give_the_fifo_target_and_serve_in_that_order(tmp_path, queue, admitted):
     path = program(tmp_path, queue)
     plain = target_of(_fifo(tmp_path))
     assert target_of(path) == plain
@@ -83,7 +86,7 @@ def test_orders_in_the_order_sent_give_the_fifo_target_and_serve_in_that_order(t
     assert admitted(path, tmp_path) == [(0, 0.0), (1, 3.0), (2, 6.0), (3, 9.0)]
 
 
-def test_the_keys_after_a_send_time_order_the_requests_sent_at_one_instant(tmp_path):
+def test_the_keys_after_a_send_time_order_the_requests_sent_at_one_instant(tmp_path, admitted):
     # taken as the order of submission, as the scenario programs' (t0, idx) is: the target cannot tell idx from
     # prompt, and the four requests sent at 0 are served shortest first (docs/vllm.md says so)
     path = program(tmp_path, "queue by (t0, prompt);")
@@ -117,7 +120,7 @@ def test_an_order_by_anything_else_is_refused_at_its_key(tmp_path, queue, key, s
     assert lines[1:] == ["  " + source[2], "  " + " " * (col - 1) + "^"]
 
 
-def test_shortest_prompt_first_is_served_so_which_is_why_it_is_refused(tmp_path):
+def test_shortest_prompt_first_is_served_so_which_is_why_it_is_refused(tmp_path, admitted):
     # prompts 10, 4, 6, 2 of serials 0..3: the shortest first, 3 steps each
     assert admitted(program(tmp_path, "queue by (prompt);"), tmp_path) == [(3, 0.0), (1, 3.0), (2, 6.0), (0, 9.0)]
 

@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.timeout(120)
 
-SERQ = str(Path(sys.executable).with_name("serq"))
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "single-turn" / "vllm_sarathi.sq"
 
@@ -66,13 +63,19 @@ BY_HAND = {
 }
 
 
-def run(tmp_path: Path, program: Path, *args: str) -> tuple[dict, list[dict]]:
-    out = tmp_path / "r.csv"
-    r = subprocess.run([SERQ, "run", str(program), "--no-progress", "--json", "--records", str(out), *args],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    with out.open() as f:
-        return json.loads(r.stdout), list(csv.DictReader(f))
+@pytest.fixture
+def run(serq_in_process):
+    """``run(tmp_path, program, *args)``: the JSON report and the request records of ``serq run`` (in this
+    process: what is checked is their figures)."""
+
+    def call(tmp_path: Path, program: Path, *args: str) -> tuple[dict, list[dict]]:
+        out = tmp_path / "r.csv"
+        r = serq_in_process("run", str(program), "--no-progress", "--json", "--records", str(out), *args)
+        assert r.returncode == 0, r.stderr
+        with out.open() as f:
+            return json.loads(r.stdout), list(csv.DictReader(f))
+
+    return call
 
 
 # vLLM's long_prefill_token_threshold instead of a small budget: budget 1000 and chunk long_prefill(reqs, 100),
@@ -85,7 +88,7 @@ THRESHOLD = (TWO.replace("let B = 1000;", "let B = 1000;\nlet C = 100;")
 
 
 @pytest.mark.parametrize(("budget", "source"), [(1000, TWO), (101, TWO), (101, THRESHOLD)])
-def test_two_requests_give_the_hand_trace(tmp_path, budget, source):
+def test_two_requests_give_the_hand_trace(tmp_path, budget, source, run):
     p = tmp_path / "two.sq"
     p.write_text(source)
     report, rows = run(tmp_path, p, *(["--set", f"B={budget}"] if source is TWO else []))
@@ -103,7 +106,7 @@ def test_two_requests_give_the_hand_trace(tmp_path, budget, source):
     assert req["itl"]["mean"] == pytest.approx((sum(gaps) + 2) / 6)
 
 
-def test_the_example_trades_the_first_token_for_the_decodes_on_the_same_requests(tmp_path):
+def test_the_example_trades_the_first_token_for_the_decodes_on_the_same_requests(tmp_path, run):
     small, rows_small = run(tmp_path, EXAMPLE, "--set", "B=256", "--horizon", "200", "--warmup", "20")
     large, rows_large = run(tmp_path, EXAMPLE, "--set", "B=2048", "--horizon", "200", "--warmup", "20")
     # common random numbers: the budgets see the same requests (send times, prompts, outputs)
