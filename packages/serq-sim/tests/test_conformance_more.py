@@ -409,10 +409,11 @@ def serq_cli(*args: str):
     return r.stdout
 
 
-def test_the_flags_override_the_run_block_field_by_field(tmp_path):
+def test_the_flags_override_the_run_block_field_by_field(tmp_path, serq):
     # §2 run { … } and program-reference `run`: --horizon, --warmup, --seed and --arrivals override the
     # block's fields; a field no flag names keeps the block's value, and a flag equal to the block's value
-    # changes nothing. The reports compared differ in nothing but the program's file record.
+    # changes nothing. The reports compared differ in nothing but the program's file record. (serq run in
+    # this process, the conftest's fixture: what is compared is the reports' figures.)
     import json
 
     full = tmp_path / "full.sq"
@@ -421,7 +422,9 @@ def test_the_flags_override_the_run_block_field_by_field(tmp_path):
     bare.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; }"))
 
     def report(*args):
-        out = json.loads(serq_cli("run", *args, "--json", "--no-progress"))
+        r = serq("run", *args, "--json", "--no-progress")
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
         out.pop("program")
         return out
 
