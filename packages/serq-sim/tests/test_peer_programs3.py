@@ -272,9 +272,10 @@ def test_text_json_records_and_dumps_tell_one_story_and_a_rerun_is_the_same_byte
 
 
 @pytest.mark.timeout(120)
-def test_a_sweep_row_is_the_run_of_its_point_and_seed(tmp_path):
+def test_a_sweep_row_is_the_run_of_its_point_and_seed(tmp_path, serq):
     # The sweep's table holds, per point and seed, every figure of the JSON report of `serq run` at that
-    # point and seed, flattened by its path.
+    # point and seed, flattened by its path. (The commands run in this process, the conftest's serq fixture:
+    # what is compared is the figures.)
     p = serq("sweep", MD1, "--set", "lam=0.9,1.3", "--seeds", "2,7", *FIXED, "--workers", "0",
              "--out", str(tmp_path / "t.csv"))
     assert p.returncode == 0, p.stderr
