@@ -615,3 +615,16 @@ def test_true_on_the_command_line_is_said_to_be_no_number(serq):
     # any other word is told only that it is no number, a name no program has only that it is unknown
     r = serq("run", str(HERE / "prefix_cache.sq"), "--set", "caching=off")
     assert r.stderr == "error: --set caching=off: 'off' is not a number\n"
+
+
+def test_compare_few_seeds_paired_ci_can_be_wider_than_a_reduction_suggests():
+    # docs/tutorial.md: 3 seeds, pairing removes 31 % of the variance, yet the paired CI (t of 2 degrees of
+    # freedom) is wider than Welch's (up to 4): it narrows only past 1 - (t975(4) / t975(2))^2 = 58 %
+    from serq_sweep.stats import t975
+
+    table = serq_sweep.compare(str(HERE / "md1.sq"), defs={"service": ["~det(s)", "~erlang(4, s)"]}, seeds="1..3",
+                               horizon=5000, workers=0, progress=False, figures=["wait.mean"])
+    (row,) = table.to_dict("records")
+    assert row["variance_reduction"] == pytest.approx(0.311, abs=0.001)
+    assert row["ci_paired"] > row["ci_unpaired"]
+    assert 1 - (t975(4) / t975(2)) ** 2 == pytest.approx(0.5836, abs=1e-4)
