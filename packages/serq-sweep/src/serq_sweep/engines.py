@@ -139,8 +139,7 @@ class LocalPool:
 
         if self._pool is not None:  # idle between batches: replaced by a larger one
             pool, self._pool = self._pool, None
-            pool.close()
-            pool.join()
+            _end_pool(pool, closing=True)
         if getattr(mp.current_process(), "_inheriting", False):
             # this process is a worker being started, whose start re-ran the top level of a script that runs
             # a sweep: it would start a sweep of its own (and its workers theirs)
@@ -183,17 +182,14 @@ class LocalPool:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
                 raise _too_few_files(n, *(files_left() or left), self.given) from None
+        _quiet_when_stopped(self._pool)
         self._size = n
 
     def __exit__(self, exc_type, exc, tb) -> None:
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        if exc_type is None:
-            pool.close()
-        else:
-            pool.terminate()
-        pool.join()
+        _end_pool(pool, closing=exc_type is None)
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
         import multiprocessing as mp
@@ -245,14 +241,134 @@ class LocalPool:
                         running[pid] = j
             if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
                 self._pool = None
-                pool.terminate()
-                pool.join()
+                _end_pool(pool)
         except BaseException:
             pool, self._pool = self._pool, None
             if pool is not None:  # (None: the pool did not start; its error is the one to see)
-                pool.terminate()
-                pool.join()
+                _end_pool(pool)
             raise
+
+
+#: the threads of the local pools that start their worker processes (``Pool._worker_handler``), whose failure to
+#: start one is quiet once the command received SIGINT or SIGTERM (:func:`_starter_failed`)
+_STARTERS: Any = None
+#: threading.excepthook before :func:`_quiet_when_stopped` put :func:`_starter_failed` in its place
+_previous_hook: Any = None
+
+
+def _quiet_when_stopped(pool: Any) -> None:
+    """Take quietly the failure of ``pool``'s thread that starts worker processes in place of those that ended, when
+    the command was sent SIGINT or SIGTERM. A SIGTERM to the whole process group (``kill -TERM -PGID``,
+    ``timeout``) ends the fork server with the workers; the thread, looking for ended workers every 0.1 s, could
+    see them before the sweep's own process took the signal and ended the pool, and asked the fork server for
+    new ones: its ``EOFError`` (or ``ConnectionRefusedError``) traceback, ``Exception in thread Thread-1
+    (_handle_workers)``, came above the sweep's ``terminated``. Any other failure of that thread, and this one
+    without a signal, is told as before."""
+    import threading
+    import weakref
+
+    global _STARTERS, _previous_hook
+    starter = getattr(pool, "_worker_handler", None)
+    if starter is None:
+        return
+    if _STARTERS is None:
+        _STARTERS = weakref.WeakSet()
+    _STARTERS.add(starter)
+    if threading.excepthook is not _starter_failed:
+        _previous_hook, threading.excepthook = threading.excepthook, _starter_failed
+
+
+def _starter_failed(args: Any) -> None:
+    """threading.excepthook while a local pool runs (:func:`_quiet_when_stopped`): the failure of a pool's thread
+    that starts workers to reach the fork server is quiet when the command received a signal (waited for a
+    moment: the thread may fail before the main thread runs the signal's handler)."""
+    import threading
+    import time
+
+    if _STARTERS is not None and args.thread in _STARTERS and isinstance(args.exc_value, (EOFError, OSError)):
+        from serq import signals
+
+        waited = time.monotonic() + 2.0
+        while signals.received() is None and time.monotonic() < waited:
+            time.sleep(0.01)
+        if signals.received() is not None:
+            return
+    (_previous_hook or threading.__excepthook__)(args)
+
+
+#: how long (seconds) the ending of a sweep's local pool may take before the sweep looks for a lock of the
+#: pool's queues that a worker took with it (:func:`_end_pool`); how long it then waits for the ending again
+#: before it leaves it to itself
+STUCK_AFTER = 2.0
+GIVE_UP_AFTER = 10.0
+
+
+def _end_pool(pool: Any, closing: bool = False) -> None:
+    """End the local ``pool``: ``close`` it (every run done: each worker ends after its last) or ``terminate`` it
+    (its workers ended at once), then ``join`` it. A worker process that ended while it held a lock of the
+    pool's queues takes the lock with it: the task queue's read lock, which an idle worker holds all the while
+    it waits for its next run, or the result queue's write lock, held while it sends a result. A signal to the
+    whole process group (SIGTERM: ``kill -TERM -PGID``, ``timeout``, a batch scheduler's cancel) ends the
+    workers wherever they are, and one sent to a worker alone (``kill -9 PID``, the kernel's OOM killer) the
+    idle one; the pool's ending then waited on the lock for ever (Python's ``Pool.terminate`` takes the read
+    lock and puts its sentinel under the write lock; the other workers wait on it, so ``join`` never saw them
+    end): ``serq sweep --workers 2`` sent SIGTERM while one worker ran the last run and the other waited never
+    ended, its table never written, and a sweep whose idle worker was killed waited for ever after its last
+    run. So the ending runs in a thread of its own; when it has not ended after :data:`STUCK_AFTER` seconds,
+    the workers still alive are ended (SIGKILL: the runs are all done or given up, as the ending would end
+    them), and each lock that is still taken once none of them is alive is held by a process that is gone and
+    is given back. An ending that still has not ended :data:`GIVE_UP_AFTER` seconds later (a worker that ended
+    in the middle of a result's bytes leaves the pool's reader of results waiting for the rest) is left to
+    itself in its thread: the sweep goes on to its table and its exit."""
+    import threading
+
+    failed: list[BaseException] = []
+
+    def end() -> None:
+        try:
+            if closing:
+                pool.close()
+            else:
+                pool.terminate()
+            pool.join()
+        except BaseException as e:  # (raised again in the caller's thread)
+            failed.append(e)
+
+    ending = threading.Thread(target=end, name="serq-sweep-pool-end", daemon=True)
+    ending.start()
+    ending.join(STUCK_AFTER)
+    if ending.is_alive():
+        _give_back_locks(pool)
+        ending.join(GIVE_UP_AFTER)
+    if failed:
+        raise failed[0]
+
+
+def _give_back_locks(pool: Any) -> None:
+    """End the workers of ``pool`` still alive and give back each lock of its queues that is still taken when
+    none of them is (:func:`_end_pool`). Nothing is given back while a worker cannot be seen to have ended."""
+    import contextlib
+
+    workers = list(getattr(pool, "_pool", None) or ())
+    for w in workers:
+        with contextlib.suppress(Exception):  # (one that ended meanwhile)
+            if w.exitcode is None:
+                w.kill()
+    for w in workers:
+        with contextlib.suppress(Exception):
+            w.join(1.0)
+    if any(w.exitcode is None for w in workers):
+        return
+    for queue, name in ((getattr(pool, "_inqueue", None), "_rlock"), (getattr(pool, "_outqueue", None), "_wlock")):
+        lock = getattr(queue, name, None)
+        if lock is None:
+            continue
+        # (the pool's own threads hold the write lock only while they put a sentinel)
+        if lock.acquire(timeout=0.2):
+            lock.release()
+        else:
+            with contextlib.suppress(ValueError):  # (given back meanwhile)
+                lock.release()
 
 
 #: what a worker that re-runs a sweep as it starts is told (and the sweep that started it)
@@ -346,6 +462,37 @@ def _worker_start(started: Any, workers: int = 1) -> None:
     ignore_sigint()
     os.environ[WORKERS_VAR] = str(workers)
     _started_queue = started
+    _end_with_the_sweep(started)
+
+
+def _end_with_the_sweep(started: Any) -> None:
+    """End this worker as soon as the sweep's process is gone. Killed (SIGKILL: ``kill -9``, the kernel's OOM
+    killer, which picks the process holding every result), the sweep left its workers to run their runs to
+    the end, each at a core for as long as its run took (hours, for a long horizon), after which each printed
+    two ``BrokenPipeError`` tracebacks to the terminal, sending its result to no one. The sweep's process
+    holds the read end of ``started``'s pipe; the worker closes its own copy, which it never reads, and a
+    thread of its own waits until no process holds that end (``poll`` of the write end says ``POLLERR``), then
+    ends the worker. Where ``poll`` is not (Windows) nothing is watched."""
+    import select
+    import threading
+
+    reader, writer = getattr(started, "_reader", None), getattr(started, "_writer", None)
+    if reader is None or writer is None or not hasattr(select, "poll"):
+        return
+    reader.close()
+    fd = writer.fileno()
+
+    def watch() -> None:
+        waiting = select.poll()
+        waiting.register(fd, 0)  # (POLLERR and POLLHUP are said whatever the mask)
+        while True:
+            for _, event in waiting.poll():
+                if event & select.POLLNVAL:  # (this worker closed it: it is ending)
+                    return
+                if event & (select.POLLERR | select.POLLHUP):
+                    os._exit(1)
+
+    threading.Thread(target=watch, name="serq-sweep-watch", daemon=True).start()
 
 
 def _indexed(item: tuple[int, Task, Any]) -> tuple[int, dict]:
@@ -728,13 +875,15 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
     ``given`` names the count in a message (:func:`serq.loading.given_or_option`: ``workers=64`` for the Python
     API, ``--workers 64`` by default)."""
     if workers is not None:
-        import numbers
+        from serq.numbers import exact, whole_value
 
-        # a count: an int (numpy's too), not a bool, a float or a str (workers=1.5 was a TypeError of
-        # range(), "2" one of the comparison, True one worker)
-        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
-            raise TypeError(f"workers must be a whole number of processes (0: in this process), not {workers!r}")
-        workers = int(workers)
+        # a count: an int (numpy's too, a whole Fraction or Decimal), not a bool, a float or a str (workers=1.5
+        # was a TypeError of range(), "2" one of the comparison, True one worker); Decimal("2.5") a ValueError
+        count = whole_value(workers)
+        if count is None:
+            said = f"workers must be a whole number of processes (0: in this process), not {workers!r}"
+            raise (ValueError if exact(workers) else TypeError)(said)
+        workers = count
         if not 0 <= workers <= MAX_WORKERS:
             from serq.loading import given_or_option
             from serq.numbers import shown
