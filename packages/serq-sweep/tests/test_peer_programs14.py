@@ -34,6 +34,21 @@ def serq(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
     return p
 
 
+@pytest.fixture
+def serq_here(serq_in_process):
+    """``serq_here(*args, ok=True)``: :func:`serq` in this process (serq.cli.main), for the tests of what a command
+    reports (the JSON report's figures, the tables and records of a run, a sweep and a comparison), not of the
+    process that runs it."""
+
+    def call(*args: str, ok: bool = True):
+        p = serq_in_process(*args)
+        if ok:
+            assert p.returncode == 0, p.stderr
+        return p
+
+    return call
+
+
 def read_csv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -105,12 +120,13 @@ def test_find_sizes_the_fleet_as_erlang_c_does(tmp_path):
 # --- Little's law and the utilisation law --------------------------------------------------------------------
 
 
-def report(*args: str) -> dict:
+def report(serq, *args: str) -> dict:
+    """The JSON report of ``serq run ARGS``, run by ``serq``."""
     return json.loads(serq("run", *args, "--json").stdout)
 
 
-def test_little_and_utilisation_laws_on_a_multi_stage_program():
-    d = report(str(HERE / "tandem.sq"))
+def test_little_and_utilisation_laws_on_a_multi_stage_program(serq_here):
+    d = report(serq_here, str(HERE / "tandem.sq"))
     window = d["end"] - d["warmup"]
     obs = d["observes"]
     resp = obs["response"]
@@ -142,11 +158,11 @@ def test_little_and_utilisation_laws_on_a_multi_stage_program():
     assert pool["queue"] == pytest.approx(xa * pool["wait"], rel=0.02)
 
 
-def test_little_on_a_vllm_engine_run():
+def test_little_on_a_vllm_engine_run(serq_here):
     # vllm_single_turn.sq at 1 request/s: a session is one request, sent as it arrives and ended when its last
     # token is out, so the live sessions are the requests in flight and Little says mean_live = X x E2EL; the
     # request slots (reqs) are held from admission to the last token (infer) and waited for in queue.
-    d = report(str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--set", "Lambda=1", "--horizon", "1200",
+    d = report(serq_here, str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--set", "Lambda=1", "--horizon", "1200",
                "--warmup", "60")
     req = d["requests"]
     x = req["request_throughput"]
@@ -176,14 +192,14 @@ def t_half_width(values: list[float]) -> float:
     return T975[n - 1] * math.sqrt(var / n)
 
 
-def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path):
+def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path, serq_here):
     seeds = "1..6"
     table = tmp_path / "t.csv"
-    serq("sweep", FLEET, "--set", "c=6,7", "--seeds", seeds, "--horizon", "1000", "--workers", "0",
+    serq_here("sweep", FLEET, "--set", "c=6,7", "--seeds", seeds, "--horizon", "1000", "--workers", "0",
          "--no-progress", "--out", str(table))
     rows = read_csv(table)
     cmp_out = tmp_path / "c.csv"
-    p = serq("compare", FLEET, "--set", "c=6,7", "--seeds", seeds, "--horizon", "1000", "--workers", "0",
+    p = serq_here("compare", FLEET, "--set", "c=6,7", "--seeds", seeds, "--horizon", "1000", "--workers", "0",
              "--figure", "observes.wait.mean", "--figure", "observes.waited.mean", "--out", str(cmp_out))
     got = {r["figure"]: r for r in read_csv(cmp_out)}
     assert set(got) == {"observes.wait.mean", "observes.waited.mean"}
@@ -283,9 +299,9 @@ def percentile(values: list[float], q: float) -> float:
     return v[lo] + (h - lo) * (v[hi] - v[lo])
 
 
-def test_records_of_a_vllm_run_give_the_reports_percentiles(tmp_path):
+def test_records_of_a_vllm_run_give_the_reports_percentiles(tmp_path, serq_here):
     recs = tmp_path / "r.csv"
-    d = json.loads(serq("run", str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--horizon", "300",
+    d = json.loads(serq_here("run", str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--horizon", "300",
                         "--warmup", "30", "--records", str(recs), "--json").stdout)
     rows = read_csv(recs)
     req = d["requests"]
@@ -315,11 +331,11 @@ def test_records_of_a_vllm_run_give_the_reports_percentiles(tmp_path):
     assert req["request_throughput"] == pytest.approx(len(rows) / (d["end"] - d["warmup"]), rel=1e-12)
 
 
-def test_a_sweeps_records_give_each_runs_percentiles_in_its_table(tmp_path):
+def test_a_sweeps_records_give_each_runs_percentiles_in_its_table(tmp_path, serq_here):
     # serq sweep --records: the records of every run, joined to the table on key; each run's request metrics
     # in the table are its own records' (the runs kept apart, the warm-up left out per run)
     table, recs = tmp_path / "t.csv", tmp_path / "r.csv"
-    serq("sweep", str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--set", "Lambda=2,4", "--seeds", "1..2",
+    serq_here("sweep", str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--set", "Lambda=2,4", "--seeds", "1..2",
          "--horizon", "120", "--warmup", "20", "--workers", "0", "--no-progress", "--out", str(table),
          "--records", str(recs))
     runs = read_csv(table)
@@ -340,13 +356,13 @@ def test_a_sweeps_records_give_each_runs_percentiles_in_its_table(tmp_path):
                 assert float(run[f"requests.{name}.p{q}"]) == pytest.approx(percentile(v, q), rel=1e-12), (name, q)
 
 
-def test_little_and_utilisation_laws_on_the_fleet():
+def test_little_and_utilisation_laws_on_the_fleet(serq_here):
     # fleet.sq at c = 6, lam 4, mu 1: a session is in the gate's queue or holds a slot, and a slot's holder is in
     # service at one replica (it chooses an idle one at once), so live = queue + holders and holders = the
     # replicas' present, time average for time average; each replica's utilisation is its throughput x service
     # (fifo: present = utilisation, one job at most); and the totals are M/M/6's: busy a = 4, queue
     # C a / (c - a) = 0.5696, live 4.5696
-    d = report(FLEET, "--horizon", "6000")
+    d = report(serq_here, FLEET, "--horizon", "6000")
     window = d["end"] - d["warmup"]
     gate = d["pools"][0]
     reps = d["stages"]
@@ -388,11 +404,11 @@ def test_find_on_a_figure_the_knob_brings(tmp_path):
 
 
 @pytest.mark.parametrize("c", [5, 7])
-def test_the_fleet_behind_its_gate_is_one_fifo_c_station(c):
+def test_the_fleet_behind_its_gate_is_one_fifo_c_station(c, serq_here):
     # a gate of c slots in arrival order, each holder sent to an idle replica, is fifo(c): under one seed the two
     # programs draw the same arrivals and services, so every response is the same, and so is every figure of it
-    fleet = report(FLEET, "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
-    one = report(str(HERE / "mmc.sq"), "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
+    fleet = report(serq_here, FLEET, "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
+    one = report(serq_here, str(HERE / "mmc.sq"), "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
     assert fleet["observes"]["response"] == one["observes"]["response"]
     assert fleet["mean_live"] == pytest.approx(one["mean_live"], rel=1e-12)
     assert (fleet["arrivals"], fleet["ended"]) == (one["arrivals"], one["ended"])
