@@ -292,10 +292,13 @@ def test_a_trace_replay_by_hand(tmp_path):
     # tpot=0.25 for all; ttft=0.2 for none.
     ("ttft=0.25,e2el=1", 3), ("e2el=0.75", 4), ("tpot=0.25", 5), ("ttft=0.2,tpot=1", 0),
 ])
-def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, slo, good):
+def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, slo, good, serq_in_process,
+                                                                    monkeypatch):
+    # (serq run in this process, in tmp_path: what is checked is the reports' figures and text)
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "t.csv").write_text(TRACE, encoding="utf-8")
-    p = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
-             "--records", "rec.csv", "--json", "-o", "rep.json", cwd=tmp_path)
+    p = serq_in_process("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo,
+                        "--no-progress", "--records", "rec.csv", "--json", "-o", "rep.json")
     assert p.returncode == 0, p.stderr
     rep = json.loads((tmp_path / "rep.json").read_text(encoding="utf-8"))["requests"]
     limits = {k: float(v) for k, v in (part.split("=") for part in slo.split(","))}
@@ -309,8 +312,8 @@ def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, sl
     assert rep["slo"] == limits and rep["completed"] == 5
     # the text report says the same, beside the requests it is of (the attainment K / 5): `goodput G req/s (K of
     # 5 good: …)`; it said `(K good: …)`, the count alone, on a line whose `completed` is far from it
-    text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
-                cwd=tmp_path).stdout
+    text = serq_in_process("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo,
+                           "--no-progress").stdout
     assert f"goodput {good / 40.75:.6g} req/s ({good} of 5 good: {slo.replace('=', ' <= ').replace(',', ', ')})" in text
     # ... and their ratio, the SLO attainment, as the JSON's requests.attainment (the text left it to the reader)
     assert rep["attainment"] == good / 5
