@@ -42,7 +42,10 @@ def test_many_decoders_at_cost_zero_meet_the_guard_at_once(monkeypatch, tier, wo
         "is 0, or below the clock's precision at this time) and served more than 1200000 jobs at one instant "
         "without simulated time passing: its residents are the run at <source>:4:47 of session 0, the run at "
         "<source>:4:47 of session 1,"), msg
-    assert msg.endswith(" and 195 more"), msg
+    first, quoted, caret = msg.split("\n")  # the run of each resident's decode, its line and a caret under it
+    assert first.endswith(" and 195 more"), msg
+    line = MANY_ZERO_COST.replace("WORK", work).splitlines()[3]
+    assert quoted == f"  {line}" and caret == "  " + " " * 46 + "^" and line[46:58] == "run e decode", msg
 
 
 @pytest.mark.timeout(10)
@@ -178,7 +181,9 @@ run { horizon 10; }
     assert str(e.value) == (
         "<source>:3:22: error: at t=0, session 0: loop: 1000000 passes at one instant without simulated time "
         "passing (none of them reached a run, hold or grow that took time; a `choose` of n candidates in it "
-        "counts n passes)")
+        "counts n passes)\n"
+        "  session { set n = 0; loop { set n = n + 1; choose k in 100000 by (k % 7); run d[k % 4] (0); observe n = n; } }\n"
+        "  " + " " * 21 + "^")  # (under the loop)
 
 
 @pytest.mark.timeout(10)

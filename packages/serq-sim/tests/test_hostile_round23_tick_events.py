@@ -76,4 +76,6 @@ def test_the_arrivals_guard_trips_at_one_event_on_both_tiers(checked, monkeypatc
     assert msgs[0] == msgs[1]
     assert msgs[0].startswith("<source>:2:12: error: at t="), msgs[0]
     assert f"no progress: more than {engine.STALL_ARRIVALS} arrivals in " in msgs[0], msgs[0]
-    assert msgs[0].endswith("; the events due now: arrive renewal"), msgs[0]
+    first, quoted, caret = msgs[0].split("\n")  # the workload's line, the caret under its `arrive`
+    assert first.endswith("; the events due now: arrive renewal"), msgs[0]
+    assert (quoted, caret) == ("  workload { arrive renewal(~exp(1e-300) + 1e-310); }", "  " + " " * 11 + "^")

@@ -51,15 +51,19 @@ def error(src: str, monkeypatch, tier: str) -> list[str]:
     # two prefills of 60 tokens: the first iteration serves 64 tokens (cost sqrt(14)), the second 57 (a decode
     # and the other prefill's 56: sqrt(7)), the third the two decoders' 2, sqrt(-48), NaN, at sqrt(14) +
     # sqrt(7) = 6.38741
-    ({"cost": "sqrt(tokens - 50)"}, "<source>:4:8: error: at t=6.38741: stage E: the iteration's cost is NaN "
-     "(its batch: tokens 2, decoders 2, prefilled 0, residents 2, kv_decode 20, kv_prefill 0)"),
+    ({"cost": "sqrt(tokens - 50)"}, ["<source>:4:8: error: at t=6.38741: stage E: the iteration's cost is NaN "
+     "(its batch: tokens 2, decoders 2, prefilled 0, residents 2, kv_decode 20, kv_prefill 0)",
+     "    cost sqrt(tokens - 50);", "         ^"]),
     # the budget read before the first iteration: 1 - 2 residents
-    ({"budget": "1 - residents"}, "<source>:3:10: error: at t=0: stage E: the budget is negative (-1)"),
+    ({"budget": "1 - residents"}, ["<source>:3:10: error: at t=0: stage E: the budget is negative (-1)",
+                                   "    budget 1 - residents;", "           ^"]),
     # the chunk read before the second iteration, the first's end (cost 0.01): a decoder is resident then
-    ({"chunk": "decoders > 0 ? -1 : 64"}, "<source>:5:9: error: at t=0.01: stage E: the chunk is negative (-1)"),
+    ({"chunk": "decoders > 0 ? -1 : 64"}, ["<source>:5:9: error: at t=0.01: stage E: the chunk is negative (-1)",
+                                           "    chunk decoders > 0 ? -1 : 64;", "          ^"]),
 ])
 def test_the_setting_is_told_at_its_expression(monkeypatch, tier, settings, first):
-    assert error(program(**settings), monkeypatch, tier) == [first]
+    # the place, the setting's line quoted and a caret under its expression's first character
+    assert error(program(**settings), monkeypatch, tier) == first
 
 
 def test_a_setting_from_a_definition_is_told_in_its_body_with_a_note_at_the_use(monkeypatch):
@@ -68,7 +72,8 @@ def test_a_setting_from_a_definition_is_told_in_its_body_with_a_note_at_the_use(
     assert error(src, monkeypatch, "") == [
         "<source>:1:12: error: at t=0.01: stage E: the iteration's cost is negative (-0.01) "
         "(its batch: tokens 57, decoders 1, prefilled 56, residents 2, kv_decode 10, kv_prefill 10)",
-        "<source>:5:8: note: in the expansion of `c`, used here"]
+        "  def c(x) = 0.01 - x * decoders;", "             ^",  # (under the body, `0.01 - …`, at its 12th character)
+        "<source>:5:8: note: in the expansion of `c`, used here", "    cost c(0.02);", "         ^"]
 
 
 @pytest.mark.parametrize("tier", ["", "general"])
@@ -81,4 +86,4 @@ def test_a_ps_capacity_is_told_at_its_expression_on_both_tiers(monkeypatch, tier
     assert fast_tier(prog) == (tier or "fast")
     assert error(src, monkeypatch, tier) == [
         "<source>:1:14: error: at t=0: stage p: the capacity is negative (-1) at present = 3; a ps stage's capacity "
-        "is at least 0"]
+        "is at least 0", "  stage p : ps(2 - present);", "               ^"]

@@ -54,7 +54,9 @@ def test_a_finite_growth_beyond_the_doubles_is_said_as_the_holds_units(monkeypat
     e = outcome("1e308", "1e308", monkeypatch)
     assert str(e) == (
         "<source>:9:5: error: at t=1.5, session 0: the growth of kv by 1e+308 makes the hold's units 1e+308 + "
-        "1e+308, beyond the largest double: a hold on a pool without a cap holds a finite amount")
+        "1e+308, beyond the largest double: a hold on a pool without a cap holds a finite amount\n"
+        "      grow kv (1e308);\n"
+        "      ^")
 
 
 def test_an_infinite_growth_keeps_its_words(monkeypatch):

@@ -43,7 +43,9 @@ def test_the_numbers_are_given_whole_when_the_share_reads_as_the_bound(monkeypat
     assert msg == (
         f"<source>:1:16: error: at t=0: stage cpu: the capacity {float(SUB) * 4!r} at present = 4 gives each job "
         f"a share of {SUB}, below the smallest normal double ({TINY}), where a share loses its precision; a ps "
-        "stage's capacity is 0 or at least present times that")
+        "stage's capacity is 0 or at least present times that\n"
+        f"  stage cpu : ps(present * {SUB});\n"
+        "  " + " " * 15 + "^")  # (under `present`, the capacity's first character)
 
 
 def test_a_share_that_reads_apart_keeps_six_digits(monkeypatch):
@@ -71,4 +73,6 @@ run {{ horizon inf; }}
     assert msg == (
         f"<source>:8:3: error: at t=0, session 0: the run over stages a, b gets a rate of {SUB} under share "
         f"{share}, below the smallest normal double ({TINY}), where a share loses its precision; the capacities "
-        "of its stages shared among the flows give each run at least that")
+        "of its stages shared among the flows give each run at least that\n"
+        "    run a, b (1e-300);\n"
+        "    ^")

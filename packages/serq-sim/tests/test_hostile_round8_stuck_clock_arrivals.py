@@ -60,7 +60,9 @@ def test_arrivals_at_a_stuck_clock_meet_the_guard(small_guard, monkeypatch, tier
     # at the workload's `arrive` (line 2, column 12)
     assert str(e.value) == ("<source>:2:12: error: at t=1: no progress: more than 2000 events at one instant "
                             "without simulated "
-                            "time passing (the clock cannot move past it); the events due now: arrive renewal")
+                            "time passing (the clock cannot move past it); the events due now: arrive renewal\n"
+                            "  workload { arrive renewal(now < 1 ? 1 : 1e-20); }\n"
+                            "  " + " " * 11 + "^")
 
 
 @pytest.mark.parametrize("tier", ["", "general"])

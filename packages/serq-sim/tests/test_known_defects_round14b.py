@@ -168,7 +168,9 @@ def test_a_share_that_rounds_to_0_is_refused_at_the_capacity(monkeypatch):
     assert msg == (
         "<source>:1:16: error: at t=0: stage cpu: the capacity 4.94066e-324 at present = 2 gives each job a share "
         "of 0, below the smallest normal double (2.22507e-308), where a share loses its precision (this one is 0: "
-        "no job would ever complete); a ps stage's capacity is 0 or at least present times that")
+        "no job would ever complete); a ps stage's capacity is 0 or at least present times that\n"
+        "  stage cpu : ps(5e-324);\n"
+        "  " + " " * 15 + "^")  # (under the capacity)
 
 
 def test_a_share_below_the_normal_doubles_is_refused(monkeypatch):
@@ -208,7 +210,9 @@ def test_a_flow_rate_that_rounds_to_0_is_refused_at_the_run(share, monkeypatch):
         f"<source>:8:3: error: at t=0, session 0: the run over stages a, b gets a rate of 0 under share {share}, "
         "below the smallest normal double (2.22507e-308), where a share loses its precision (this one is 0: the "
         "run would never complete); the capacities of its stages shared among the flows give each run at least "
-        "that")
+        "that\n"
+        "    run a, b (1e-300);\n"
+        "    ^")
     # at twice the smallest normal double, each run's share of a is 2**-1022: both complete at 1e-300 / 2**-1022
     r = report(FLOW.replace("CAP", f"2 * {TINY}").replace("SHARE", share), monkeypatch)
     assert r["ended"] == 2 and r["end"] == pytest.approx(1e-300 / float(TINY), rel=1e-12)

@@ -133,9 +133,13 @@ session {{ run d (serial == 1 ? inf : 1); }}
 run {{ horizon {horizon}; arrivals 3; }}
 """
     msg = same_error(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch)
-    assert msg.endswith(f"1 session still live {when} (not drained): it waits for ever (no event is left that "
-                        "could wake them): 1 at stage d, which will never complete them (session 1, in the run at "
-                        "<source>:3:11)")
+    first, quoted, caret = msg.split("\n")  # the run block's line, the caret under its `arrivals`
+    assert first.endswith(f"1 session still live {when} (not drained): it waits for ever (no event is left that "
+                          "could wake them): 1 at stage d, which will never complete them (session 1, in the run at "
+                          "<source>:3:11)")
+    col = {"50": 19, "inf": 20}[horizon]
+    assert first.startswith(f"<source>:4:{col}: error: ") and quoted == f"  run {{ horizon {horizon}; arrivals 3; }}"
+    assert caret == "  " + " " * (col - 1) + "^" and quoted[2 + col - 1:].startswith("arrivals"), msg
 
 
 # --- serq run --records fsyncs each table's file, and the folder once ------------------------------------

@@ -98,7 +98,9 @@ def test_a_session_that_replays_no_trace_has_no_note(monkeypatch):
         "branch (more) { turn; } else { end; }", "end;")
     prog = serq_frontend.compile(source=src)
     message = same_error(prog, monkeypatch)
-    assert message == "<source>:13:3: error: at t=0, session 0: the run's work is negative (-1)"
+    assert message == ("<source>:13:3: error: at t=0, session 0: the run's work is negative (-1)\n"
+                       "    run d (serial - 1);\n"
+                       "    ^")  # (the server's run, on line 13 once the trace's line is gone)
 
 
 # 2. report.records() (record_table()) without a name, of a program of two record tables: the tables and how
@@ -285,7 +287,9 @@ def test_a_transfer_whose_indexes_come_out_equal_is_refused(monkeypatch):
     assert words.startswith("`transfer … from kv[1] to kv[1]`: a transfer moves the KV from one pool to another")
     refused = same_error(serq_frontend.compile(source=TRANSFER.replace("J", "i")), monkeypatch)
     # at the transfer (line 11, column 7), after the link's 0.5 s: t = 1.5, session 0
-    assert refused == f"<source>:11:7: error: at t=1.5, session 0: {words}"
+    assert refused == (f"<source>:11:7: error: at t=1.5, session 0: {words}\n"
+                       "        transfer (0.5) from kv[i] to kv[j] (5);\n"
+                       "        ^")
     # the load and the release at the boundary of the functions a long block is split into (compile.CHUNK, 64
     # statements: the run, 61 sets and the link's run before the load, the 64th): refused the same
     sets = "".join(f"      set x{k} = {k};\n" for k in range(61))

@@ -53,7 +53,9 @@ def test_arrivals_beyond_any_time_scale_stop_within_a_few_ticks(monkeypatch, tie
     msg = str(e.value)
     assert msg.startswith("<source>:2:12: error: at t="), msg  # the workload's `arrive`
     assert "no progress: more than 10000 arrivals in " in msg and "s of simulated time since t=0" in msg, msg
-    assert msg.endswith("; the events due now: arrive poisson"), msg
+    first, quoted, caret = msg.split("\n")  # the workload's line, a caret under its `arrive`
+    assert first.endswith("; the events due now: arrive poisson"), msg
+    assert (quoted, caret) == ("  workload { arrive poisson(1e300); }", "  " + " " * 11 + "^"), msg
 
 
 @pytest.mark.parametrize("tier", ["", "general"])
@@ -63,7 +65,9 @@ def test_arrivals_at_a_stuck_clock(monkeypatch, tier):
         serq_sim.run(serq_frontend.compile(source=RENEWAL), max_events=100_000)
     assert str(e.value) == ("<source>:2:12: error: at t=1: no progress: more than 10000 arrivals at one instant "
                             "without simulated time passing (the clock cannot move past it); the events due now: "
-                            "arrive renewal")
+                            "arrive renewal\n"
+                            "  workload { arrive renewal(now < 1 ? 1 : 1e-20); }\n"
+                            "  " + " " * 11 + "^")
 
 
 @pytest.mark.parametrize("tier", ["", "general"])

@@ -131,7 +131,8 @@ def test_an_attach_that_leaves_job_stage_unset_is_named(install):
     assert _failure(install(source), PREEMPTED) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: attach(job) left job.stage None, "
         "not the stage itself: a kind sets job.stage = self in attach (the engine detaches a preempted or ended "
-        "session's job through it) (at t=0, session 0)", HINT, "<source>:3:1: note: stage s is declared here"]
+        "session's job through it) (at t=0, session 0)", HINT, "<source>:3:1: note: stage s is declared here",
+        "  stage s : @k;", "  ^"]
 
 
 def test_an_attach_that_completes_the_job_at_once_is_no_fault(install):
@@ -173,7 +174,7 @@ def factory(sim, node, member, flat):
     assert _failure(install(source), FAMILY) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) builds stage s[1] wrongly: its factory returned the object "
         "it built for stage s[0]: a factory builds a new StageKind for every member of every stage of its kind",
-        HINT, "<source>:2:1: note: stage s[1] is declared here"]
+        HINT, "<source>:2:1: note: stage s[1] is declared here", "  stage s[2] : @k;", "  ^"]
 
 
 def test_an_object_of_an_earlier_run_is_named(install):
@@ -194,7 +195,8 @@ def factory(sim, node, member, flat):
     assert _failure(pm, FAMILY) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) builds stage s[0] wrongly: its factory returned an object "
         "built for another simulation: a factory builds a new StageKind for every member of every stage of its "
-        "kind, in every run", HINT, "<source>:2:1: note: stage s[0] is declared here"]
+        "kind, in every run", HINT, "<source>:2:1: note: stage s[0] is declared here",
+        "  stage s[2] : @k;", "  ^"]
 
 
 ORDER = '''from serq import hookimpl
@@ -246,7 +248,8 @@ run { horizon 100; }
     assert _failure(install(ORDER), program) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) builds the eviction order of pool p[1] wrongly: its factory "
         "returned the object it built for pool p[0]: a factory builds a new EvictionOrder for every member of "
-        "every pool that names it", HINT, "<source>:2:1: note: pool p[1] is declared here"]
+        "every pool that names it", HINT, "<source>:2:1: note: pool p[1] is declared here",
+        "  pool p[2] { cap 16; evict @mru; }", "  ^"]
 
 
 def test_an_eviction_order_of_an_earlier_run_is_named(install):
@@ -263,7 +266,8 @@ run { horizon 100; }
     assert _failure(pm, program) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) builds the eviction order of pool p wrongly: its factory "
         "returned an object built for another simulation: a factory builds a new EvictionOrder for every member "
-        "of every pool that names it, in every run", HINT, "<source>:2:1: note: pool p is declared here"]
+        "of every pool that names it, in every run", HINT, "<source>:2:1: note: pool p is declared here",
+        "  pool p { cap 16; evict @mru; }", "  ^"]
 
 
 POLICY = '''from serq import hookimpl
@@ -294,7 +298,8 @@ def test_a_self_stop_that_is_no_truth_value_is_named(install, value, shown):
     'no') stopped the serving as True does, without a word."""
     assert _failure(install(POLICY.format(value=value)), GROW) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) builds the preemption policy of pool a wrongly: self_stop is "
-        f"{shown}, not True or False", HINT, "<source>:2:1: note: pool a is declared here"]
+        f"{shown}, not True or False", HINT, "<source>:2:1: note: pool a is declared here",
+        "  pool a { cap 4; preempt @last; }", "  ^"]
 
 
 def test_a_self_stop_of_false_is_taken(install):
@@ -469,7 +474,8 @@ def test_an_init_that_does_not_call_its_bases_is_named(install, program, what, a
     cls = {"EvictionOrder": "Order", "PreemptionPolicy": "Policy", "StageKind": "Kind"}[base]
     assert _failure(pm, source) == [
         f"error: plugin 'acme' (from serq-acme 0.3.0) builds {what} wrongly: its {cls} has no attribute "
-        f"{attribute!r}, which {base}.__init__ sets: its __init__ does not call {call}", HINT, f"<source>:1:1: note: {what.rpartition(' of ')[2]} is declared here"]
+        f"{attribute!r}, which {base}.__init__ sets: its __init__ does not call {call}", HINT, f"<source>:1:1: note: {what.rpartition(' of ')[2]} is declared here",
+        f"  {program}", "  ^"]
 
 
 ABSTRACT = '''from serq import hookimpl
@@ -525,7 +531,7 @@ def test_a_kind_without_a_method_every_run_calls_is_named_when_built(install, ki
     assert _failure(install(ABSTRACT), source) == [
         f"error: plugin 'acme' (from serq-acme 0.3.0) builds stage s wrongly: its {cls} does not implement {method}, "
         f"which the engine calls (the base class's StageKind.{method.partition('(')[0]} raises NotImplementedError)",
-        HINT, "<source>:1:1: note: stage s is declared here"]
+        HINT, "<source>:1:1: note: stage s is declared here", f"  stage s : @{kind};", "  ^"]
 
 
 def test_a_kind_without_detach_runs_a_program_that_never_detaches(install):
@@ -554,7 +560,7 @@ class Restless(Kind):
                                      "run { horizon 10; }\n") == [
         "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: no progress: more than 1000000 settles "
         "at one instant without simulated time passing (a stage kind that marks itself again in every settle: "
-        "stage s (@k)) (at t=0)", HINT, "<source>:1:1: note: stage s is declared here"]
+        "stage s (@k)) (at t=0)", HINT, "<source>:1:1: note: stage s is declared here", "  stage s : @k;", "  ^"]
 
 
 BOOL_KEY = '''from serq import hookimpl
@@ -601,7 +607,7 @@ class Swapped(Kind):
         job.stage = None
         self.sim.job_done(job, self)
 ''' + REGISTER.format(factory="Swapped")
-    [first, hint, note] = _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\n"
+    [first, hint, note, quoted, caret] = _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\n"
                                                     "session { run s (1); }\nrun { horizon 10; }\n")
     assert first.startswith("error: plugin 'acme' (from serq-acme 0.3.0) failed in Swapped._done during the run: "
                             "ContractError: sim.job_done(stage, job) was given an object of type Swapped for its "
@@ -609,7 +615,7 @@ class Swapped(Kind):
     line = source.splitlines().index("        self.sim.job_done(job, self)") + 1  # the plugin's call
     # what it gave for the stage is the job; the stage whose method asked is found on the traceback (round 30)
     assert first.endswith(f"acme1_sim.py:{line} (at t=1, session 0)") and hint == HINT, first
-    assert note == "<source>:1:1: note: stage s is declared here"
+    assert [note, quoted, caret] == ["<source>:1:1: note: stage s is declared here", "  stage s : @k;", "  ^"]
 
 
 def test_sessions_a_plugins_kind_never_completes_are_told_at_its_stage(install):

@@ -456,10 +456,10 @@ run { horizon 100; }
 HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
 
 #: the note of the declaration a failure at a program's pool or stage ends with (a share policy's, since round
-#: 30, at the program's `share`)
-DECLARED = {EVICT: ["<source>:1:1: note: pool p is declared here"],
-            PREEMPT: ["<source>:1:1: note: pool a is declared here"],
-            SHARE: ["<source>:3:1: note: share bshare is declared here"]}
+#: 30, at the program's `share`), its line quoted with a caret at its first column
+DECLARED = {EVICT: ["<source>:1:1: note: pool p is declared here", "  pool p { cap 16; evict @bkey; }", "  ^"],
+            PREEMPT: ["<source>:1:1: note: pool a is declared here", "  pool a { cap 10; preempt @bvictim; }", "  ^"],
+            SHARE: ["<source>:3:1: note: share bshare is declared here", "  share bshare;", "  ^"]}
 
 
 @pytest.mark.parametrize(("program", "mode", "refused"), [
@@ -544,9 +544,9 @@ def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
     sys.modules["acme2_kinds"].Uncounted.case = case
     with pytest.raises(PluginError) as e:
         serq_sim.run(_compile(pm, UNCOUNTED), pm=pm, seed=1)
-    first, hint, note = str(e.value).splitlines()
+    first, hint, *note = str(e.value).splitlines()
     assert first.startswith(f"error: plugin 'acme' (from serq-acme 0.3.0) {why}") and hint == HINT, first
-    assert note == "<source>:2:1: note: stage s is declared here"
+    assert note == ["<source>:2:1: note: stage s is declared here", "  stage s : @uncounted;", "  ^"]
     if case == "done":  # at the plugin's call
         lines = KINDS.splitlines()
         call = lines.index("        self.sim.job_done(self, job)", lines.index("class Uncounted(Forever):")) + 1
@@ -634,8 +634,9 @@ def test_an_async_or_generator_method_of_the_contract_is_refused_when_built(tmp_
             warnings.simplefilter("error")  # (a coroutine never awaited: Python's RuntimeWarning)
             pm = get_plugin_manager()
             serq_sim.run(_compile(pm, program), pm=pm, seed=1)
-        declared = {"builds stage": ["<source>:1:1: note: stage s is declared here"],
-                    "builds the p": ["<source>:1:1: note: pool a is declared here"]}.get(why[:12], [])
+        declared = {"builds stage": ["<source>:1:1: note: stage s is declared here", "  stage s : @k;", "  ^"],
+                    "builds the p": ["<source>:1:1: note: pool a is declared here", "  pool a { cap 10; preempt @v; }",
+                                     "  ^"]}.get(why[:12], [])
         assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {why}", HINT, *declared]
     finally:
         sys.modules.pop("acme2_async", None)

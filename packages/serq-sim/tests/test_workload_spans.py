@@ -60,9 +60,10 @@ def test_arrivals_at_a_stuck_clock_name_the_arrive(monkeypatch, tier):
                                      "session { run s (1); }\nrun { horizon 10; }\n")
     with pytest.raises(SimError) as e:
         serq_sim.run(p, max_events=20_000)
-    assert str(e.value).startswith("<source>:3:5: error: at t=1.5: no progress: more than 2000 events at one "
-                                   "instant")
-    assert str(e.value).endswith("the events due now: arrive renewal")
+    first, quoted, caret = str(e.value).split("\n")  # with the line and a caret under `arrive`, as a file's
+    assert first.startswith("<source>:3:5: error: at t=1.5: no progress: more than 2000 events at one instant")
+    assert first.endswith("the events due now: arrive renewal")
+    assert (quoted, caret) == ("      arrive renewal(max(1e-20, 1.5 - now));", "      ^")
 
 
 @pytest.mark.parametrize("form, col", [("poisson(2)", 12), ("renewal(~exp(1))", 12), ("closed(3)", 12),

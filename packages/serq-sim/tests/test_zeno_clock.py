@@ -64,7 +64,10 @@ def test_arrivals_at_a_rate_beyond_any_time_scale_meet_the_guard(small_guard, mo
         serq_sim.run(serq_frontend.compile(source=ARRIVALS), max_events=200_000)
     msg = str(e.value)
     assert msg.startswith("<source>:2:12: error: at t="), msg  # the workload's `arrive`
-    assert "no progress: more than 2000 events in " in msg and msg.endswith("the events due now: arrive poisson")
+    first, quoted, caret = msg.split("\n")  # the workload's line, a caret under its `arrive`
+    assert "no progress: more than 2000 events in " in first and first.endswith("the events due now: arrive poisson")
+    assert quoted == "  " + ARRIVALS.splitlines()[1] and caret == "  " + " " * 11 + "^", msg
+    assert quoted[2 + 11:].startswith("arrive poisson(")
 
 
 @pytest.mark.timeout(60)

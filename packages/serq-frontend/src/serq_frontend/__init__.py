@@ -449,17 +449,26 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
 
     The program names its files as they were given (its ``source``, its spans, its trace clause), relative to
     the current folder; that folder is noted with the program (:mod:`serq_ir.folders`), and ``serq_sim.run``
-    reads the trace and quotes the lines from it even after an ``os.chdir``.
+    reads the trace and quotes the lines from it even after an ``os.chdir``. The ``source=`` text (named
+    ``<source>``) and the ``defs=`` bodies are noted with the program too, held as given (no copy, nothing
+    written anywhere): a run-time error of ``serq_sim.run`` in one quotes its line with a caret.
     """
     given_defs = _given(defs)
     program = _compile(path, source, _given(sets), given_defs, pm)
     import os
 
-    if given_defs:  # (a run-time error in a body quotes its line: serq_sim.run, as serq run --def does)
+    # the texts its spans name that are in no file, noted with the program: a run-time error in one quotes its
+    # line with a caret in serq_sim.run, as one in a file does (it gave the place alone). ``source`` is the
+    # caller's own str, held, not copied: the IR keeps no text, so this reference is what quoting costs
+    texts: dict[str, str | None] = {} if source is None else {"<source>": source}
+    if given_defs:  # (the bodies of defs=, named as its spans name them: defs['m'], as serq run --def does)
         from serq.loading import argument_given, def_texts
+
+        texts.update(def_texts(given_defs, argument_given))
+    if texts:
         from serq_ir.folders import note_texts
 
-        note_texts(program, def_texts(given_defs, argument_given))
+        note_texts(program, texts)
     try:
         here = os.getcwd()
     except OSError:  # (a current folder since removed: a relative name can name nothing anyway)

@@ -54,8 +54,8 @@ class _Notes:
 #: the folder each program's relative names are relative to
 _FOLDERS = _Notes()
 
-#: the texts of the definitions' bodies a program was compiled with (``defs=``), by the names its spans give
-#: them (``defs['m']``)
+#: the texts a program was compiled from that are in no file, by the names its spans give them: its
+#: ``source=`` (``<source>``) and the definitions' bodies (``defs=``: ``defs['m']``)
 _TEXTS = _Notes()
 
 
@@ -70,9 +70,11 @@ def compiled_in(program: Any) -> str | None:
 
 
 def note_texts(program: Any, texts: dict[str, str | None]) -> None:
-    """Note the texts ``program``'s spans name that are in no file: the bodies of the definitions the compile was
-    given (``serq_frontend.compile(…, defs=…)``), so that ``serq_sim.run`` quotes a run-time error's line in one
-    as ``serq run --def`` does (serq.errors.texts_given); it gave the place alone."""
+    """Note the texts ``program``'s spans name that are in no file: the text it was compiled from
+    (``serq_frontend.compile(source=…)``, named ``<source>``) and the bodies of the definitions the compile was
+    given (``defs=…``), so that ``serq_sim.run`` quotes a run-time error's line in one as ``serq run`` quotes a
+    file's and ``serq run --def`` a body's (serq.errors.texts_given); it gave the place alone. The texts are
+    held as given (the same str objects, no copy) for as long as the program lives, in this process only."""
     _TEXTS.note(program, dict(texts))
 
 
