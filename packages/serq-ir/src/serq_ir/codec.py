@@ -135,6 +135,10 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
     detail, path = (msg[: at.start()], at.group(1)) if at else (msg, "$")
     if detail == "Number out of range":  # (1e309, -1e309, an integer of 400 digits: no double holds it)
         detail = _BEYOND_DOUBLES
+    elif detail == "Integer value out of range":  # (an index or the version of more than 4300 digits)
+        from serq.numbers import digits_reason
+
+        detail = f"the whole number has {digits_reason()}"
     if detail == f"Expected 'str' of length <= {MAX_PATH}":  # (a span's file, the trace's, the source)
         detail = f"{FILE_NAME_BOUND}, and this one is longer"
     detail = _typed_detail(detail, raw, data, path)

@@ -123,6 +123,14 @@ def _first_attr(obj: Any, path: str) -> tuple[str, Attr] | None:
     return None
 
 
+def _shown(k: int) -> str:
+    """An index (or a count) of the IR as a message shows it: its digits, but one longer than 24 characters cut to
+    its first 12 and last 6 with its count of digits, as serq.jsonin shows an integer beyond a number's range
+    (``attribute slot 999…`` of 4 000 digits was quoted whole)."""
+    text = str(k)
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text.lstrip('-'))} digits)"
+
+
 def _value(n: Num) -> float:
     v = n.value
     return math.inf if v == "inf" else -math.inf if v == "-inf" else float(v)
@@ -291,7 +299,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
 
     def slot(path: str, k: int) -> None:
         if not 0 <= k < n_attrs:
-            fail(path, f"attribute slot {k} does not exist (the program has {n_attrs})")
+            fail(path, f"attribute slot {_shown(k)} does not exist (the program has {n_attrs})")
 
     n_builtin = len(BUILTIN_ATTRIBUTES)
 
@@ -335,28 +343,28 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if Choose in mro and isinstance(obj.n, Num) and (why := rules.choose_problem(_value(obj.n))):
                 fail((path, "n"), why)
         elif Observe in mro and not 0 <= obj.observe < n_obs:
-            fail((path, "observe"), f"observe {obj.observe} does not exist (the program has {n_obs})")
+            fail((path, "observe"), f"observe {_shown(obj.observe)} does not exist (the program has {n_obs})")
         elif Record in mro:
             if not 0 <= obj.record < len(program.records):
-                fail((path, "record"), f"record table {obj.record} does not exist (the program has "
+                fail((path, "record"), f"record table {_shown(obj.record)} does not exist (the program has "
                      f"{len(program.records)})")
             cols = program.records[obj.record].columns
             if len(obj.values) != len(cols):
                 fail((path, "values"), f"{len(obj.values)} values for the {len(cols)} columns of record "
                      f"{_q(program.records[obj.record].name)}")
         elif PoolRef in mro and not 0 <= obj.pool < n_pools:
-            fail((path, "pool"), f"pool {obj.pool} does not exist (the program has {n_pools})")
+            fail((path, "pool"), f"pool {_shown(obj.pool)} does not exist (the program has {n_pools})")
         elif StageRef in mro and not 0 <= obj.stage < n_stages:
-            fail((path, "stage"), f"stage {obj.stage} does not exist (the program has {n_stages})")
+            fail((path, "stage"), f"stage {_shown(obj.stage)} does not exist (the program has {n_stages})")
         elif (PoolRef in mro or StageRef in mro) and isinstance(obj.index, Num) and (why := rules.member_problem(
                 "pool" if PoolRef in mro else "stage", _value(obj.index),
                 *((program.pools[obj.pool].size, program.pools[obj.pool].name) if PoolRef in mro
                   else (program.stages[obj.stage].size, program.stages[obj.stage].name)))):
             fail((path, "index"), why)  # a constant index naming no member (serq run refused it, serq check not)
         elif (Pool in mro or Stage in mro) and obj.size < 1:
-            fail((path, "size"), f"a family has at least one member, not {obj.size}")
+            fail((path, "size"), f"a family has at least one member, not {_shown(obj.size)}")
         elif Pool in mro and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:
-            fail((path, "admit_via"), f"stage {obj.admit_via} does not exist (the program has {n_stages})")
+            fail((path, "admit_via"), f"stage {_shown(obj.admit_via)} does not exist (the program has {n_stages})")
         elif Pool in mro and obj.admit_via is not None and not isinstance(
                 program.stages[obj.admit_via].kind, Step):  # as the frontend's `admit via` (nothing admitted
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
@@ -367,7 +375,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "admit_via"), f"{rules.family('pool', obj.name, obj.size)} is admitted via "
                  f"{rules.family('stage', via.name, via.size)}, and the two cannot be paired ({rules.PAIRING})")
         elif Step in mro and obj.memory is not None and not 0 <= obj.memory < n_pools:
-            fail((path, "memory"), f"pool {obj.memory} does not exist (the program has {n_pools})")
+            fail((path, "memory"), f"pool {_shown(obj.memory)} does not exist (the program has {n_pools})")
         elif (Stage in mro and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
               and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
