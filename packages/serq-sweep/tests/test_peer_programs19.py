@@ -44,6 +44,19 @@ def serq(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return p
 
 
+@pytest.fixture
+def serq_here(serq_in_process):
+    """``serq_here(*args)``: :func:`serq` in this process (serq.cli.main), for the sweeps whose tables are checked
+    (the runs' figures, not the process that makes them)."""
+
+    def call(*args: str):
+        p = serq_in_process(*args)
+        assert p.returncode == 0, p.stderr
+        return p
+
+    return call
+
+
 def read_csv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -112,7 +125,7 @@ def test_the_table_is_the_same_bytes_on_the_general_engine_and_on_workers(rate_s
     assert out.read_bytes() == (rate_sweep / "t.csv").read_bytes()
 
 
-def test_find_on_the_grid_is_the_sweep_rows_answer(rate_sweep, tmp_path):
+def test_find_on_the_grid_is_the_sweep_rows_answer(rate_sweep, tmp_path, serq_here):
     # the largest rate of the grid at which 70 % of the requests meet a TTFT of 0.1 s, on the means over the
     # seeds: the means are monotone (each seed's is), so it is the last grid value whose mean holds
     pts = sorted(read_csv(rate_sweep / "t.points.csv"), key=lambda p: int(p["Lambda"]))
@@ -121,7 +134,7 @@ def test_find_on_the_grid_is_the_sweep_rows_answer(rate_sweep, tmp_path):
     assert holds == RATES[:len(holds)] and 0 < len(holds) < len(RATES)
     answer = holds[-1]
     out = tmp_path / "f.csv"
-    serq("sweep", FLEET, "--find", "requests.attainment >= 0.7", "--over", "Lambda", "8:40:8", *FIFO,
+    serq_here("sweep", FLEET, "--find", "requests.attainment >= 0.7", "--over", "Lambda", "8:40:8", *FIFO,
          "--seeds", "1..3", "--workers", "0", "--out", str(out))
     (row,) = read_csv(out)
     assert (row["outcome"], row["Lambda"], row["holds"], row["fails"]) == (
@@ -130,9 +143,9 @@ def test_find_on_the_grid_is_the_sweep_rows_answer(rate_sweep, tmp_path):
     assert float(row["requests.attainment:mean"]) == att[answer]
 
 
-def test_find_by_bisection_is_bracketed_by_the_rows_either_side(rate_sweep, tmp_path):
+def test_find_by_bisection_is_bracketed_by_the_rows_either_side(rate_sweep, tmp_path, serq_here):
     out = tmp_path / "f.csv"
-    serq("sweep", FLEET, "--find", "requests.attainment >= 0.7", "--over", "Lambda", "8:40", "--tol", "0.5",
+    serq_here("sweep", FLEET, "--find", "requests.attainment >= 0.7", "--over", "Lambda", "8:40", "--tol", "0.5",
          *FIFO, "--seeds", "1..3", "--workers", "0", "--out", str(out))
     (row,) = read_csv(out)
     h, f = float(row["holds"]), float(row["fails"])
@@ -143,7 +156,7 @@ def test_find_by_bisection_is_bracketed_by_the_rows_either_side(rate_sweep, tmp_
     assert grid <= h < f <= grid + 8
     # and a sweep of the two ends of the bracket: the condition holds at one and fails at the other
     t2 = tmp_path / "b.csv"
-    serq("sweep", FLEET, "--set", f"Lambda={row['holds']},{row['fails']}", *FIFO, "--seeds", "1..3",
+    serq_here("sweep", FLEET, "--set", f"Lambda={row['holds']},{row['fails']}", *FIFO, "--seeds", "1..3",
          "--workers", "0", "-o", str(t2))
     got = {float(p["Lambda"]): float(p["requests.attainment:mean"]) for p in read_csv(tmp_path / "b.points.csv")}
     assert got[h] >= 0.7 > got[f]
@@ -163,28 +176,29 @@ def paired_and_independent(path: Path, name: str, a: str, b: str) -> tuple[float
             T10 * math.sqrt(statistics.variance(xa) / 6 + statistics.variance(xb) / 6))
 
 
-def crn_sweep(tmp_path, *sets: str) -> Path:
+def crn_sweep(serq, tmp_path, *sets: str) -> Path:
+    """The table of the sweep of ``sets`` over seeds 1..6 and 101..106, run by ``serq``."""
     out = tmp_path / "t.csv"
     serq("sweep", FLEET, *sets, "--set", "N=3", "--set", "Lambda=30", "--set", "E_o=8", "--seeds", "1..6,101..106",
          "--arrivals", "400", "--warmup", "0", "--horizon", "inf", "--workers", "0", "--no-progress", "-o", str(out))
     return out
 
 
-def test_common_random_numbers_narrow_the_ci_of_a_router_comparison(tmp_path):
+def test_common_random_numbers_narrow_the_ci_of_a_router_comparison(tmp_path, serq_here):
     # three engines of 8 slots at 30 requests/s (utilisation 0.42): the least-loaded router against the random
     # one. Least loaded shortens the latency, and pairing tells it within a CI about half the independent runs'
-    out = crn_sweep(tmp_path, "--set", "policy=2,0")
+    out = crn_sweep(serq_here, tmp_path, "--set", "policy=2,0")
     diff, ci_paired, diff_indep, ci_indep = paired_and_independent(out, "policy", "2", "0")
     assert diff < 0 and abs(diff) > 3 * ci_paired
     assert ci_paired < 0.6 * ci_indep, (ci_paired, ci_indep)
     assert abs(diff_indep - diff) <= ci_indep
 
 
-def test_common_random_numbers_tell_a_change_that_does_nothing(tmp_path):
+def test_common_random_numbers_tell_a_change_that_does_nothing(tmp_path, serq_here):
     # 4 slots an engine against 8 on the same fleet: with an iteration's cost in proportion to its tokens a
     # larger batch buys no speed, and a request seldom finds 4 others on its engine. Pairing says so within a
     # twentieth of the independent runs' CI (the same requests meet nearly the same fleet)
-    out = crn_sweep(tmp_path, "--set", "max_seqs=4,8")
+    out = crn_sweep(serq_here, tmp_path, "--set", "max_seqs=4,8")
     diff, ci_paired, diff_indep, ci_indep = paired_and_independent(out, "max_seqs", "4", "8")
     assert abs(diff) <= ci_paired
     assert ci_paired < 0.1 * ci_indep, (ci_paired, ci_indep)
