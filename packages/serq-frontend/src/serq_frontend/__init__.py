@@ -372,6 +372,8 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         if failure is None:
             raise
         raise failure from e
+    finally:
+        ctx.parser.context.forget()
 
 
 #: the recursion limit, raised while any compile walks its program (threads may compile at once)

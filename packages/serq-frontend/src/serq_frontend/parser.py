@@ -55,6 +55,12 @@ class BuildContext(threading.local):
         assert self.reporter is not None
         return self.reporter.error(pos, message)
 
+    def forget(self) -> None:
+        """Let go of the last parse's text and reporter (the compile is over): the thread's parser held them
+        until its next compile, a source of 16 MiB and the list of its lines a warning split it into."""
+        self.text = ""
+        self.reporter = None
+
 
 # ---------------------------------------------------------------------------------------------------
 # Kernel builders
