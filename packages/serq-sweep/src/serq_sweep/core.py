@@ -1985,14 +1985,15 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
     return columns, table
 
 
-def check_table(out: str, inputs: Iterable[str] = ()) -> None:
+def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None:
     """Refuse, before anything runs, the table ``out`` of a sweep, a comparison (``serq compare -o``) or a
     search (``--find -o``) when it is no table (``.csv``, ``.parquet``), when its write would be refused
     (serq.files.check_output: a folder, a folder that does not exist, a path under ``/dev`` that does not
-    exist) or when it is one of ``inputs``, files the runs read."""
+    exist) or when it is one of ``inputs``, files the runs read. ``given`` names the option or keyword
+    (:func:`named`: ``out=o.txt`` of the Python API, whose caller gave no ``--out``)."""
     from serq.files import check_not_input, check_output
 
-    table_format(out)
+    table_format(out, head=named(given, "out", out))
     check_not_input(out, inputs)
     check_output(out)
 
@@ -2024,14 +2025,14 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     files the runs read. Returns those files."""
     from serq.files import check_not_input, check_output
 
-    table_format(out)
+    table_format(out, head=named(plan.given, "out", out))
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
     inputs = sorted({i for p in plan.points for i in p.inputs})
     for target in (points_path(out), journal_path(out)):
         check_not_input(target, inputs)
-    check_table(out, inputs)
+    check_table(out, inputs, plan.given)
     for target in (points_path(out), journal_path(out)):  # named by serq, beside the table the user named
         check_output(target, own=True)
     return inputs

@@ -377,7 +377,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         from serq.files import check_not_input
 
         out = os.fspath(out)
-        core.check_table(out)  # (the files the runs read: before each point runs, below)
+        core.check_table(out, given=given)  # (the files the runs read: before each point runs, below)
     read: set[str] = set()  # what the runs read: never written (serq sweep's and serq compare's -o refuse it)
     axes: list[Axis] = []
     if len(files) > 1:
