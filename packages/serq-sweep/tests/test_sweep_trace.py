@@ -82,10 +82,11 @@ def _cell(text: str, value) -> bool:
     return float(text) == float(value)
 
 
-def test_each_row_is_serq_run_of_its_trace_point_and_seed(folder):
-    # (the axis trace zipped with N: the week on one server, the peak hour on two)
-    r = serq("sweep", "q.sq", "--trace", "week.csv", "--trace", "peak.csv", "--set", "N=1,2", "--zip", "trace,N",
-             "--seeds", "1..2", "--arrivals", str(ARRIVALS), "--workers", "0", cwd=folder)
+def test_each_row_is_serq_run_of_its_trace_point_and_seed(folder, serq_in_process):
+    # (the axis trace zipped with N: the week on one server, the peak hour on two; the sweep and the runs in this
+    # process, in the folder, serq_in_process: what is compared is the figures)
+    r = serq_in_process("sweep", "q.sq", "--trace", "week.csv", "--trace", "peak.csv", "--set", "N=1,2", "--zip",
+                        "trace,N", "--seeds", "1..2", "--arrivals", str(ARRIVALS), "--workers", "0")
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(r.stdout.splitlines()))
     header = r.stdout.splitlines()[0].split(",")
@@ -93,14 +94,11 @@ def test_each_row_is_serq_run_of_its_trace_point_and_seed(folder):
     # each point's seeds in turn; each trace named as given
     assert [(x["trace"], x["N"], x["seed"]) for x in rows] == [
         (t, n, s) for t, n in (("week.csv", "1"), ("peak.csv", "2")) for s in ("1", "2")]
-    runs = {(x["trace"], x["N"], x["seed"]): subprocess.Popen(
-        [*SERQ, "run", "q.sq", "--trace", x["trace"], "--set", f"N={x['N']}", "--seed", x["seed"], "--arrivals",
-         str(ARRIVALS), "--json", "--no-progress"], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True) for x in rows}
     for x in rows:
-        out, err = runs[x["trace"], x["N"], x["seed"]].communicate(timeout=120)
-        assert runs[x["trace"], x["N"], x["seed"]].returncode == 0, err
-        figures = flatten(json.loads(out))
+        one = serq_in_process("run", "q.sq", "--trace", x["trace"], "--set", f"N={x['N']}", "--seed", x["seed"],
+                              "--arrivals", str(ARRIVALS), "--json", "--no-progress")
+        assert one.returncode == 0, one.stderr
+        figures = flatten(json.loads(one.stdout))
         assert list(figures) == header[8:]
         assert x["status"] == "ok"
         bad = [f for f, v in figures.items() if not _cell(x[f], v)]
@@ -204,10 +202,11 @@ def test_trace_beside_a_swept_name_trace_is_a_usage_error(folder):
                                               "of the search's table; give the swept name another\n"), r.stderr
 
 
-def test_compare_replays_its_one_trace_in_every_arm(folder):
-    r = serq("compare", "q.sq", "--set", "N=1,2", "--trace", "peak.csv", "--seeds", "1..3", "--arrivals",
-             str(ARRIVALS), "--figure", "observes.response.mean", "--figure", "turns", "-o", "c.csv", "--workers", "0",
-             cwd=folder)
+def test_compare_replays_its_one_trace_in_every_arm(folder, serq_in_process):
+    # (the comparison whose table is checked in this process, in the folder: serq_in_process)
+    r = serq_in_process("compare", "q.sq", "--set", "N=1,2", "--trace", "peak.csv", "--seeds", "1..3", "--arrivals",
+                        str(ARRIVALS), "--figure", "observes.response.mean", "--figure", "turns", "-o", "c.csv",
+                        "--workers", "0")
     assert r.returncode == 0, r.stderr
     got = {x["figure"]: x for x in csv.DictReader((folder / "c.csv").read_text().splitlines())}
     frame = serq_sweep.sweep("q.sq", trace="peak.csv", sets={"N": [1, 2]}, seeds="1..3", arrivals=ARRIVALS,
@@ -225,10 +224,11 @@ def test_compare_replays_its_one_trace_in_every_arm(folder):
         serq_sweep.compare("q.sq", sets={"N": [1, 2]}, trace=["peak.csv", "week.csv"], workers=0)
 
 
-def test_find_searches_once_per_trace(folder):
+def test_find_searches_once_per_trace(folder, serq_in_process):
     cond, seeds = "observes.response.mean <= 1.2", "1..3"
-    r = serq("sweep", "q.sq", "--trace", "week.csv", "--trace", "peak.csv", "--find", cond, "--over", "N", "1:4:1",
-             "--seeds", seeds, "--arrivals", str(ARRIVALS), "--workers", "0", "-o", "found.csv", cwd=folder)
+    # (the search in this process, in the folder: serq_in_process)
+    r = serq_in_process("sweep", "q.sq", "--trace", "week.csv", "--trace", "peak.csv", "--find", cond, "--over", "N",
+                        "1:4:1", "--seeds", seeds, "--arrivals", str(ARRIVALS), "--workers", "0", "-o", "found.csv")
     assert r.returncode == 0, r.stderr
     found = list(csv.DictReader((folder / "found.csv").read_text().splitlines()))
     assert [x["trace"] for x in found] == ["week.csv", "peak.csv"]
