@@ -1,5 +1,5 @@
 """A sweep's whole-number arguments take a whole number given exactly: ``seeds=[Decimal("1"), Fraction(2)]``,
-``arrivals=Decimal("3")``, ``max_events=Fraction(100000)`` were refused (a
+``arrivals=Decimal("3")``, ``workers=Decimal("0")``, ``max_events=Fraction(100000)`` were refused (a
 TypeError, or ``seeds: a seed is an integer …, not Decimal('1')``) though a Decimal is taken for a real
 argument. Each is now its int, the same runs as the int gives; a non-whole one is refused naming the keyword."""
 
@@ -33,6 +33,7 @@ def _sweep(tmp_path, **kw):
     ("seeds", Decimal("3.0"), [3]),
     ("arrivals", Decimal("3"), 3),
     ("max_events", Fraction(30), 30),
+    ("workers", Decimal("0"), 0),
 ])
 def test_a_whole_decimal_or_fraction_is_its_int(tmp_path, kw, exact, plain):
     assert _sweep(tmp_path, **{kw: exact}) == _sweep(tmp_path, **{kw: plain})
@@ -55,6 +56,9 @@ def test_a_non_whole_one_is_refused_naming_the_keyword(tmp_path, kw, value, said
 
 
 def test_a_non_whole_count_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError) as e:
+        _sweep(tmp_path, workers=Decimal("0.5"))
+    assert str(e.value) == "workers must be a whole number of processes (0: in this process), not Decimal('0.5')"
     with pytest.raises(UserError) as e:
         _sweep(tmp_path, max_events=Fraction(3, 2))
     assert str(e.value) == "error: max_events must be a positive integer, not Fraction(3, 2)"
