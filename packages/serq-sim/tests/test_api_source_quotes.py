@@ -132,6 +132,16 @@ def test_a_link_error_quotes_its_line():
     assert lines[0].startswith(f"<source>:3:{col}: error: ") and lines[1:3] == quoted(src, 3, col), lines
 
 
+def test_a_link_error_in_a_defs_body_quotes_the_body_and_its_use_in_the_text():
+    src = "def m() = 0;\n" + GIVEN
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(source=src, defs={"m": "q + 1"})
+    use = place(src, 5, "m()")
+    assert str(e.value).split("\n") == [
+        "defs['m']:1:1: error: unknown name `q`", "  q + 1", "  ^",
+        f"<source>:5:{use}: note: in the expansion of `m`, used here", *quoted(src, 5, use)]
+
+
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_ir_of_a_text_gives_the_place_alone(tmp_path, monkeypatch, tier):
     """The IR keeps no text: a program decoded from it has no note, and its error is the place and the message
