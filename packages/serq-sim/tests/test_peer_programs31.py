@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
+from peers import covers
 from tiers import same_json
 
 HERE = Path(__file__).parent / "peer_programs31"
@@ -27,12 +28,6 @@ def run(name: str, monkeypatch, *, sets=None, text=None, **kw) -> dict:
     else:
         prog = serq_frontend.compile(source=text, sets=sets or {})
     return same_json(prog, monkeypatch, **kw)
-
-
-def covers(figure: dict, truth: float, width: float) -> None:
-    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
-    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
-    assert figure["ci"] <= width * truth, (figure["ci"], truth)
 
 
 def pool(doc: dict, name: str) -> dict:

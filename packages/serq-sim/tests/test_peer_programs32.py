@@ -12,15 +12,13 @@ at once with room for both, one after the other with room for one)."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from peers import covers, run_both
 
 HERE = Path(__file__).parent / "peer_programs32"
 
@@ -32,26 +30,7 @@ def run(name: str, monkeypatch, *, sets=None, text=None, **kw):
         prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {})
     else:
         prog = serq_frontend.compile(source=text, sets=sets or {})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        r = serq_sim.run(prog, **kw)
-        recs = None
-        if r.result.records:
-            recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
-        out.append((encode_json(r), recs))
-    assert out[0][0] == out[1][0]
-    if out[0][1] is not None:
-        assert out[0][1].keys() == out[1][1].keys()
-        for k in out[0][1]:
-            assert np.array_equal(out[0][1][k], out[1][1][k]), k
-    return json.loads(out[1][0]), out[1][1]
-
-
-def covers(figure: dict, truth: float, width: float) -> None:
-    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
-    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
-    assert figure["ci"] <= width * truth, (figure["ci"], truth)
+    return run_both(prog, monkeypatch, **kw)
 
 
 def stage(doc: dict, name: str) -> dict:

@@ -25,6 +25,7 @@ import pytest
 import serq_frontend
 import serq_sim
 import serq_sweep
+from peers import covers, run_both
 from serq_report.json import encode_json
 
 HERE = Path(__file__).parent / "peer_programs33"
@@ -34,26 +35,7 @@ def run(name: str, monkeypatch, *, sets=None, defs=None, **kw):
     """(JSON report, records as numpy columns or None) of peer_programs33/NAME on the default tier and the
     general engine, which must give the same bytes and the same records."""
     prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {}, defs=defs or {})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        r = serq_sim.run(prog, **kw)
-        recs = None
-        if r.result.records:
-            recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
-        out.append((encode_json(r), recs))
-    assert out[0][0] == out[1][0]
-    if out[0][1] is not None:
-        assert out[0][1].keys() == out[1][1].keys()
-        for k in out[0][1]:
-            assert np.array_equal(out[0][1][k], out[1][1][k]), k
-    return json.loads(out[1][0]), out[1][1]
-
-
-def covers(figure: dict, truth: float, width: float) -> None:
-    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
-    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
-    assert figure["ci"] <= width * truth, (figure["ci"], truth)
+    return run_both(prog, monkeypatch, **kw)
 
 
 def stage(doc: dict, name: str) -> dict:
@@ -347,7 +329,6 @@ def test_router_hits_follow_the_replica(monkeypatch, policy):
     assert total / recs["prompt"].sum() == pytest.approx(doc["requests"]["prefix_cache_hit_rate"], rel=1e-12)
 
 
-
 # kv_preempt.sq
 
 
@@ -389,7 +370,6 @@ def test_kv_preempt_blocks_under_load(monkeypatch):
     assert got[250][1] > 10 * got[1000][1]
 
 
-
 # hetero_split.sq
 
 
@@ -419,7 +399,6 @@ def test_hetero_split_best_static_and_the_queue_aware_router():
     assert row["diff"] + row["ci_paired"] < -0.4
 
 
-
 # batch_speedup.sq
 
 
@@ -442,7 +421,6 @@ def test_batch_speedup_is_its_birth_death_chain(monkeypatch, alpha):
     assert gpu["utilisation"] == pytest.approx(busy, rel=0.01)
     assert doc["gauges"]["batch"]["mean"] == pytest.approx(gpu["present"], rel=1e-9)
     covers(doc["gauges"]["batch"], mean, 0.06)
-
 
 
 # fanout.sq
@@ -480,7 +458,6 @@ def test_one_array_twice_in_a_run_says_why_and_what_to_write():
         "over stages declared apart (`stage tool_0 : ps(…); stage tool_1 : ps(…);`, `run tool_0, tool_1 (w);`)")
 
 
-
 # pd_transfer.sq
 
 
@@ -509,7 +486,6 @@ def test_pd_transfer_conserves_tokens_per_engine(monkeypatch):
     work = 200 * 0.002 + (recs["prompt"] - 1).sum() / 1e5
     assert link["present"] == pytest.approx(work / doc["end"], rel=1e-9)
     assert link["utilisation"] <= link["present"]
-
 
 
 def test_pd_transfer_decode_preemptions_read_again(monkeypatch):

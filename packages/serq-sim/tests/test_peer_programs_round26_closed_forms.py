@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import serq_frontend
+from peers import covers
 from tiers import same_json
 
 
@@ -18,12 +19,6 @@ def compile_source(tmp_path: Path, src: str):
     path = tmp_path / "p.sq"
     path.write_text(src)
     return serq_frontend.compile(path)
-
-
-def covers(figure: dict, truth: float, width: float) -> None:
-    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
-    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
-    assert figure["ci"] <= width * truth, (figure["ci"], truth)
 
 
 def erlang_b(a: float, c: int) -> float:

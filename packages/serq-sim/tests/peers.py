@@ -1,0 +1,35 @@
+"""Helpers of the peer-program tests (test_peer_programs*.py): a program run on both tiers, its JSON report and
+records compared, and a CI checked against a closed form."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import serq_sim
+from serq_report.json import encode_json
+
+
+def run_both(prog, monkeypatch, **kw):
+    """(JSON report, records as numpy columns or None) of the compiled program ``prog`` on the default tier and
+    the general engine, which must give the same bytes and the same records (``kw``: serq_sim.run's)."""
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog, **kw)
+        recs = None
+        if r.result.records:
+            recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
+        out.append((encode_json(r), recs))
+    assert out[0][0] == out[1][0]
+    if out[0][1] is not None:
+        assert out[0][1].keys() == out[1][1].keys()
+        for k in out[0][1]:
+            assert np.array_equal(out[0][1][k], out[1][1][k]), k
+    return json.loads(out[1][0]), out[1][1]
+
+
+def covers(figure: dict, truth: float, width: float) -> None:
+    """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
+    assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
+    assert figure["ci"] <= width * truth, (figure["ci"], truth)
