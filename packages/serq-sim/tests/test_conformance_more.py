@@ -409,12 +409,22 @@ def serq_cli(*args: str):
     return r.stdout
 
 
-def test_the_flags_override_the_run_block_field_by_field(tmp_path, serq):
+def test_the_flags_override_the_run_block_field_by_field(tmp_path, capsys):
     # §2 run { … } and program-reference `run`: --horizon, --warmup, --seed and --arrivals override the
     # block's fields; a field no flag names keeps the block's value, and a flag equal to the block's value
     # changes nothing. The reports compared differ in nothing but the program's file record. (serq run in
-    # this process, the conftest's fixture: what is compared is the reports' figures.)
+    # this process, serq.cli.main in the environment as it is: what is compared is the reports' figures.)
     import json
+
+    from serq.cli import main
+
+    def serq(*args: str):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as info:
+            main(list(args))
+        out = capsys.readouterr()
+        assert (info.value.code or 0) == 0, out.err
+        return out
 
     full = tmp_path / "full.sq"
     full.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; warmup 5; seed 3; }"))
@@ -422,9 +432,7 @@ def test_the_flags_override_the_run_block_field_by_field(tmp_path, serq):
     bare.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; }"))
 
     def report(*args):
-        r = serq("run", *args, "--json", "--no-progress")
-        assert r.returncode == 0, r.stderr
-        out = json.loads(r.stdout)
+        out = json.loads(serq("run", *args, "--json", "--no-progress").out)
         out.pop("program")
         return out
 
