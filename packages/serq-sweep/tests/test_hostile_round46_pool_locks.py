@@ -117,8 +117,8 @@ def test_sigterm_to_the_process_group_while_a_worker_waits_ends_the_sweep(tmp_pa
 
 
 def test_an_idle_worker_killed_leaves_the_sweep_to_end(tmp_path):
-    # the long run ends after 6 s of wall time (--max-wall: partial), once its idle neighbour was killed
-    proc = _start(tmp_path, "--max-wall", "6")
+    # the long run ends after 15 s of wall time (--max-wall: partial), once its idle neighbour was killed
+    proc = _start(tmp_path, "--max-wall", "15")
     try:
         _first_run_done(tmp_path, proc)
         os.kill(_idle_worker(proc.pid), signal.SIGKILL)
