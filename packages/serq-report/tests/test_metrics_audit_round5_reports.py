@@ -28,9 +28,6 @@ import csv
 import io
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +37,6 @@ import pytest
 pytestmark = pytest.mark.timeout(120)
 
 ROOT = Path(__file__).resolve().parents[3]
-SERQ = str(Path(sys.executable).parent / "serq")
 STATS = ("count", "mean", "std", "ci", "median", "p90", "p95", "p99")
 SLO = {"ttft": 0.1, "tpot": 0.02, "e2el": 5.0}
 
@@ -55,10 +51,18 @@ CASES = {
 }
 
 
-def _serq(*args, tier=""):
-    r = subprocess.run([SERQ, *args], capture_output=True, text=True, env={**os.environ, "SERQ_SIM_TIER": tier})
-    assert r.returncode == 0, r.stderr
-    return r
+@pytest.fixture
+def _serq(serq_in_process, monkeypatch):
+    """``_serq(*args, tier="")``: ``serq ARGS`` with SERQ_SIM_TIER set to ``tier``, in this process
+    (serq_in_process: what is checked is the reports and records it writes)."""
+
+    def call(*args, tier=""):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_in_process(*args)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    return call
 
 
 def _batch_means_ci(x):
@@ -108,7 +112,7 @@ def _equal(got, want, where):
         assert got == want, (where, got, want)
 
 
-def _run(case, d):
+def _run(_serq, case, d):
     """The case's JSON report and CSV records on the default planning path, and its CSV and text reports and
     Parquet records on the general one (so each comparison below is also one of the two paths)."""
     path, sets, horizon, warmup = CASES[case]
@@ -124,8 +128,8 @@ def _run(case, d):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_three_reports_are_the_records_recomputed(case, tmp_path):
-    run = _run(case, tmp_path)
+def test_the_three_reports_are_the_records_recomputed(case, tmp_path, _serq):
+    run = _run(_serq, case, tmp_path)
     _json_is_the_records_recomputed(run)
     _parquet_records_hold_the_csv_records(run)
     _csv_report_holds_the_json_figures(run)
@@ -220,7 +224,7 @@ DRAINED = ["multi-turn/vllm.sq", "multi-turn/vllm_chat.sq", "multi-turn/vllm_rep
 
 
 @pytest.mark.parametrize("example", DRAINED)
-def test_a_drained_run_s_itl_is_its_records_gaps(example, tmp_path):
+def test_a_drained_run_s_itl_is_its_records_gaps(example, tmp_path, _serq):
     # docs/language.md, ITL: in a run that drains (arrivals N, no warm-up) the gaps are exactly the rows'
     # output - 1 gaps, which add up to last_token - first_token a row (a preempted request's wait in one of them;
     # a P/D request's first token the decoder's): so the ITL's count is sum(output - 1) and its mean times its
