@@ -247,8 +247,11 @@ def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
     engine's memory preempts its most recently admitted holder): its job leaves its stage, its hold is
     released with its computed prefix cached, and it re-enters the head of the pool's queue with the hold
     statement to execute again. The grower itself can be the victim" (a hold that computed nothing caches
-    nothing, and a grower its own victim whose units after the growth are above the cap is rejected:
-    docs/language.md), victims taken from the last admitted until the growth fits, each put at the head."""
+    nothing), victims taken from the last admitted until the growth fits, each put at the head. A grower its
+    own victim whose units after the growth are above the cap is put back at the head all the same and
+    executes its hold again, for as long as the run goes on (§3 Statistics: it "preempts itself and
+    re-executes forever"); no grow here advances a position, so a session preempted a second time is
+    `stuck` (once)."""
     up = lambda x: math.ceil(x / b) * b  # noqa: E731
     down = lambda x: math.floor(x / b) * b  # noqa: E731
     obs = {k: [] for k in ("a", "g", "e")}
@@ -256,8 +259,8 @@ def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
     queue = []
     entries = []
     holders = []  # in order of (latest) admission
-    f = dict(used=0.0, au=0.0, ac=0.0, last=0.0, now=0.0, seq=0, order=0, adm=0, pre=0, rej=0, evu=0.0)
-    st = [dict(pc=0, alloc=0, ev=None) for _ in ss]
+    f = dict(used=0.0, au=0.0, ac=0.0, last=0.0, now=0.0, seq=0, order=0, adm=0, pre=0, rej=0, evu=0.0, stuck=0)
+    st = [dict(pc=0, alloc=0, ev=None, pre=0) for _ in ss]
 
     def cached():
         return sum(e[0] for e in entries)
@@ -286,18 +289,16 @@ def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
         x = st[v]
         f["pre"] += 1
         f["used"] -= x["alloc"]
-        units_after = x["alloc"] + (up(ss[v]["D"]) if v == grower else 0)
         x["alloc"] = 0
         holders.remove(v)
         if x["ev"] in events:
             events.remove(x["ev"])
         x["ev"] = None
-        if v == grower and units_after > cap:
-            f["rej"] += 1
-            x["pc"] = 99
-        else:
-            queue.insert(0, v)
-            x["pc"] = 2
+        x["pre"] += 1
+        if x["pre"] == 2:
+            f["stuck"] += 1
+        queue.insert(0, v)
+        x["pc"] = 2
 
     def run_session(s):
         # the program counter: 0 run A; 1 join the hold; 2 admitted; 3 grow; 4 grown; 5 the hold's end; 6 the
@@ -402,7 +403,14 @@ def model_grow(cap: int, b: int, ss: list[dict], horizon: float):
     for k in obs:
         obs[k].sort(key=lambda z: (z[1], z[0]))
     return obs, dict(used=f["au"] / horizon, cached=f["ac"] / horizon, admissions=f["adm"], preemptions=f["pre"],
-                     rejections=f["rej"], evicted_units=f["evu"])
+                     rejections=f["rej"], evicted_units=f["evu"], stuck=f["stuck"])
+
+
+def outgrows(cap: int, b: int, ss: list[dict]) -> bool:
+    """Whether a session of program_grow's program grows its hold alone above the cap (its own victim there,
+    it executes its hold again and again)."""
+    up = lambda x: math.ceil(x / b) * b  # noqa: E731
+    return any(up(s["U"]) + up(s["D"]) > cap for s in ss)
 
 
 #: the keys as written and as the model computes them from (prio, dl, waited)

@@ -228,9 +228,9 @@ session {{
 run {{ horizon 80; }}
 """
     bounds = {"max_events": rng.randint(10, 100)} if rng.random() < 0.2 else {}
-    # a horizon inside an iteration ("cut"): a session that outgrew the memory used to preempt itself until
-    # the horizon, cut there; it is rejected now (docs/language.md, "A hold that outgrows its pool"), so some
-    # programs end early instead
+    # a horizon inside an iteration ("cut"), drawn as well as the one a session that outgrows the memory
+    # reaches (language.txt §3: it preempts itself and re-executes until the horizon): while such a session
+    # was rejected instead (from 8066ccce), few programs ran to their horizon without these
     horizon = rng.choice([80, 80, 12.5, 20.5])
     return src.replace("run { horizon 80; }", f"run {{ horizon {horizon}; }}"), bounds
 

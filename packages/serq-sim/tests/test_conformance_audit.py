@@ -624,11 +624,18 @@ run { horizon 100; warmup 12; arrivals 2; }
     ("", "set x = ~uniform(serial, 0);",
      "<source>:4:30: error: at t=1, session 1: ~uniform(1, 0): the low bound is above the high bound"),
     # docs/simulator.md: a hold preempted and re-executed 10 000 times at one instant is an error at the hold
-    # (session 1's growth to 3 fits the cap but not beside session 0's 2; a grow beyond the cap is rejected)
+    # (session 0's growth to 5 is beyond the cap 4: language.txt §3 re-executes it, and it grows again at once)
+    ("pool m { cap 4; preempt lifo; }", "hold m (2) { grow m (3); }",
+     "<source>:4:22: error: at t=1, session 0: hold: preempted and re-executed 10000 times at one instant without "
+     "simulated time passing (its body makes the pool preempt it again before any time passes, as a grow beyond "
+     "what the pool can ever give does, or one that the other holders leave no room for, where the pool preempts "
+     "the grower itself)"),
+    # (session 1's growth to 3 fits the cap but not beside session 0's 2: the same guard)
     ("pool m { cap 4; preempt lifo; }", "hold m (2) { grow m (serial); run d (1); }",
      "<source>:4:22: error: at t=1, session 1: hold: preempted and re-executed 10000 times at one instant without "
-     "simulated time passing (its body makes the pool preempt it again before any time passes, as a grow that the "
-     "other holders leave no room for does where the pool preempts the grower itself)"),
+     "simulated time passing (its body makes the pool preempt it again before any time passes, as a grow beyond "
+     "what the pool can ever give does, or one that the other holders leave no room for, where the pool preempts "
+     "the grower itself)"),
     # a step stage's computed negative cost names the stage and the time (no session), at the cost.
     ("stage E : step { budget 10; cost 1 - residents; }", "run E prefill (3);",
      "<source>:1:34: error: at t=1: stage E: the iteration's cost is negative (-1) "

@@ -700,18 +700,22 @@ session {
 run { horizon 20; }
 """
 # §3 step: cap 4 and a hold that must reach position 6: s0 prefills 2 ([0,1]) and decodes positions 3, 4
-# ([1,3]); at 3 its growth to 5 preempts itself at position 4, its hold alone beyond the cap, and its hold,
-# joining the queue again, is rejected there (docs/language.md, "A hold that outgrows its pool"): one
-# admission, one preemption, one rejection, no session stuck. (It was admitted again at 4 and failed the
-# same way at 7, 11, 15, 19: 5 preemptions, stuck, for as long as the run went on.)
+# ([1,3]); at 3 its growth to 5 preempts itself at position 4, its hold alone beyond the cap (an iteration
+# that only preempted, [3,4]); §3 re-executes it: it is admitted again at 4 (kv is admitted at settle time,
+# after that iteration's end) and fails the same way at 7, 11, 15, 19: 5 preemptions, the second and later
+# at no greater position: stuck (one session), for as long as the run goes on; 6 admissions (0, 4, ..., 20),
+# observing computed 0 and then 4 five times; no rejection, and the stuck warning names the livelock.
 
 
-def test_a_session_that_outgrows_its_pool_is_rejected_not_stuck(monkeypatch):
+def test_a_session_that_outgrows_its_pool_is_stuck_for_as_long_as_the_run_goes_on(monkeypatch):
     r, o = run(STUCK, monkeypatch)
-    assert times(o["a"]) == [0.0]
-    assert values(o["p"]) == [0.0]
+    assert times(o["a"]) == [0.0, 4.0, 8.0, 12.0, 16.0, 20.0]
+    assert values(o["p"]) == [0.0, 4.0, 4.0, 4.0, 4.0, 4.0]
     kv = pool(r, "kv")
-    assert (kv.preemptions, kv.stuck, kv.admissions, kv.rejections) == (1, 0, 1, 1)
+    assert (kv.preemptions, kv.stuck, kv.admissions, kv.rejections) == (5, 1, 6, 0)
+    [w] = [n for n in r.result.notes if n.startswith("warning: 1 session stuck")]
+    assert ("on kv 1 session preempted itself again and again at the same position, its hold needing more than "
+            "the pool's capacity (5 units for the first, capacity 4)") in w, w
 
 
 def test_stuck_counts_a_session_over_the_whole_run(monkeypatch):

@@ -85,14 +85,26 @@ run { horizon 100; }
 """
 
 
-def test_a_hold_that_grows_past_its_pool_and_preempts_itself_is_rejected():
-    # it was re-admitted at once, grew again and preempted itself again, 10 000 times at one instant, the
-    # guard's error at the hold; its hold alone needs 21 > 10, and it is rejected as it joins the queue again
-    # (docs/language.md, "A hold that outgrows its pool"): every session, one preemption each
-    r = _run(SELF_PREEMPT)
-    kv = r.pool("kv")
-    assert kv.preemptions == kv.rejections == r.result.arrivals > 50
-    assert kv.admissions == r.result.arrivals and r.result.ended == r.result.arrivals
+def test_a_hold_that_grows_past_its_pool_and_preempts_itself_is_an_error_at_the_hold():
+    # session 0 is admitted at t=0 with 1, grows to 21 > 10: its hold alone is above the cap, it is its own
+    # victim, and language.txt §3 re-executes the hold: admitted again at once, it grows again and preempts
+    # itself again, at one instant, 10 000 times: the guard's error at the hold (4:11), t=0, session 0
+    with pytest.raises(SimError) as e:
+        _run(SELF_PREEMPT)
+    msg = str(e.value)
+    assert msg.startswith("<source>:4:11: error: at t=0, session 0: hold: preempted and re-executed 10000 "
+                          "times at one instant"), msg
+    assert "a grow beyond what the pool can ever give" in msg, msg
+
+
+def test_a_hold_that_grows_past_its_pool_with_no_horizon_is_an_error_at_its_first_preemption():
+    # the same under horizon inf: the livelock is known at the first preemption (t=0, session 0), and the
+    # error says the pool, the units and the cap (21 > 10) and what to do
+    with pytest.raises(SimError) as e:
+        _run(SELF_PREEMPT.replace("horizon 100;", "horizon inf; arrivals 3;"))
+    msg = str(e.value)
+    assert msg.startswith("<source>:4:11: error: at t=0, session 0: hold: its growth takes the hold to 21 units "
+                          "of kv, above the pool's capacity 10, so the hold preempted itself"), msg
 
 
 def test_a_hold_that_other_holders_leave_no_room_to_grow_is_an_error_at_the_hold():
@@ -203,7 +215,9 @@ run { horizon 100; seed 1; }
     assert msg == ("<source>:3:11: error: at t=0, session 0: no progress: the iterations of stage E take no time "
                    "(its cost is 0, or below the clock's precision at this time) and served more than 21000 jobs "
                    "at one instant without simulated time passing: its residents are the run at <source>:3:11 of "
-                   "session 0"), msg
+                   "session 0\n"
+                   "  session { run E decode (inf); end; }\n"
+                   "  " + " " * 10 + "^"), msg  # (under the run)
 
 
 def test_the_suite_has_a_per_test_timeout(pytestconfig):

@@ -331,7 +331,7 @@ CASES = [
     # a hold preempted and executed again at one instant without end
     ('redo_guard',
      {'p.sq': 'pool m { cap 4; preempt lifo; }\nstage d : delay;\nworkload { arrive batch(2); }\nsession { run d (1); hold m (2) { grow m (serial); run d (1); } }\n'},
-     '{d}/p.sq:4:22: error: at t=1, session 1: hold: preempted and re-executed 10000 times at one instant without simulated time passing (its body makes the pool preempt it again before any time passes, as a grow that the other holders leave no room for does where the pool preempts the grower itself)\n' +
+     '{d}/p.sq:4:22: error: at t=1, session 1: hold: preempted and re-executed 10000 times at one instant without simulated time passing (its body makes the pool preempt it again before any time passes, as a grow beyond what the pool can ever give does, or one that the other holders leave no room for, where the pool preempts the grower itself)\n' +
      '  session { run d (1); hold m (2) { grow m (serial); run d (1); } }\n' +
      '                       ^'),
     # arrivals within next to no time: at the arrive (no session)

@@ -98,14 +98,15 @@ def test_empty_preempting_iteration_and_a_hold_that_outgrows_the_pool():
     prog = p.build(request(p, reqs, e, 0, 3, kv=kv), presets=[at(p, 0, 0)], horizon=9.5)
     r = serq_sim.run(prog, check_invariants=True)
     # A decodes at [0,1] (pos 1) and [1,2] (pos 2, kv full); at 2 its growth to 3 preempts itself: the
-    # iteration [2,3] only preempted and lasts the cost at zero tokens. Its hold alone needs 3 > 2, so it is
-    # rejected as it joins the queue again (docs/language.md, "A hold that outgrows its pool"; it was
-    # re-admitted at 3 and preempted at 2, 5, 8, stuck, 10 iterations to the horizon).
+    # iteration [2,3] only preempted and lasts the cost at zero tokens. Its hold alone needs 3 > 2: language.txt
+    # §3 re-executes it, so at 3 it is re-admitted and the cycle repeats (decodes [3,4], [4,5], preempted at 5;
+    # again at 8): preempted at 2, 5, 8; the second preemption at the same position (2) is stuck, and the
+    # stuck warning names the livelock. Iterations start at 0, 1, ..., 9 (9 < 9.5): 10.
     st = r.pool("kv")
-    assert (st.preemptions, st.stuck, st.rejections) == (1, 0, 1)
-    assert r.stage("E").iterations == 3  # iterations start at 0, 1 and 2 (the one that only preempted)
+    assert (st.preemptions, st.stuck, st.rejections) == (3, 1, 0)
+    assert r.stage("E").iterations == 10
     assert samples(r, "done") == []
-    assert any("own growth beyond the capacity" in n for n in r.result.notes)
+    assert any("preempted itself again and again at the same position" in n for n in r.result.notes)
 
 
 def test_engine_families_pair_member_for_member():

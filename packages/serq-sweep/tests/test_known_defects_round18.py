@@ -48,7 +48,7 @@ def test_a_warning_carries_its_code_and_its_text_is_unchanged():
 @pytest.mark.parametrize("made, code", [
     (lambda: notes.stuck([("p", 2, 3, True)]), "stuck"),
     (lambda: notes.few_samples([("x", 3)], 0.0), "few-samples"),
-    (lambda: notes.rejections([("p", 1, 1, 4.0, 0, 0)]), "rejected"),
+    (lambda: notes.rejections([("p", 1, 1, 4.0, 0)]), "rejected"),
 ])
 def test_each_kind_is_given_its_code_where_it_is_made(made, code):
     [w] = made()

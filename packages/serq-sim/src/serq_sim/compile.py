@@ -118,8 +118,9 @@ def instant_span(t0: float) -> float:
 #: a preemption, far dearer than a loop pass: a smaller limit stops the spin as soon)
 REDO_LIMIT = 10_000
 REDO_MESSAGE = (f"hold: preempted and re-executed {REDO_LIMIT} times at one instant without simulated time "
-                "passing (its body makes the pool preempt it again before any time passes, as a grow that the "
-                "other holders leave no room for does where the pool preempts the grower itself)")
+                "passing (its body makes the pool preempt it again before any time passes, as a grow beyond what "
+                "the pool can ever give does, or one that the other holders leave no room for, where the pool "
+                "preempts the grower itself)")
 
 
 def _floor(x: float) -> float:

@@ -391,17 +391,32 @@ def stuck(pools) -> list[str]:
     the preemptions there and whether any preemption there found its hold at a position above 0:
     ``(label, stuck, preemptions, positioned)``. Where none did (no growing run or load advances a position on
     the pool: a restart model, a preemptive priority), every second preemption counts, however long the
-    session was served in between, and the warning says so beside its word that the session may cycle."""
-    found = [(label, n, pre, pos) for label, n, pre, pos in pools if n]
+    session was served in between, and the warning says so beside its word that the session may cycle.
+
+    A pool's entry may go on with ``livelocked, units, cap``: of its stuck, the sessions counted so at a
+    preemption by their own growth beyond the cap (``Pool.livelocked``, pools.growth.preempt_outgrown), the
+    units the first of them needed and the pool's cap. Those preempt themselves again and again at the same
+    position for as long as the run goes on (language.txt §3: "the report now names the livelock"), and the
+    warning says so, after its counts, in words of their own."""
+    found = [(label, n, pre, pos, *more) for label, n, pre, pos, *more in pools if n]
     if not found:
         return []
-    total = sum(n for _label, n, _pre, _pos in found)
-    where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre, _pos in found)
+    total = sum(f[1] for f in found)
+    where = ", ".join(f"{f[0]} ({f[1]} stuck, {f[2]} preemption(s))" for f in found)
     text = (f"{total} {number_of(total, 'session')} stuck in the run, preempted again without progress (at no "
             f"greater position than at their previous preemption): {where}")
-    text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
-             "its latency grows with it")
-    flat = [label for label, _n, _pre, pos in found if not pos]
+    for label, _n, _pre, _pos, *more in found:
+        if more and more[0]:
+            k, units, cap = more
+            text += (f"; on {label} {k} {number_of(k, 'session')} preempted {number_of(k, 'itself', 'themselves')} "
+                     f"again and again at the same position, {number_of(k, 'its', 'their')} hold needing more than "
+                     f"the pool's capacity ({units:g} units for the first, capacity {cap:g}), so re-executed it "
+                     "grows into the same preemption for as long as the run goes on (a livelock; a larger pool, a "
+                     "cut before the growth or a reserve of what the hold will need, which rejects it, ends it)")
+    if total > sum(f[4] for f in found if len(f) > 4 and f[4]):
+        text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
+                 "its latency grows with it")
+    flat = [f[0] for f in found if not f[3]]
     if flat:
         text += (f"; on {', '.join(flat)} no growing run or load advances a hold's position, so every preemption "
                  "there found position 0 and a session preempted twice is counted however long it was served in "
@@ -622,17 +637,12 @@ def rejections(pools) -> list[str]:
     have observed or recorded after it is not (the request's row): the warning counts them apart, so a
     reader can tell the samples of such a request from its missing row.
 
-    ``outgrown`` of the ``refused`` were rejected because their own growth, beyond the capacity for the
-    hold with what its session kept on the pool (pools.growth.kept_through_preemption), had preempted
-    them (``Pool.outgrown``, docs/language.md "A hold that outgrows its pool"):
-    their units and reserve fitted, and the warning says which measure rejected them.
-
     A pool's entry may go on with ``rounded`` and ``block``: the least units (or reserve) of a rejected hold
     that fitted the capacity and whose blocks did not, and what they rounded up to (``Pool.rounded_out``,
     None when none), and the pool's block. The warning then says the rounding, or "can never fit its
     capacity 5" would be said of a hold of 5."""
     out = []
-    for label, rejected, admitted, cap, refused, outgrown, *rounding in pools:
+    for label, rejected, admitted, cap, refused, *rounding in pools:
         if rejected:
             share = rejected / (rejected + admitted)
             rounded, block = rounding if rounding else (None, None)
@@ -652,17 +662,11 @@ def rejections(pools) -> list[str]:
             if rejected > refused:
                 parts.append(f"{rejected - refused} when it joined the queue, so the latency figures cover only "
                              "the admitted")
-            if refused > outgrown:
-                parts.append(f"{refused - outgrown} on re-admission after a preemption (its units or reserve, "
-                             "evaluated again, above the capacity): what the session observed before the preemption "
-                             "is in the figures and what it would have observed or recorded after the hold is not "
-                             "(with lib/vllm.sq, a request that had its first token: its hit, first_token and ttft "
-                             "are observed; it has no done, response, preempted or row in the records)")
-            if outgrown:
-                parts.append(f"{outgrown} on re-admission after its own growth beyond the capacity preempted it (no "
-                             "other session's leaving could make room for it, so admitted again it would grow into "
-                             "the same preemption for ever): what the session observed before the preemption is in "
-                             "the figures and what it would have observed or recorded after the hold is not")
+            parts.append(f"{refused} on re-admission after a preemption (its units or reserve, evaluated again, "
+                         "above the capacity): what the session observed before the preemption is in the figures "
+                         "and what it would have observed or recorded after the hold is not (with lib/vllm.sq, a "
+                         "request that had its first token: its hit, first_token and ttft are observed; it has no "
+                         "done, response, preempted or row in the records)")
             out.append(warning("rejected", head + ": " + "; ".join(parts)))
     return out
 

@@ -82,12 +82,16 @@ def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
     a name that is no str, or an index that is neither None nor an integer, is a TypeError naming it (an
     index ``"0"`` was "no stage engine[0]", of a stage the program has; ``True`` was member 1, ``0.0``
     member 0), and one the report has not a KeyError naming it and the names there are."""
-    import numbers
+    from serq.numbers import exact, whole_value
 
     if not isinstance(name, str):
         raise TypeError(f"the name of a {kind} is a str, not {type(name).__name__}")
-    if index is not None and (isinstance(index, bool) or not isinstance(index, numbers.Integral)):
-        raise TypeError(f"the index of a {kind}'s member is an integer or None, not {index!r}")
+    if index is not None:
+        member = whole_value(index)  # (numpy's integers, a whole Fraction or Decimal: its int)
+        if member is None:
+            said = f"the index of a {kind}'s member is an integer or None, not {index!r}"
+            raise (ValueError if exact(index) else TypeError)(said)
+        index = member
     if index is None:  # a family of several members is no one of them (its first was taken, silently)
         members = [row for row in rows if row.name == name]
         if len(members) > 1:
@@ -468,9 +472,10 @@ def build_report(sim) -> Report:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
     labels = [member_label(pl) for pl in sim.pools]  # (once a member, not once a warning)
-    notes += warn.rejections([(label, pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
+    notes += warn.rejections([(label, pl.rejections, pl.admissions, pl.cap, pl.refused,
                                pl.rounded_out, pl.block) for label, pl in zip(labels, sim.pools)])
-    notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned) for label, pl in zip(labels, sim.pools)])
+    notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned, pl.livelocked, pl.livelock_units, pl.cap)
+                         for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
     notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)

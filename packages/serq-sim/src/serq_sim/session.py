@@ -36,8 +36,9 @@ class Session:
         self.adm_seq = serial - _UNADMITTED
         self.preempt_pos = None
         self.stuck = False
-        #: the pool whose growth, beyond its cap for the hold alone, preempted the session itself: its hold
-        #: is rejected when it joins the queue again (pools.admission.outgrown); None otherwise
+        #: ``(pool, units, kept)`` when, in a run with no horizon, the session's growth on ``pool`` to ``units``,
+        #: beyond its cap with the ``kept`` units the session keeps there, preempted the session itself: its
+        #: hold is a run-time error when it joins the queue again (pools.admission.outgrown); None otherwise
         self.outgrew = None
         self.leases: list = []
         self.trace = None

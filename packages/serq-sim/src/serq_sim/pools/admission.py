@@ -10,7 +10,7 @@ import math
 
 from serq_ir import rules
 
-from ..errors import SessionGone, amount_message
+from ..errors import SessionGone, amount_message, show
 from ..stats import HUGE_SPAN
 from ..status import QUEUED
 from . import cache, growth
@@ -46,7 +46,7 @@ def hold(sim, s, info) -> None:
                 else:
                     floor.append((pool, 0.0, need))
     if s.outgrew is not None:
-        outgrown(sim, s, pools)
+        outgrown(sim, s, pools, info)
     first = pools[0]
     first.acc()
     pend = s.pending = Pending(info, pools, sim.now, next(sim.join_counter))
@@ -105,20 +105,33 @@ def reject(sim, s, pool: Pool, ask: float | None = None) -> None:
     raise SessionGone
 
 
-def outgrown(sim, s, pools) -> None:
-    """The hold of a session whose growth on a pool, beyond its cap for the hold alone, preempted the
-    session itself (``s.outgrew``, set by :func:`.growth.grow_slot`) joins the queue again: it is rejected
-    there, as a hold whose units or reserve are beyond the cap is, and counted among the pool's rejections
-    on re-admission (``Pool.outgrown`` of ``Pool.refused``). The hold executed again would be admitted,
-    grow to the same position and preempt itself again, for ever (docs/language.md, "A hold that outgrows
-    its pool"). Its units and reserve are judged first: a reserve beyond the cap (lib/vllm.sq's ``reserve
-    (known)``) rejects the hold there, as before."""
-    pool = s.outgrew
+def outgrown(sim, s, pools, info) -> None:
+    """The hold of a session whose growth on a pool, beyond its cap for the hold alone (with what the session
+    keeps there through the preemption), preempted the session itself (``s.outgrew``, set by
+    :func:`.growth.grow_slot` only when the run has no horizon) joins the queue again, its units and reserve
+    judged first (a reserve beyond the cap, lib/vllm.sq's ``reserve (known)``, rejects it, as ever).
+    language.txt §3 re-executes such a hold: admitted again, it grows to the same position and preempts itself
+    again, for ever, and the run, with no horizon to end it, would never end: its run-time error at the hold,
+    at the instant of its first such preemption (docs/language.md, "A hold that outgrows its pool")."""
+    pool, units, kept = s.outgrew
     s.outgrew = None
-    if any(p is pool for p in pools):
-        if sim.warm:
-            pool.outgrown += 1
-        reject(sim, s, pool)
+    if not any(p is pool for p in pools):
+        return
+    from ..report import member_label
+
+    name = member_label(pool)
+    cap = show(pool.cap)
+    if kept > EPS:
+        need = (f"takes the hold to {show(units)} units of {name}, beside the {show(kept)} the session keeps there "
+                f"through the preemption (an outer hold, a lease), {show(units + kept)} in all, above the pool's "
+                f"capacity {cap}")
+    else:
+        need = f"takes the hold to {show(units)} units of {name}, above the pool's capacity {cap}"
+    raise sim.error(f"hold: its growth {need}, so the hold preempted itself and, executed again, would grow into "
+                    "the same preemption for ever; the run has no horizon (horizon inf) to end it: give the run a "
+                    "horizon (horizon T, or --horizon T), the pool a larger capacity, the body a cut before the "
+                    "growth, or the hold a reserve of what it will need (reserve), which rejects it once that is "
+                    "above the capacity", None, s, info.span)
 
 
 def head(sim, pool: Pool):

@@ -126,15 +126,34 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting
             if not pool.hot:
                 sim.pool_mark(pool)
             return True
-        if victim is s and x + kept_through_preemption(s, pool) > pool.limit:
-            # the hold alone needs more than the cap, beside what the session keeps there (an outer hold's
-            # units, a lease): no other holder's leaving makes room, and the hold, executed again, would grow
-            # into this preemption again (docs/language.md, "A hold that outgrows its pool"); it is rejected
-            # when it joins the queue again (admission.outgrown)
-            s.outgrew = pool
+        if victim is s:
+            kept = kept_through_preemption(s, pool)
+            if x + kept > pool.limit:
+                return preempt_outgrown(sim, s, pool, x, kept)
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
+
+
+def preempt_outgrown(sim, s, pool: Pool, x: float, kept: float) -> Preempted:
+    """Preempt ``s``, the victim of its own growth on ``pool`` to ``x`` units, when those units with the
+    ``kept`` ones the session keeps there through the preemption (:func:`kept_through_preemption`) are above
+    the cap: no other holder's leaving makes room, and the hold, executed again, grows into this preemption
+    again. language.txt §3 keeps that livelock (the hold is re-queued per the policy and re-executed) and
+    ``stuck`` names it: the session counted stuck at such a preemption is counted livelocked too
+    (``Pool.livelocked``, with the units of the first, for the stuck warning's words, notes.stuck). In a run
+    with no horizon it would never end: ``s.outgrew`` is set before the preemption re-executes the hold, whose
+    joining the queue again is then the run-time error (admission.outgrown), its units and reserve judged
+    first (docs/language.md, "A hold that outgrows its pool")."""
+    if sim.horizon == INF:
+        s.outgrew = (pool, x, kept)
+    was = s.stuck
+    exc = preempt(sim, s, pool)
+    if s.stuck and not was:
+        pool.livelocked += 1
+        if pool.livelock_units is None:
+            pool.livelock_units = x + kept
+    return exc
 
 
 def kept_through_preemption(s, pool: Pool) -> float:

@@ -652,7 +652,8 @@ class Pool:
         "t_last", "span_lim", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
-        "preemptions", "spills", "rejections", "refused", "outgrown", "rounded_out", "stuck", "positioned", "over_cap",
+        "preemptions", "spills", "rejections", "refused", "rounded_out", "stuck", "livelocked", "livelock_units",
+        "positioned", "over_cap",
         "__dict__",
     )
 
@@ -733,13 +734,17 @@ class Pool:
         #: of the rejections, the holds rejected on re-admission after a preemption (their reserve outgrew
         #: the cap): sessions that had held the pool and ran part of the hold's body (notes.rejections)
         self.refused = 0
-        #: of those, the holds whose own growth before the preemption was beyond the cap (admission.outgrown)
-        self.outgrown = 0
         #: of the rejections, the least amount (units, or reserve) that fitted the cap and whose blocks did
         #: not, with what it was rounded up to: ``(5.0, 6.0)`` on a pool of cap 5 in blocks of 2; None when no
         #: hold was rejected so (notes.rejections says the rounding)
         self.rounded_out: tuple[float, float] | None = None
         self.stuck = 0
+        #: of the stuck, the sessions counted stuck at a preemption by their own growth beyond the cap (with
+        #: what they keep on the pool: pools.growth.preempt_outgrown), which re-execute and preempt themselves
+        #: for as long as the run goes on, and the units the first of them needed (notes.stuck names the
+        #: livelock); over the whole run, as ``stuck``
+        self.livelocked = 0
+        self.livelock_units: float | None = None
         #: whether a preemption on the pool ever found its hold at a position above 0 (a growing run or a load
         #: had advanced it): where none did, a session preempted twice is stuck however long it was served
         #: in between (notes.stuck says so)
@@ -796,7 +801,7 @@ class Pool:
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
-        self.rejections = self.refused = self.outgrown = 0
+        self.rejections = self.refused = 0
         self.rounded_out = None
         self.evicted_units = self.b_evicted = 0.0
 
