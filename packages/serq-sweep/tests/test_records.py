@@ -44,7 +44,7 @@ def lines_by_key(path):
     return ",".join(header[4:]), out
 
 
-def test_the_records_table_is_serq_run_records_of_each_point_and_seed(tmp_path):
+def test_the_records_table_is_serq_run_records_of_each_point_and_seed(tmp_path, serq_in_process):
     out, rec = tmp_path / "r.csv", tmp_path / "rec.csv"
     r = serq("sweep", SINGLE, "--set", "Lambda=2,5", "--seeds", "1..2", *RUN, "--workers", "2", "--no-progress",
              "--out", str(out), "--records", str(rec))
@@ -54,9 +54,10 @@ def test_the_records_table_is_serq_run_records_of_each_point_and_seed(tmp_path):
     header, by_key = lines_by_key(rec)
     assert [x["key"] for x in runs] == list(by_key)  # point and seed order, as the table
     for row in runs:
+        # (serq run of the point and seed in this process, serq_in_process: what is compared is its records)
         own = tmp_path / f"one-{row['key']}.csv"
-        one = serq("run", SINGLE, "--set", f"Lambda={row['Lambda']}", "--seed", row["seed"], *RUN, "--no-progress",
-                   "--records", str(own))
+        one = serq_in_process("run", SINGLE, "--set", f"Lambda={row['Lambda']}", "--seed", row["seed"], *RUN,
+                              "--no-progress", "--records", str(own))
         assert one.returncode == 0, one.stderr
         want = own.read_text().splitlines()
         got = by_key[row["key"]]
@@ -94,7 +95,7 @@ run { horizon 40; warmup 5; }
 """
 
 
-def test_a_program_of_two_record_tables_gets_a_records_file_for_each(tmp_path):
+def test_a_program_of_two_record_tables_gets_a_records_file_for_each(tmp_path, serq_in_process):
     prog = tmp_path / "two.sq"
     prog.write_text(TWO_TABLES)
     args = ("sweep", str(prog), "--set", "lambda=0.5,0.8", "--seeds", "1..2", "--workers", "0", "--no-progress",
@@ -105,9 +106,10 @@ def test_a_program_of_two_record_tables_gets_a_records_file_for_each(tmp_path):
     runs = read_csv(tmp_path / "r.csv")
     tables = {name: read_csv(tmp_path / f"rec.{name}.csv") for name in ("a", "b")}
     for row in runs:
+        # (serq run of the point and seed in this process, serq_in_process: what is compared is its records)
         own = tmp_path / f"one-{row['key']}.csv"
-        one = serq("run", str(prog), "--set", f"lambda={row['lambda']}", "--seed", row["seed"], "--no-progress",
-                   "--records", str(own))
+        one = serq_in_process("run", str(prog), "--set", f"lambda={row['lambda']}", "--seed", row["seed"],
+                              "--no-progress", "--records", str(own))
         assert one.returncode == 0, one.stderr
         for name, table in tables.items():
             want = read_csv(tmp_path / f"one-{row['key']}.{name}.csv")
