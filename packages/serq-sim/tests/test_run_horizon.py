@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
+import pytest
 import serq_frontend
 import serq_ir
 import serq_sim
@@ -35,7 +37,17 @@ def test_serq_run_without_a_horizon_is_an_error(tmp_path):
     assert r.returncode == 1 and "the run block gives no horizon" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_horizon_from_the_command_line_or_the_program(tmp_path):
+def test_a_horizon_from_the_command_line_or_the_program(tmp_path, capsys):
+    # (serq run in this process, serq.cli.main in the environment as it is: what is checked is the report)
+    from serq.cli import main
+
+    def serq(*args):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as info:
+            main([*args, "--no-progress"])
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=info.value.code or 0, stdout=out.out, stderr=out.err)
+
     f = tmp_path / "p.sq"
     f.write_text(OPEN)
     r = serq("run", str(f), "--horizon", "5", "--json")
