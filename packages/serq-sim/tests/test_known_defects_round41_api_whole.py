@@ -1,5 +1,5 @@
 """The Python API takes a whole number given exactly where a whole number is wanted: ``seed=``,
-``arrivals=``, ``max_events=``, ``max_samples=`` of ``serq_sim.run`` took ints
+``arrivals=``, ``max_events=``, ``max_samples=`` of ``serq_sim.run`` and a report's member index took ints
 and numpy's integers only, and refused ``Decimal("1000")`` and ``Fraction(1000)`` (a TypeError) though
 serq.numbers.is_real takes a Decimal for a real argument. A whole Decimal or Fraction is now its int; a
 non-whole one (``Decimal("2.5")``, ``Fraction(3, 2)``, a Decimal NaN) is a ValueError naming the keyword;
@@ -81,3 +81,11 @@ def test_a_float_is_still_a_type_error(program, kw):
     with pytest.raises(TypeError, match=f"^{kw} must be "):
         serq_sim.run(program, **{kw: 20.0}, progress=False)
 
+
+def test_a_members_index(program):
+    r = serq_sim.run(program, progress=False)
+    assert r.stage("s", Decimal("0")) == r.stage("s", 0) == r.stage("s", Fraction(0))
+    with pytest.raises(ValueError, match=r"^the index of a stage's member is an integer or None, not Decimal\('0.5'\)$"):
+        r.stage("s", Decimal("0.5"))
+    with pytest.raises(TypeError):
+        r.stage("s", 0.0)
