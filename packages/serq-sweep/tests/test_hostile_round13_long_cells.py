@@ -72,7 +72,7 @@ def test_a_field_past_every_bound_is_one_message(tmp_path, monkeypatch):
     with pytest.raises(UserError) as e:
         sweep("p.sq", out="t.csv", workers=0, progress=False)
     assert str(e.value) == ("error: t.csv: cannot read the table to resume from (field larger than field limit "
-                            "(131072)); remove it or give --fresh")
+                            "(131072)); remove it or give fresh=True")
 
 
 def test_a_long_value_is_cut_in_a_message(tmp_path, monkeypatch):

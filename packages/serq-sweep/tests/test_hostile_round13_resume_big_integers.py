@@ -43,7 +43,7 @@ def test_a_table_cell_beyond_a_float_is_one_message(tmp_path, monkeypatch, digit
     head, quote, caret = str(e.value).split("\n")
     assert head == (f"t.csv:2:{col}: error: cannot read the table to resume from (column events: the integer "
                     f"999999999999...999999 ({digits} digits) is beyond the range of a number (at most 308 "
-                    "digits)); remove it or give --fresh")
+                    "digits)); remove it or give fresh=True")
     at = len(caret) - 1
     assert caret.strip() == "^" and quote[at] == "9" and quote[at - 1] == ","
 
@@ -66,6 +66,6 @@ def test_a_journal_figure_beyond_a_float_is_no_entry(tmp_path, monkeypatch):
     col = line.index('"figures": ') + len('"figures": ') + 1
     head, quote, caret = str(e.value).split("\n")
     assert head == (f"t.csv.journal:1:{col}: error: not an entry of a sweep's journal; remove the file or give "
-                    "--fresh")
+                    "fresh=True")
     at = len(caret) - 1
     assert caret.strip() == "^" and quote[at:at + 12] == '{"events": 1'

@@ -91,7 +91,7 @@ def test_a_resumed_table_of_a_cell_no_sweep_writes_is_refused(tmp_path, table, c
         _resume(tmp_path, records=True)
     text = str(e.value)
     assert text.startswith(f"error: {tmp_path / 't.parquet'}: cannot read the table to resume from (column {column}")
-    assert text.endswith("; remove it or give --fresh") and "\n" not in text
+    assert text.endswith("; remove it or give fresh=True") and "\n" not in text
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written
 
 
@@ -133,5 +133,5 @@ def test_resumed_records_of_a_column_that_is_no_numbers_are_refused(tmp_path, ta
         _resume(tmp_path, records=True)
     assert str(e.value).startswith(f"error: {tmp_path / 'r.parquet'}: cannot read the records to resume from (column "
                                    "wait")
-    assert str(e.value).endswith("; remove it or give --fresh") and "\n" not in str(e.value)
+    assert str(e.value).endswith("; remove it or give fresh=True") and "\n" not in str(e.value)
     assert (tmp_path / "r.parquet").read_bytes() == before

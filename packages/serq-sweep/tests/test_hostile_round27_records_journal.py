@@ -53,7 +53,7 @@ def test_an_entry_no_run_journals_is_one_message(tmp_path, key, table, why):
     with pytest.raises(UserError) as e:
         _sweep(tmp_path)
     assert str(e.value) == (f"error: {journal}: the records of run {key} are not a sweep's ({why}); remove the file "
-                            "or give --fresh")
+                            "or give fresh=True")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 

@@ -48,7 +48,7 @@ def test_a_journaled_run_without_events_is_refused(tmp_path, key, figures, statu
         _sweep(tmp_path)
     at = line.index('"events": ') + len('"events": ') if "events" in figures else line.index('"figures": ') + 11
     assert str(e.value) == (f"{tmp_path / 't.csv.journal'}:1:{at + 1}: error: not an entry of a sweep's journal; "
-                            f"remove the file or give --fresh\n  {line}\n  {' ' * at}^")
+                            f"remove the file or give fresh=True\n  {line}\n  {' ' * at}^")
     assert _files(tmp_path) == before
 
 
@@ -68,7 +68,7 @@ def test_a_row_without_events_is_refused_at_its_cell(tmp_path, key, blank):
     line = ",".join(rows[1])
     col = len(",".join(rows[1][:head.index("events")])) + 2  # the events cell, after its comma
     assert str(e.value) == (f"{path}:2:{col}: error: the run {key} (row 1) is ok and has no number under events, "
-                            f"which every run that did not fail has; remove it or give --fresh\n  {line}\n"
+                            f"which every run that did not fail has; remove it or give fresh=True\n  {line}\n"
                             f"  {' ' * (col - 1)}^")
     assert _files(tmp_path) == before
 

@@ -40,7 +40,7 @@ def test_a_journal_byte_that_is_not_utf8_is_one_located_error(tmp_path):
         sweep(str(tmp_path / "p.sq"), seeds=[1], out=str(tmp_path / "o.csv"), workers=0, progress=False)
     col = line.index(b"\xe9") + 1
     assert str(e.value) == (f"{tmp_path / 'o.csv.journal'}:1:{col}: error: the journal is not UTF-8 text (byte "
-                            f"0xE9); remove the file or give --fresh\n  {line.decode('latin-1')[:col - 1]}\\xe9"
+                            f"0xE9); remove the file or give fresh=True\n  {line.decode('latin-1')[:col - 1]}\\xe9"
                             f'", "figures": {{}}}}\n  {" " * (col - 1)}^')
 
 

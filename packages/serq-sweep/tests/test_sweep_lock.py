@@ -39,7 +39,7 @@ def test_a_second_sweep_into_a_table_being_written_is_refused(tmp_path, fresh):
         with pytest.raises(UserError) as e:
             serq_sweep.sweep(str(prog), seeds="1,2", horizon=5, out=str(out), workers=0, fresh=fresh)
         assert str(e.value) == (f"error: {out}: another sweep is writing this table now (its journal {journal} is "
-                                "locked); let it end, or give another --out")
+                                "locked); let it end, or give out= another name")
         assert journal.read_bytes() == b"a line the first sweep wrote\n"  # read by no one, cleared by no one
         assert not out.exists()
     finally:

@@ -49,13 +49,14 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 journal.close()
                 journal = None  # (the other sweep's: never removed here)
                 raise UserError(f"{out}: another sweep is writing this table now (its journal "
-                                f"{core.journal_path(out)} is locked); let it end, or give another --out")
+                                f"{core.journal_path(out)} is locked); let it end, or give "
+                                f"{core.another_name(plan.given)}")
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
                 done = core.load_finished(out, plan, others)  # (a journal of someone else's refused there)
-                core.check_points_table(out)
-                said = core.left_out(out, others)
+                core.check_points_table(out, plan.given)
+                said = core.left_out(out, others, plan.given)
                 if said is not None:  # before the first run, while the table there is still whole
                     print(said, file=sys.stderr, flush=True)
         skip = set(done)
@@ -166,7 +167,7 @@ class Records:
         else:
             others: set[str] = set()
             self.runs = R.load(self.path, self.plan, others, done, table_others)
-            said = R.left_out(self.path, others)
+            said = R.left_out(self.path, others, getattr(self.plan, "given", None))
             if said is not None:  # before the first run, while the records there are still whole
                 print(said, file=sys.stderr, flush=True)
         from serq.files import open_own_append

@@ -476,6 +476,21 @@ def named(given: Any, setting: str, text: str | None = None) -> str:
     return said if text is not None or said.startswith("--") else f"{said}="
 
 
+def fresh_named(given: Any) -> str:
+    """How a message tells a sweep to start afresh, as it was given (:func:`named`): the command line's
+    ``--fresh`` or the Python API's ``fresh=True`` (the API's caller was told to give ``--fresh``, an option
+    it has no way to give)."""
+    said = named(given, "fresh")
+    return said if said.startswith("--") else f"{said}True"
+
+
+def another_name(given: Any, setting: str = "out") -> str:
+    """How a message tells a sweep to write elsewhere (:func:`named`): the command line's ``another --out``
+    (its words as they were) or the Python API's ``out= another name``."""
+    said = named(given, setting)
+    return f"another {said}" if said.startswith("--") else f"{said} another name"
+
+
 def check_slo_program(program: Any, file: str, limits: Mapping[str, Any], given: Any = None) -> None:
     """Refuse, before any run, an SLO for a program that records no requests, as ``serq run --slo`` does:
     its runs would have no goodput to give. ``given`` names the option or keyword (:func:`named`)."""
@@ -1633,24 +1648,26 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
     """The runs an earlier sweep into ``path`` finished: those of the table there and of its journal,
     key -> result (a key this sweep does not run is left out, and added to ``others`` when given)."""
     wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
+    given = getattr(plan, "given", None)
+    fresh = fresh_named(given)  # (--fresh, or the Python API's fresh=True)
     done: dict[str, dict] = {}
     if os.path.exists(path):
         lines: list[tuple[int, int]] = []
         try:
             names, table = read_table_columns(path, lines)
         except TableFault as e:
-            raise UserError(e.message("cannot read the table to resume from", "; remove it or give --fresh")) from None
+            raise UserError(e.message("cannot read the table to resume from", f"; remove it or give {fresh}")) from None
         except (OSError, ValueError, KeyError, csv.Error) as e:
             raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
-                            "--fresh") from None
+                            f"{fresh}") from None
         # a file of columns and no key is not a sweep's table, with rows or without (a header alone, 'name,score',
         # was taken for an empty table and replaced); an empty file has nothing to lose
         if names and "key" not in names:
-            raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
+            raise UserError(f"{path}: not a sweep's table (no column key); remove it or give {fresh}")
         # (a table of keys without their statuses: each row's was said to be 'None', none a sweep writes)
         if names and "status" not in names:
             raise UserError(f"{path}: not a sweep's table (no column status, which every row of one has); remove "
-                            "it or give --fresh")
+                            f"it or give {fresh}")
         # a table written before runs kept their reports' warnings has no column of them: its runs are run
         # again (once), rather than written back as runs that warned of nothing
         if table and "warnings" not in names:
@@ -1669,8 +1686,8 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             swept = set(plan.names)
             figs = [c for c in names if c not in FIXED and c not in swept and report_figure(c)]
             unknown = [c for c in names if c not in FIXED and c not in swept and not report_figure(c)]
-            refuse_unknown_figures(path, names, unknown)
-            said = not_figures(path, unknown)
+            refuse_unknown_figures(path, names, unknown, given)
+            said = not_figures(path, unknown, given)
             if said is not None:  # before the first run, while the table there is still whole
                 print(said, file=sys.stderr, flush=True)
             for n, r in enumerate(table, 2):
@@ -1678,7 +1695,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
                         shown = printable(repr(str(r.get("status"))[:40]))
                         why = (f"the run {r['key']} (row {n - 1}) has the status {shown}, none a sweep writes "
-                               f"({', '.join(STATUSES)}); remove it or give --fresh")
+                               f"({', '.join(STATUSES)}); remove it or give {fresh}")
                         if lines and "status" in names:  # (a CSV table: at the cell, the line quoted)
                             from serq_sim.trace import csv_located
 
@@ -1689,7 +1706,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     lacking = lacking_figure(res["status"], res["figures"])
                     if lacking is not None:  # (a row blanked or cut down by hand was resumed as a run of no figures)
                         why = (f"the run {r['key']} (row {n - 1}) is {res['status']} and has no number under "
-                               f"{lacking}, which every run that did not fail has; remove it or give --fresh")
+                               f"{lacking}, which every run that did not fail has; remove it or give {fresh}")
                         if lines and lacking in names:  # (a CSV table: at the cell, the line quoted)
                             from serq_sim.trace import csv_located
 
@@ -1704,7 +1721,8 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     done[r["key"]] = res
                 elif others is not None and r.get("key") is not None:
                     others.add(str(r["key"]))
-    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others, entry=_journaled_run):
+    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others, entry=_journaled_run,
+                                  given=given):
         if "warnings" not in r:  # (journaled before runs kept their warnings: run again, as such a table's)
             done.pop(key, None)
             continue
@@ -1713,7 +1731,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
     return {k: r for k, r in done.items() if not not_the_programs(r)}
 
 
-def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str]) -> None:
+def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str], given: Any = None) -> None:
     """Refuse to resume from the table at ``out`` (its columns ``names``) when one of its ``unknown`` columns
     (no figure a run reports, :func:`report_figure`, and no name this sweep sweeps) stands where a sweep writes
     the figures, after ``seed`` (after ``key`` when the table has no ``seed``): a figure's column renamed by
@@ -1722,7 +1740,8 @@ def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str
     the table had no number under that figure, and only a run of its point run now tells a resume which
     figures its runs have (:func:`cut_down`), so a resume that ran nothing again wrote a table without that
     figure and without the column, and said only 'copy it aside'. A column before ``seed``, where a sweep
-    writes its swept names, is a name swept before (or one renamed), left out with the warning."""
+    writes its swept names, is a name swept before (or one renamed), left out with the warning. ``given``
+    names ``--fresh`` or ``fresh=True`` (:func:`fresh_named`)."""
     where: dict[str, int] = {}
     for i, c in enumerate(names):  # (names.index of each column: a table of 10**5 columns took minutes)
         where.setdefault(c, i)
@@ -1736,21 +1755,22 @@ def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str
                     "no figure a run reports (a figure's column renamed by hand, or a column added by hand): the "
                     "table a resume writes has no such column, and a run resumed from this one would have no "
                     "number under the figure it was; rename it back to the figure's name (its path in the report, "
-                    "`observes.NAME.mean`), move a column of your own aside, or give --fresh to run the sweep "
+                    f"`observes.NAME.mean`), move a column of your own aside, or give {fresh_named(given)} to run the sweep "
                     "again")
 
 
-def not_figures(out: str, columns: Sequence[str]) -> str | None:
+def not_figures(out: str, columns: Sequence[str], given: Any = None) -> str | None:
     """What a sweep resuming from the table at ``out`` says of its ``columns`` that are neither a figure a run
     reports (:func:`report_figure`) nor a name this sweep sweeps, which the table it writes leaves out (a
-    name swept before and not now, a column added or renamed by hand); None when there are none."""
+    name swept before and not now, a column added or renamed by hand); None when there are none. ``given``
+    names ``--out`` or ``out=`` (:func:`another_name`)."""
     if not columns:
         return None
     shown = ", ".join(clipped(printable(str(c))) or "''" for c in columns[:5])
     more = f" and {len(columns) - 5} more" if len(columns) > 5 else ""
     return (f"warning: {printable(out)}: the column(s) {shown}{more} of the table there are no figure a run reports "
             "and no name this sweep sweeps (a name swept before and not now, a column added or renamed by hand): "
-            "the table this sweep writes leaves them out; copy it aside now to keep them, or give another --out")
+            f"the table this sweep writes leaves them out; copy it aside now to keep them, or give {another_name(given)}")
 
 
 #: the words of the errors :func:`not_the_programs` knows in a row written before they carried a code: an
@@ -1794,17 +1814,18 @@ def trace_changed(result: Mapping[str, Any]) -> bool:
     return result.get("status") == "error" and result.get("warnings") == TRACE_CHANGED
 
 
-def left_out(out: str, others: set[str]) -> str | None:
+def left_out(out: str, others: set[str], given: Any = None) -> str | None:
     """What a resumed sweep into ``out`` says of the runs ``others`` of the table there (and its journal) that
     it does not run, or None when there are none: the table it writes holds its own runs alone, so those
     rows go (they went without a word: a sweep narrowed to fewer values or seeds, or rerun after its
-    program changed, lost the rest of the table it resumed)."""
+    program changed, lost the rest of the table it resumed). ``given`` names ``--out`` or ``out=``
+    (:func:`another_name`)."""
     if not others:
         return None
     return (f"warning: {printable(out)}: {len(others)} run(s) of the table there (or its journal) are no point and "
             "seed of this sweep (a value or seed not swept now, or the program, a trace, a run bound or a "
             "serQ version changed since): the table this sweep writes leaves them out; copy it aside now to "
-            "keep them, or give another --out")
+            f"keep them, or give {another_name(given)}")
 
 
 def _figures(v: Any) -> bool:
@@ -1872,20 +1893,22 @@ _RESULT_FIELDS = {"status": lambda v: v in STATUSES, "message": lambda v: isinst
 
 
 def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], others: set[str] | None = None,
-                    entry: Any = None) -> Iterator[tuple[str, dict]]:
+                    entry: Any = None, given: Any = None) -> Iterator[tuple[str, dict]]:
     """The entries of the journal ``path`` (one JSON object a line, if the file exists) whose key this
     sweep runs, in the order written (a later entry of a key replaces an earlier one; the key of another
     is added to ``others`` when given). A line that does not
     parse is the last one of a journal cut short by a kill, and is skipped; an object without one of
     ``fields`` (field -> a test of its value), or whose value fails its test, is one message naming the
     line (``"figures": null`` ended in an AttributeError traceback); so is one of this sweep's runs that ``entry``
-    (a function of the entry whose fields passed, returning the path of what is wrong in it, or None) refuses."""
+    (a function of the entry whose fields passed, returning the path of what is wrong in it, or None) refuses.
+    ``given`` names ``--fresh`` or ``fresh=True`` in those messages (:func:`fresh_named`)."""
+    fresh = fresh_named(given)
     if not os.path.exists(path):
         return
     # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line);
     # UTF-8, a byte-order mark skipped (a journal saved by an editor that adds one lost its first entry)
     with open_input(path, max_line=MAX_LINE) as f:
-        for n, raw in _journal_lines(f, path):
+        for n, raw in _journal_lines(f, path, fresh):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             try:
@@ -1894,7 +1917,7 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                 # a sweep writes its entries in ASCII (json.dumps), so a kill cannot leave such a byte: it was
                 # edited in, and was read as U+FFFD, a message changed in the table written or the entry
                 # dropped without a word
-                raise UserError(_not_utf8_entry(path, n, raw, e)) from None
+                raise UserError(_not_utf8_entry(path, n, raw, e, fresh)) from None
             try:
                 r = json.loads(line)
             except ValueError:
@@ -1902,24 +1925,24 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                     continue  # (cut short by a kill: a sweep's line, which open_own_append ended)
                 # no line a sweep writes: a file of someone else's at the name serq gives its journal, which the
                 # sweep would append to and then remove
-                raise UserError(_not_an_entry(path, n, line, ())) from None
+                raise UserError(_not_an_entry(path, n, line, (), fresh)) from None
             except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
-                raise UserError(_not_an_entry(path, n, line, ())) from None
+                raise UserError(_not_an_entry(path, n, line, (), fresh)) from None
             if not isinstance(r, dict):
-                raise UserError(_not_an_entry(path, n, line, ()))
+                raise UserError(_not_an_entry(path, n, line, (), fresh))
             for k, ok in (("key", lambda v: isinstance(v, str)), *fields.items()):
                 if k not in r or not ok(r[k]):
-                    raise UserError(_not_an_entry(path, n, line, (k,) if k in r else ()))
+                    raise UserError(_not_an_entry(path, n, line, (k,) if k in r else (), fresh))
             if r["key"] in wanted:
                 at = entry(r) if entry is not None else None
                 if at is not None:
-                    raise UserError(_not_an_entry(path, n, line, at))
+                    raise UserError(_not_an_entry(path, n, line, at, fresh))
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
 
 
-def _journal_lines(f: Any, path: str) -> Iterator[tuple[int, bytes]]:
+def _journal_lines(f: Any, path: str, fresh: str = "--fresh") -> Iterator[tuple[int, bytes]]:
     """The lines of the journal open as ``f``, numbered from 1; one longer than :data:`MAX_LINE` is no entry a
     sweep journals, and is told as one (it was the reader's words alone, without what to do)."""
     from serq.files import LineTooLong
@@ -1928,7 +1951,7 @@ def _journal_lines(f: Any, path: str) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(f, 1)
     except LineTooLong as e:
         raise UserError(f"{path}: {e.strerror}, which no entry of a sweep's journal is; remove the file or give "
-                        "--fresh") from None
+                        f"{fresh}") from None
 
 
 #: how every entry of a sweep's journal begins (json.dumps of a dict whose first field is the key)
@@ -1943,7 +1966,7 @@ def torn_entry(line: str) -> bool:
     return not text or text.startswith(ENTRY_START) or ENTRY_START.startswith(text)
 
 
-def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError) -> str:
+def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError, fresh: str = "--fresh") -> str:
     """The error of line ``n`` (``raw``) of a sweep's journal, at its first byte that is not UTF-8, the line
     quoted (such bytes as ``\\xNN``, serq.errors.shown_char) with a caret under it."""
     from serq.files import not_utf8
@@ -1952,10 +1975,10 @@ def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError) -> str
     text = raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")
     col = len(raw[:e.start].decode("utf-8")) + 1
     return located(text, path, n, col, f"{not_utf8(raw[e.start], raw[:4] if n == 1 else b'', 'the journal')}; remove the file or "
-                   "give --fresh", first=n)
+                   f"give {fresh}", first=n)
 
 
-def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
+def _not_an_entry(path: str, n: int, line: str, at: tuple, fresh: str = "--fresh") -> str:
     """The error of line ``n`` (``line``) of a sweep's journal, no entry a sweep writes: at the value of the field
     ``at`` that is not one (the line's start for a line that is no object, or lacks a field), the line quoted
     with a caret, as a JSON mistake is (it was the line's number alone)."""
@@ -1964,7 +1987,7 @@ def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
     text = line.rstrip("\r\n")
     pos = value_at(text, at) if at else None
     return located(text, path, n, 1 if pos is None else pos + 1,
-                   "not an entry of a sweep's journal; remove the file or give --fresh", first=n)
+                   f"not an entry of a sweep's journal; remove the file or give {fresh}", first=n)
 
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:
@@ -1998,14 +2021,16 @@ def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None
     check_output(out)
 
 
-def check_points_table(out: str) -> None:
+def check_points_table(out: str, given: Any = None) -> None:
     """Refuse, before anything runs, a file at ``out``'s points table (:func:`points_path`, a name serq gives
     it) that is not a points table a sweep wrote (a header whose first column is ``point``, with ``runs``):
     the sweep would replace it, and the user named only ``out``. An empty file has nothing to lose; a points
     table of another sweep (other axes) is replaced, as its table at ``out`` is. ``--fresh`` replaces either,
-    as it does the table at ``out``."""
+    as it does the table at ``out``. ``given`` names ``--out`` and ``--fresh`` or the Python API's ``out=`` and
+    ``fresh=True`` (:func:`named`)."""
     path = points_path(out)
-    after = f"; a sweep into {out} writes its table of points there: remove it, give --out another name, or give --fresh"
+    after = (f"; a sweep into {out} writes its table of points there: remove it, give {named(given, 'out')} another "
+             f"name, or give {fresh_named(given)}")
     try:
         if not os.path.isfile(path) or os.path.getsize(path) == 0:
             return  # (new; or what check_outputs refused, a link or a FIFO)

@@ -33,8 +33,11 @@ from .core import (
     FLOAT_CELL,
     WHOLE_CELL,
     TableFault,
+    another_name,
     cell_fault,
     csv_rows,
+    fresh_named,
+    named,
     not_utf8_fault,
     repeated_column,
     unmarked_utf16,
@@ -423,6 +426,8 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
     wanted = {plan.key(p, s): p for p in plan.points for s in plan.seeds}
     runs: dict[str, Run] = {}
     most = int(plan.limits.get("max_samples") or DEFAULT_MAX_SAMPLES)
+    given = getattr(plan, "given", None)
+    fresh = fresh_named(given)  # (--fresh, or the Python API's fresh=True)
     for name, file in files(path, table_names(plan)).items():
         if not os.path.exists(file):
             continue
@@ -446,17 +451,17 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
                 elif key not in wanted and others is not None:
                     others.add(key)
         except TableFault as e:
-            raise UserError(e.message("cannot read the records to resume from", "; remove it or give --fresh")
+            raise UserError(e.message("cannot read the records to resume from", f"; remove it or give {fresh}")
                             ) from None
         except (OSError, ValueError, KeyError, ImportError, csv.Error) as e:
             from .core import unreadable
 
             raise UserError(f"{file}: cannot read the records to resume from ({unreadable(file, e)}); remove it or give "
-                            "--fresh") from None
+                            f"{fresh}") from None
     from .core import journal_entries
 
     for key, r in journal_entries(journal_path(path), set(wanted), {"tables": lambda v: isinstance(v, dict)},
-                                  others):
+                                  others, given=given):
         try:
             runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
             for n, cols in runs[key].items():  # (what a run journals: every column its program's record declares)
@@ -466,21 +471,22 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
         except (AttributeError, TypeError, ValueError, KeyError) as e:
             why = f" ({e})" if isinstance(e, ValueError) else ""
             raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's{why}; remove the "
-                            "file or give --fresh") from None
+                            f"file or give {fresh}") from None
     return runs
 
 
-def left_out(path: str, others: set[str]) -> str | None:
+def left_out(path: str, others: set[str], given: Any = None) -> str | None:
     """What a sweep says, before its first run, of the runs ``others`` whose records are in the records file
     ``path`` (its tables, or its journal) and which it does not run, or None when there are none: the records
     it writes hold its own runs alone (those of another sweep, or of values and seeds not swept now, went
-    without a word, where the table's are said: serq_sweep.core.left_out)."""
+    without a word, where the table's are said: serq_sweep.core.left_out). ``given`` names ``--records`` or
+    the Python API's ``records=`` (serq_sweep.core.named)."""
     if not others:
         return None
-    return (f"warning: --records {printable(path)}: the records of {len(others)} run(s) there (or in its journal) "
+    return (f"warning: {named(given, 'records', printable(path))}: the records of {len(others)} run(s) there (or in its journal) "
             "are of no point and seed of this sweep (a value or seed not swept now, another sweep's, or the "
             "program, a trace, a run bound or a serQ version changed since): the records this sweep writes "
-            "leave them out; copy them aside now to keep them, or give another --records")
+            f"leave them out; copy them aside now to keep them, or give {another_name(given, 'records')}")
 
 
 def complete(key: str, runs: Mapping[str, Run], result: Mapping[str, Any] | None, names: Sequence[str]) -> bool:
