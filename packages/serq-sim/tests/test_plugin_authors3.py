@@ -366,23 +366,26 @@ def test_a_name_no_installed_plugin_registers_is_told_at_its_place(tmp_path, lin
     assert caret == " " * (col + 1) + "^"
 
 
-@pytest.mark.parametrize(("example", "builtin", "mine", "counted"), [
-    ("multi-turn/vllm_chat.sq", "preempt lifo", "preempt @mostkv", "preemptions"),
-    ("multi-turn/replica.sq", "preempt lifo", "preempt @mostkv", "preemptions"),
-    ("multi-turn/offload.sq", "evict lru", "evict @leasthits", "evicted_entries"),
+@pytest.mark.parametrize(("example", "builtin", "mine", "counted", "blocks", "horizon"), [
+    ("multi-turn/vllm_chat.sq", "preempt lifo", "preempt @mostkv", "preemptions", 300.0, 300.0),
+    # (replica.sq's conversations grow turn by turn: on 300 blocks to 300 s some outgrow the pool and preempt
+    # themselves again and again to the horizon, language.txt §3's livelock, thousands of preemptions a run;
+    # 800 blocks to 100 s preempt a few times)
+    ("multi-turn/replica.sq", "preempt lifo", "preempt @mostkv", "preemptions", 800.0, 100.0),
+    ("multi-turn/offload.sq", "evict lru", "evict @leasthits", "evicted_entries", 300.0, 300.0),
 ])
 def test_the_plugins_policies_on_a_step_engine_agree_on_both_tiers(pm, tmp_path, monkeypatch, example, builtin,
-                                                                   mine, counted):
+                                                                   mine, counted, blocks, horizon):
     """vLLM-like programs of the examples with the plugin's policy in place of the built-in one: the default tier
     and the general engine give the same bytes, the same seed the same bytes again, and the policy is asked."""
     text = (EXAMPLES / example).read_text()
     assert builtin in text
     path = tmp_path / "P.sq"
     path.write_text(text.replace(builtin, mine))
-    prog = serq_frontend.compile(path, pm=pm, sets={"blocks": 300.0})
-    doc = same_json(prog, monkeypatch, pm=pm, seed=3, horizon=300.0)
-    assert encode_json(serq_sim.run(prog, pm=pm, seed=3, horizon=300.0)) == encode_json(
-        serq_sim.run(prog, pm=pm, seed=3, horizon=300.0))
+    prog = serq_frontend.compile(path, pm=pm, sets={"blocks": blocks})
+    doc = same_json(prog, monkeypatch, pm=pm, seed=3, horizon=horizon)
+    assert encode_json(serq_sim.run(prog, pm=pm, seed=3, horizon=horizon)) == encode_json(
+        serq_sim.run(prog, pm=pm, seed=3, horizon=horizon))
     assert sum(p[counted] for p in doc["pools"]) > 0
 
 
