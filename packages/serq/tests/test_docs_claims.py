@@ -243,3 +243,29 @@ def test_the_names_lib_vllm_sq_takes_are_those_docs_vllm_md_lists(tmp_path):
         path.write_text(engine.replace("let rate = 2;", f"let rate = 2;\nlet {name} = 3;"))
         with pytest.raises(CompileError, match=f"`{name}` is a `let`"):  # (a set's words, or an admission binding's)
             serq_frontend.compile(str(path))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_the_refused_on_re_admission_warning_docs_vllm_md_quotes_is_what_serq_says(monkeypatch, tier):
+    # docs/vllm.md, "A request refused after its first token": the pool's warning it quotes word for word is
+    # that of `packages/serq-vllm/tests/peer_programs15/load.sq --arrivals 200 --set blocks=40`, whose counts
+    # it gives: 598 `ttft` and `hit` samples, 597 records, one refusal on re-admission (598 = 597 + 1) and the
+    # engine table's 598 requests; the truth is the page's own text and its arithmetic
+    import serq_frontend
+    import serq_sim
+
+    text = (ROOT / "docs" / "vllm.md").read_text()
+    said = re.search(r"counts it apart from the requests rejected when they first joined the queue \(which have no "
+                     r"sample\):\n\n```\n(warning: [^\n]*)\n```\n\nThat is `([^`]*) --arrivals (\d+) --set blocks=(\d+)`: "
+                     r"(\d+) `ttft` and\n`hit` samples, (\d+) records and one refusal on re-admission \((\d+) = (\d+) \+ "
+                     r"1\), and the engine table's (\d+)\nrequests", text)
+    assert said, "docs/vllm.md quotes the refused-on-re-admission warning and the command that prints it"
+    quoted, program, arrivals, blocks = said.group(1), said.group(2), int(said.group(3)), int(said.group(4))
+    samples, records, total, of_records, engine = (int(said.group(i)) for i in range(5, 10))
+    assert (total, of_records) == (samples, records) and samples == records + 1 == engine
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    r = serq_sim.run(serq_frontend.compile(str(ROOT / program), sets={"blocks": blocks}), arrivals=arrivals)
+    assert [n for n in r.result.notes if n.startswith("warning: pool kv rejected")] == [quoted]
+    assert (len(r.observe("ttft")), len(r.observe("hit")), r.result.requests.completed) == (samples, samples, records)
+    assert r.stage("engine").requests == engine
