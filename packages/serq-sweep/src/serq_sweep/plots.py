@@ -914,11 +914,12 @@ def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
         raise UserError(f"{where}: {why}" if located == why else located) from None
 
 
-def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None
-                     ) -> dict[tuple[str, Any], list[float]]:
+def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None,
+                     said: list[str] | None = None) -> dict[tuple[str, Any], list[float]]:
     """What :func:`records_cdf` draws: per (metric, value of ``hue``, None without one) the metric's values
     sorted (the requests that have one; every run of a sweep's records table pooled, or per value of
-    ``hue``), each step of the CDF at one of them."""
+    ``hue``), each step of the CDF at one of them. ``said``, when given, gets a warning per metric of the
+    rows left out for a blank cell and of the values that are infinite (:func:`_unplotted`)."""
     import math as _m
 
     where = os.fspath(records) if isinstance(records, (str, os.PathLike)) else "the records"
@@ -935,6 +936,10 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
         _few_lines(len(set(frame[hue].to_numpy().tolist())), hue, len(metrics))
     for name in metrics:
         values = _metric(frame, name, where)
+        if said is not None:
+            warning = _unplotted(frame, name, values, where)
+            if warning is not None:
+                said.append(warning)
         if hue is None:
             out[(name, None)] = sorted(float(v) for v in values if not _m.isnan(v))
             continue
@@ -943,6 +948,44 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
             sel = values[keys == h]
             out[(name, h)] = sorted(float(v) for v in sel if not _m.isnan(v))
     return out
+
+
+def _unplotted(frame: Any, name: str, values: Any, where: str) -> str | None:
+    """The warning of a records CDF of metric (or column) ``name``, its ``values`` per row of ``frame``, whose
+    rows have a blank (or ``nan``) cell under a column it reads (those rows are left out: the legend's count
+    alone told of them) or whose values are ``inf`` or ``-inf`` (counted, as the fraction of requests at or
+    below each value counts them, and drawn nowhere: the curve ends below 1 by the ``inf`` values' share
+    and starts above 0 by the ``-inf`` values'); None when there are none. A value the metric has none of
+    by its definition (a phase of a request never admitted, the ``tpot`` of one output token) is none of
+    these."""
+    import numpy as np
+
+    need = RECORD_METRICS[name][1] if name in RECORD_METRICS else ()  # (as _metric reads it)
+    if not need or not all(c in frame.columns for c in need):
+        need = (name,)
+    blank = np.zeros(len(frame), dtype=bool)
+    under = []
+    for c in need:
+        cells = np.isnan(frame[c].to_numpy(dtype=float))
+        if cells.any():
+            under.append((c, int(cells.sum())))
+            blank |= cells
+    up, down = int(np.sum(values == np.inf)), int(np.sum(values == -np.inf))
+    parts = []
+    if under:
+        cols = " and ".join(f"{n} under {clipped(str(c))}" for c, n in under) if len(under) > 1 else \
+            f"under {clipped(str(under[0][0]))}"
+        parts.append(f"{int(blank.sum())} of the {len(frame)} rows have a blank (or nan) cell {cols} and are left "
+                     "out")
+    if up or down:
+        counts = " and ".join(t for t in (f"{up} inf" if up else "", f"{down} -inf" if down else "") if t)
+        ends = " and ".join(t for t in ("ends below 1 by the share of inf" if up else "",
+                                         "starts above 0 by the share of -inf" if down else "") if t)
+        parts.append(f"the values of {_drawn(name)} hold {counts}, counted among the requests and drawn nowhere "
+                     f"(beyond the axis: the curve {ends})")
+    if not parts:
+        return None
+    return f"warning: {printable(where)}: --cdf {_drawn(name)}: " + "; ".join(parts)
 
 
 def _no_requests_warning(hue: str, values: Sequence[Any], where: Mapping[str, object]) -> str:
@@ -961,11 +1004,16 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     """The empirical CDF of each metric over the requests of ``records`` (a records file of ``serq run
     --records`` or ``serq sweep --records``, or a DataFrame): a step at every request's value, from 0 to 1;
     a line per value of ``hue`` (a swept name) when given."""
-    data = records_cdf_data(records, metrics, hue)
+    said: list[str] = []
+    data = records_cdf_data(records, metrics, hue, said)
     for (name, _), vs in data.items():
         drawable(vs, f"--cdf {name}")
     something_to_draw((((v,) for v in vs) for vs in data.values()), f"--cdf {', '.join(metrics)}",
                       "no request has a value that is a finite number (each is NaN or infinite, or there are none)")
+    if said:  # (what the legend's counts alone told of)
+        import sys
+
+        print("\n".join(printable_lines(w) for w in said), file=sys.stderr, flush=True)
     figure = _figure()
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
