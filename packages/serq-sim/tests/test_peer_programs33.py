@@ -603,4 +603,6 @@ def test_compare_few_seeds_paired_ci_can_be_wider_than_a_reduction_suggests():
     (row,) = table.to_dict("records")
     assert row["variance_reduction"] == pytest.approx(0.311, abs=0.001)
     assert row["ci_paired"] > row["ci_unpaired"]
+    # the two half-widths the tutorial quotes for `serq compare md1.sq … --seeds 1..3 --horizon 5000`, ±0.47 and ±0.36
+    assert (round(row["ci_paired"], 2), round(row["ci_unpaired"], 2)) == (0.47, 0.36)
     assert 1 - (t975(4) / t975(2)) ** 2 == pytest.approx(0.5836, abs=1e-4)
