@@ -177,13 +177,14 @@ REFUSED += [
     # "a reader has one source"
     (PQ + QQ + D_ + "D pull P latency 0 share maxmin;\n⟨D pull Q latency 0 share maxmin;\n" + GW,
      "`D` pulls from `P` already; a reader has one source"),
-    # "an entry of D called from another queue is an error": at the read, with notes at the calls
-    (PQ + QQ + DQ.replace("TRANSFER", "⟨transfer") + "D pull P latency 0 share maxmin;\n"
+    # "an entry of D called from another queue is an error": at the call's `from`, a note at the read (it was
+    # at the read, with notes at the calls)
+    (PQ + QQ + DQ.replace("TRANSFER", "transfer") + "D pull P latency 0 share maxmin;\n"
      + GW.replace("P[0].prefill (prompt); D[0].decode (prompt) from P[0]", "Q[0].prefill (prompt); D[0].decode "
-                  "(prompt) from Q[0]"),
-     "`D` pulls from `P`, and this entry was called `from Q"),
+                  "(prompt) from ⟨Q[0]"),
+     "`D.decode` is called `from Q[…]`, and `D` pulls from `P`"),
     # "only a link without an entry takes one"
-    ("queue L[1] : link { serve ps(1) latency ⟨1; transfer (n) { run (n); } }\n" + D + B
+    ("queue L[1] : link { serve ps(1) ⟨latency 1; transfer (n) { run (n); } }\n" + D + B
      + "session { run d (1); }\n" + R, "`latency` on link `L`: only a link without an entry takes one"),
     # "a family of one is still a family: its entries are called D[j].decode (…)"
     ("queue P[1] : prefill { pool kv { cap 4; } serve fifo; prefill (prompt) { hold kv (1) { prefill (prompt); } } }"

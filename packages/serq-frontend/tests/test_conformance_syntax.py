@@ -220,10 +220,10 @@ REFUSALS = {
                    "prefill (prompt) { branch (prompt > 3) { hold kv (prompt) { run (prompt); } cache (prompt) "
                    "lease kv (inf); } else { hold kv (prompt) { run (prompt); } } } }\nqueue Q", 1)
         .replace("from P[i];", "from ⟨P[i];"), "on some way through it"),
+    # at the call's `from` (it was at the read inside the entry), a note at the read
     "a_reader_called_from_another_queue": (PD.replace("D[j].decode (prompt) from P[i];",
-                                                      "Q.prefill (prompt); D[j].decode (prompt) from Q;")
-                                           .replace("{ transfer (prompt) from src", "{ ⟨transfer (prompt) from src"),
-                                           "`D` pulls from `P`"),
+                                                      "Q.prefill (prompt); D[j].decode (prompt) from ⟨Q;"),
+                                           "`D.decode` is called `from Q`, and `D` pulls from `P`"),
     "a_transfer_without_on_and_no_pull": (PD.replace(PULL, "share maxmin;\n")
                                           .replace("{ transfer (prompt) from src", "{ ⟨transfer (prompt) from src"),
                                           "pulls from no queue"),
@@ -231,7 +231,7 @@ REFUSALS = {
     "a_relation_and_a_share": (PD + "⟨share maxmin;\n", "`share` is given twice"),
     "a_pull_of_no_queue": (PD.replace(PULL, "⟨D pull Z share maxmin;\n"), "no queue `Z` is declared above"),
     "a_pull_latency_that_draws": (PD.replace("latency 0.5", "latency ⟨~exp(1)"), "constant"),
-    "latency_on_a_link_with_an_entry": ("queue L : link { serve ps(3) latency ⟨1; transfer (n) { run (n); } }\n" + PD,
+    "latency_on_a_link_with_an_entry": ("queue L : link { serve ps(3) ⟨latency 1; transfer (n) { run (n); } }\n" + PD,
                                         "only a link without an entry takes one"),
     "an_entry_reading_a_session_attribute": (PD.replace("run (o);", "run (o + ⟨gx);")
                                              .replace("session { turn;", "session { turn; set gx = 1;"),

@@ -106,7 +106,7 @@ def test_an_entry_call_from_a_declared_pool_is_still_told_as_the_wrong_source():
     src = PD.replace("queue P[2]", "pool Q { cap 4; }\nqueue P[2]").replace("CALL", "D[j].decode (prompt) from Q;")
     with pytest.raises(serq_frontend.CompileError) as info:
         compile_src(src)
-    assert "`D` pulls from `P`, and this entry was called `from Q`" in str(info.value)
+    assert "`D.decode` is called `from Q`, and `D` pulls from `P`" in str(info.value)
 
 
 S = "stage s : fifo;\nworkload { arrive poisson(1); }\n"

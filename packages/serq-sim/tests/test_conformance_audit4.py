@@ -664,8 +664,8 @@ def pull_prog(rel="D pull P latency 1 share maxmin;", nic="nic ps(10);", cache="
     # "an entry of D called from another queue is an error"
     ({"extra": "queue Q : prefill { pool kv { cap 10; } serve delay; nic ps(1); prefill (p) { hold kv (p) "
                "{ prefill (1); } lease kv (inf); } }\n",
-      "calls": "Q.prefill (prompt); D.decode (prompt) from Q;"}, "`D` pulls from `P`, and this entry was called "
-     "`from Q.kv`"),
+      "calls": "Q.prefill (prompt); D.decode (prompt) from Q;"}, "`D.decode` is called `from Q`, and `D` pulls "
+     "from `P` (`D pull P`): an entry of `D` that reads is called `from P[…]`"),
 ])
 def test_what_a_pull_relation_refuses(kw, msg):
     assert refused(pull_prog(**kw)).startswith(msg)

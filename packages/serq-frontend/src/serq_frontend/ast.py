@@ -583,6 +583,8 @@ class QueueItem(Node):
     order_errors: list[tuple[Pos, str]] = field(default_factory=list)
     #: where the name is written (for a message refusing it)
     name_pos: Pos | None = None
+    #: where the serve's clause ``latency x`` begins, its word ``latency`` (for a message refusing it)
+    latency_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)

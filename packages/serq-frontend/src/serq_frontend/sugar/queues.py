@@ -56,7 +56,8 @@ def _queue_item(b: Any, p: Pos, c: list[Any]) -> A.QueueItem:
             if q.serve is not None:
                 q.order_errors.append((it[3], f"queue `{name}` has two `serve`s"))
             stage = max(stage, 1)
-            q.serve, q.latency = it[1], it[2]
+            q.serve = it[1]
+            q.latency, q.latency_pos = it[2] if it[2] is not None else (None, None)
         elif isinstance(it, tuple) and it[0] == "nic":
             if stage > 1:
                 q.order_errors.append((it[2], f"queue `{name}`: its `nic` comes before its entries"))
@@ -75,7 +76,7 @@ BUILDERS = {
     "roles": lambda b, p, c: [(str(t), Pos(b.file, t.line, t.column)) for t in c],
     "pull_item": lambda b, p, c: A.PullItem(str(c[0]), str(c[1]), c[2], str(c[3]), p),
     "pull_latency": lambda b, p, c: c[0],
-    "q_latency": lambda b, p, c: c[0],
+    "q_latency": lambda b, p, c: (c[0], p),  # (the wait, and where its clause `latency x` begins)
     "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p, name_pos(b, c[0])),
     "q_serve": lambda b, p, c: ("serve", c[0], c[1], p),
     "q_nic": lambda b, p, c: ("nic", c[0], p),
@@ -258,12 +259,13 @@ class QueueRewriter:
         q = Queue(item, size, family, roles, pools, entries, locals_, leases, leased, leased_all=leased_all,
                   index=index, latency=item.latency)
         if item.latency is not None:
+            # (at the clause, the word `latency` these are about: the caret was under its value)
+            clause = item.latency_pos or item.latency.pos
             if "link" not in roles:
-                raise ctx.error(item.latency.pos, f"`latency` on the serve of `{item.name}`: only a link's "
-                                "serve takes one")
+                raise ctx.error(clause, f"`latency` on the serve of `{item.name}`: only a link's serve takes one")
             if ("transfer", False) in entries:
-                raise ctx.error(item.latency.pos, f"`latency` on link `{item.name}`: only a link without an "
-                                "entry takes one (an entry's body is the read)")
+                raise ctx.error(clause, f"`latency` on link `{item.name}`: only a link without an entry takes one "
+                                "(an entry's body is the read)")
             _latency(ctx, item.latency, f"the latency of link `{item.name}`")
         self.queues[item.name] = q
         return q
@@ -1245,8 +1247,19 @@ class Instance:
             raise self.error(s.src.pos, f"a read takes from the entry's source, `from {self.entry.src}`")
         src_queue = self.src.parts[0][0].split(".")[0]
         if src_queue != rel.source:
-            raise self.error(s.pos, f"`{q.name}` pulls from `{rel.source}`, and this entry was called "
-                             f"`from {self.src.dotted}`")
+            # at the call's `from`, what its writer chose, as the caller wrote it (`from Q`, not the pool it
+            # gets, `Q.kv`), and a note at the read: it was at the read inside the entry, `from Q.kv`, the
+            # call a note under it
+            ctx = self.rw.ctx
+            source = self.rw.queues.get(rel.source)
+            want = rel.source + ("[…]" if source is not None and source.family else "")
+            given = src_queue + ("[…]" if self.src.parts[0][1] is not None else "")
+            name = f"{q.name}.{self.entry.verb}"
+            e = ctx.error(self.src.pos, f"`{name}` is called `from {given}`, and `{q.name}` pulls from "
+                          f"`{rel.source}` (`{q.name} pull {rel.source}`): an entry of `{q.name}` that reads is "
+                          f"called `from {want}`")
+            raise ctx.reporter.noted(e, s.pos, f"the read of `{name}`, a `transfer` without `on`, takes from "
+                                     "the call's `from`")
         p = self.pos(s.pos)
         out: list[Any] = []
         if rel.latency is not None:
