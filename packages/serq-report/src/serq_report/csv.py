@@ -173,26 +173,36 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
             os.close(lock)
 
 
+#: how long a dump waits for another run writing into its folder (:func:`_lock_folder`)
+DUMP_WAIT = 60.0
+
+
 def _lock_folder(folder: str) -> int | None:
     """The folder taken for this dump alone: an advisory lock (``flock``) on the folder itself, held until its
     list is written, dropped when the descriptor is closed or the process ends. Two runs dumping into one
     folder at once each wrote its files over the other's, and the folder held one run's observes beside
-    the other's (and its list), all said to be well. A folder another dump holds is refused at once, as a
-    second sweep into one table is; where the platform or the file system has no such lock, the dump is
-    written unlocked (serq.files.held_alone; the descriptor returned is the caller's to close; None: nothing
-    opened)."""
-    from serq.files import held_alone
+    the other's (and its list), all said to be well. A folder another run holds (its dump, or its set of
+    record tables, serq_sim.records.hold_set) is waited for, up to :data:`DUMP_WAIT` seconds, and then written
+    (serq.files.held_waiting): of two dumps into one folder the one written last is there, whole, where
+    refusing the second at once lost its dump to a few milliseconds' overlap. Still held after the wait, or a
+    signal while waiting: refused, nothing written. Where the platform or the file system has no such lock,
+    the dump is written unlocked (the descriptor returned is the caller's to close; None: nothing opened)."""
+    from serq import signals
+    from serq.files import held_waiting
 
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:  # (a folder this user may not read: written unlocked, as before)
         return None
-    if not held_alone(fd):
+    if not held_waiting(fd, DUMP_WAIT, signals.pending):
         os.close(fd)
         from serq.errors import shown_path
 
-        raise OutputError(f"{shown_path(folder)}: another run is dumping into this folder now; let it end, or "
-                          "give --dump another folder (nothing was written there)") from None
+        if signals.pending():
+            raise OutputError(f"{shown_path(folder)}: a signal came while this run waited for another one writing "
+                              "into this folder (nothing was written there)") from None
+        raise OutputError(f"{shown_path(folder)}: another run has held this folder for {DUMP_WAIT:g} s (dumping or "
+                          "writing its records there); give --dump another folder (nothing was written there)") from None
     return fd
 
 

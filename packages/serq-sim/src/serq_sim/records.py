@@ -285,7 +285,8 @@ def hold_set(path: str, files: int) -> int | None:
     descriptor the caller's to close once the last table is written. Two runs of a program of several tables
     into one PATH at once each wrote its tables over the other's, and the folder held one run's
     ``PATH.a.csv`` beside the other's ``PATH.b.csv`` (each file whole, the set a mix). A folder another run
-    holds (it writes its own set, or a dump) is waited for, up to :data:`SET_WAIT` seconds, and then written:
+    holds (it writes its own set, or a dump, serq_report.csv) is waited for, up to :data:`SET_WAIT` seconds, and
+    then written:
     of two runs into one PATH the set is the one written last, whole; two runs into different files of
     one folder both write theirs. Still held after the wait, or a signal while waiting: refused, no table
     written. A set of one table (one file, replaced whole) and a folder this user may not open or whose file
