@@ -27,7 +27,7 @@ def test_printable_writes_a_byte_as_its_value():
     assert printable("a\nb\x1bc\u200bd\udc7fe") == "a\\nb\\x1bc\\u200bd\\udc7fe"
     # the same byte as a quoted line shows it
     assert shown_char("\udcff") == "\\xff" and shown_char("\udc80") == "\\x80"
-    assert named_char("\udce9")[0] == "\\xe9"
+    assert named_char("\udce9") == ("\\xe9", "the byte 0xE9, not UTF-8")  # (not U+DCE9, the surrogate)
 
 
 def test_a_missing_file_so_named_is_told_by_its_bytes(tmp_path):
@@ -35,3 +35,12 @@ def test_a_missing_file_so_named_is_told_by_its_bytes(tmp_path):
                        timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr == "error: nope\\xff.sq: cannot read: No such file or directory\n", r.stderr
+
+
+def test_a_look_alike_that_is_a_byte_is_named_as_one(tmp_path):
+    (tmp_path / "v.sq").write_text("let x = 1;\nstage s : delay;\nsession { run s (x); }\nrun { horizon 1; }\n")
+    r = subprocess.run([SERQ, "run", "v.sq", "--no-progress", "--set", os.fsdecode(b"x\xff=2")], capture_output=True,
+                       text=True, errors="replace", cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "its `\\xff` is the byte 0xFF, not UTF-8" in r.stderr, r.stderr
+    assert "U+DC" not in r.stderr

@@ -428,12 +428,16 @@ def _look_alike(name: object, offered: str | None) -> str:
 def named_char(ch: str) -> tuple[str, str]:
     """A character a message names, not ASCII: ``(shown, code)``, ``shown`` the character itself where it
     prints and is no combining mark, else its escape (``\\u200b``), and ``code`` its code point and Unicode
-    name, ``U+0430 CYRILLIC SMALL LETTER A`` (the code point alone where it has no name). The words of a
-    look-alike letter in a did-you-mean (:func:`did_you_mean`) and of an unexpected character in a program
-    (serq_frontend.parser)."""
+    name, ``U+0430 CYRILLIC SMALL LETTER A`` (the code point alone where it has no name). A byte that is not
+    UTF-8, which Python reads as a lone surrogate (a file's name, an argument), is no character: ``\\xff``
+    and ``the byte 0xFF, not UTF-8``, not the surrogate's U+DCFF. The words of a look-alike letter in a
+    did-you-mean (:func:`did_you_mean`) and of an unexpected character in a program (serq_frontend.parser)."""
     import unicodedata
 
     shown = ch if ch.isprintable() and not unicodedata.combining(ch) else _escaped(ch)
+    o = ord(ch)
+    if 0xDC80 <= o <= 0xDCFF:
+        return shown, f"the byte 0x{o - 0xDC00:02X}, not UTF-8"
     name = unicodedata.name(ch, "")
     return shown, f"U+{ord(ch):04X}{' ' + name if name else ''}"
 
