@@ -932,8 +932,19 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
                         + (f" (the swept names: {', '.join(swept)})" if swept else "")
                         + did_you_mean(hue, map(str, frame.columns)))
     out: dict[tuple[str, Any], list[float]] = {}
+    lines: list[Any] = []
     if hue is not None:
-        _few_lines(len(set(frame[hue].to_numpy().tolist())), hue, len(metrics))
+        # a blank (or nan) cell under hue is no value of it: each was a line of its own, `g = nan (0
+        # requests)` in the legend (NaN is no NaN's equal), its requests drawn on none, and as many of them
+        # counted towards the lines a plot draws at most
+        cells = frame[hue].to_numpy().tolist()
+        blank = sum(1 for v in cells if v is None or (isinstance(v, float) and _m.isnan(v)))
+        lines = sorted({v for v in cells if not (v is None or (isinstance(v, float) and _m.isnan(v)))},
+                       key=lambda v: (isinstance(v, str), v))
+        _few_lines(len(lines), hue, len(metrics))
+        if blank and said is not None:
+            said.append(f"warning: {printable(where)}: --hue {_drawn(hue)}: {blank} of the {len(frame)} rows have a "
+                        f"blank (or nan) cell under {_drawn(hue)} and are left out: no line is theirs")
     for name in metrics:
         values = _metric(frame, name, where)
         if said is not None:
@@ -944,7 +955,7 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
             out[(name, None)] = sorted(float(v) for v in values if not _m.isnan(v))
             continue
         keys = frame[hue].to_numpy()
-        for h in sorted(set(keys.tolist()), key=lambda v: (isinstance(v, str), v)):
+        for h in lines:
             sel = values[keys == h]
             out[(name, h)] = sorted(float(v) for v in sel if not _m.isnan(v))
     return out
