@@ -5,6 +5,7 @@ and the value, status 1, no picture; inf and NaN are left out of a line as befor
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,7 +64,11 @@ def test_a_tables_curve(tmp_path, rows, message):
 
 def test_large_values_that_can_be_drawn_still_are(tmp_path):
     _dump(tmp_path, observe="1,0,0,1e300\n2,1,0,-1e300\n3,2,0,inf\n4,3,0,nan\n", gauge="0,1e300\n1e300,-1e300\n")
+    # (the CDF's NaN and inf are said, one warning line: test_known_defects_round42_cdf_dump)
+    said = {"--cdf": f"warning: {os.path.join('d', 'r.csv')}: --cdf r: 1 of the 4 samples are nan and are left out; "
+                     "the samples hold 1 inf, counted among them and drawn nowhere (beyond the axis: the curve "
+                     "ends below 1 by the share of inf)\n", "--gauge": ""}
     for args in (["--cdf", "r", "d"], ["--gauge", "g", "d"]):
         r = _plot(tmp_path, *args)
-        assert r.returncode == 0 and r.stderr == "", r.stderr
+        assert r.returncode == 0 and r.stderr == said[args[0]], r.stderr
         assert (tmp_path / "f.svg").read_text().startswith("<?xml")

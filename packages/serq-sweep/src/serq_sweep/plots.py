@@ -786,13 +786,22 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     """The empirical CDF of each observe's samples in a dump (``serq run --dump DIR``): a step at every
     sample, from 0 to 1."""
     samples = {}
+    said = []
     for name in observes:
         _, vs = _dump_csv(dump, name, gauge=False)
+        nan = sum(1 for v in vs if math.isnan(v))
+        up, down = sum(1 for v in vs if v == math.inf), sum(1 for v in vs if v == -math.inf)
+        if nan or up or down:  # (as a records CDF says them: _unplotted)
+            said.append(_unplotted_samples(_dump_file(dump, name, False), name, len(vs), nan, up, down))
         vs = sorted(v for v in vs if not math.isnan(v))
         drawable(vs, f"--cdf {name}")
         samples[name] = vs
     something_to_draw((((v,) for v in vs) for vs in samples.values()), f"--cdf {', '.join(observes)}",
                       "no sample that is a finite number (each is NaN or infinite, or there are none)")
+    if said:
+        import sys
+
+        print("\n".join(printable_lines(w) for w in said), file=sys.stderr, flush=True)
     figure = _figure()
     ax = figure.add_subplot()
     for name, vs in samples.items():
@@ -997,6 +1006,22 @@ def _unplotted(frame: Any, name: str, values: Any, where: str) -> str | None:
     if not parts:
         return None
     return f"warning: {printable(where)}: --cdf {_drawn(name)}: " + "; ".join(parts)
+
+
+def _unplotted_samples(path: str, name: str, total: int, nan: int, up: int, down: int) -> str:
+    """The warning of a dump's CDF of observe ``name`` (its file ``path``, ``total`` samples) of which ``nan``
+    are NaN (left out) and ``up`` and ``down`` are ``inf`` and ``-inf`` (counted, drawn nowhere), in the words
+    of a records CDF's (:func:`_unplotted`)."""
+    parts = []
+    if nan:
+        parts.append(f"{nan} of the {total} samples are nan and are left out")
+    if up or down:
+        counts = " and ".join(t for t in (f"{up} inf" if up else "", f"{down} -inf" if down else "") if t)
+        ends = " and ".join(t for t in ("ends below 1 by the share of inf" if up else "",
+                                         "starts above 0 by the share of -inf" if down else "") if t)
+        parts.append(f"the samples hold {counts}, counted among them and drawn nowhere (beyond the axis: the "
+                     f"curve {ends})")
+    return f"warning: {printable(path)}: --cdf {_drawn(name)}: " + "; ".join(parts)
 
 
 def _no_requests_warning(hue: str, values: Sequence[Any], where: Mapping[str, object]) -> str:
