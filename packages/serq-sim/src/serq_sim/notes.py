@@ -393,8 +393,8 @@ def stuck(pools) -> list[str]:
     the pool: a restart model, a preemptive priority), every second preemption counts, however long the
     session was served in between, and the warning says so beside its word that the session may cycle.
 
-    A pool's entry may go on with ``livelocked, units, cap``: of its stuck, the sessions counted so at a
-    preemption by their own growth beyond the cap (``Pool.livelocked``, pools.growth.preempt_outgrown), the
+    A pool's entry may go on with ``livelocked, units, cap``: of its stuck, the sessions preempted, once
+    stuck, by their own growth beyond the cap (``Pool.livelocked``, pools.growth.preempt_outgrown), the
     units the first of them needed and the pool's cap. Those preempt themselves again and again at the same
     position for as long as the run goes on (language.txt §3: "the report now names the livelock"), and the
     warning says so, after its counts, in words of their own."""

@@ -140,17 +140,16 @@ def preempt_outgrown(sim, s, pool: Pool, x: float, kept: float) -> Preempted:
     ``kept`` ones the session keeps there through the preemption (:func:`kept_through_preemption`) are above
     the cap: no other holder's leaving makes room, and the hold, executed again, grows into this preemption
     again. language.txt §3 keeps that livelock (the hold is re-queued per the policy and re-executed) and
-    ``stuck`` names it: the session counted stuck at such a preemption is counted livelocked too
-    (``Pool.livelocked``, with the units of the first, for the stuck warning's words, notes.stuck). In a run
+    ``stuck`` names it: a stuck session preempted so is counted livelocked too, once (``Pool.livelocked``, its
+    serial, with the units of the first, for the stuck warning's words, notes.stuck). In a run
     with no horizon it would never end: ``s.outgrew`` is set before the preemption re-executes the hold, whose
     joining the queue again is then the run-time error (admission.outgrown), its units and reserve judged
     first (docs/language.md, "A hold that outgrows its pool")."""
     if sim.horizon == INF:
         s.outgrew = (pool, x, kept)
-    was = s.stuck
     exc = preempt(sim, s, pool)
-    if s.stuck and not was:
-        pool.livelocked += 1
+    if s.stuck and s.serial not in pool.livelocked:
+        pool.livelocked.add(s.serial)
         if pool.livelock_units is None:
             pool.livelock_units = x + kept
     return exc

@@ -739,11 +739,11 @@ class Pool:
         #: hold was rejected so (notes.rejections says the rounding)
         self.rounded_out: tuple[float, float] | None = None
         self.stuck = 0
-        #: of the stuck, the sessions counted stuck at a preemption by their own growth beyond the cap (with
-        #: what they keep on the pool: pools.growth.preempt_outgrown), which re-execute and preempt themselves
-        #: for as long as the run goes on, and the units the first of them needed (notes.stuck names the
-        #: livelock); over the whole run, as ``stuck``
-        self.livelocked = 0
+        #: of the stuck, the serials of the sessions preempted, once stuck, by their own growth beyond the cap
+        #: (with what they keep on the pool: pools.growth.preempt_outgrown), which re-execute and preempt
+        #: themselves for as long as the run goes on, and the units the first of them needed (notes.stuck
+        #: names the livelock); over the whole run, as ``stuck``
+        self.livelocked: set[int] = set()
         self.livelock_units: float | None = None
         #: whether a preemption on the pool ever found its hold at a position above 0 (a growing run or a load
         #: had advanced it): where none did, a session preempted twice is stuck however long it was served
