@@ -1251,8 +1251,28 @@ class Simulation:
                 who = ("it waits" if n == 1 else "they wait") if n == self.live else (
                     f"{n} of them {number_of(n, 'waits', 'wait')}")
                 live += f": {who} for ever ({why}): {'; '.join(parts)}"
+            live += self._livelocks()
             raise self.setting_error(("arrivals", "horizon"), when, live)
         self.end = horizon if horizon != INF else self.now
+
+    def _livelocks(self) -> str:
+        """What a run under ``arrivals N`` that did not drain adds for the sessions that preempted themselves
+        again and again at one position, their hold needing more than the pool's capacity (``Pool.livelocked``,
+        pools.growth.preempt_outgrown): language.txt §3's livelock, which only the horizon ends, and which the
+        report's stuck warning would have named (the error replaces the report). Nothing when there are none."""
+        from .report import member_label
+
+        out = ""
+        for pool in self.pools:
+            k = len(pool.livelocked)
+            if k:
+                out += (f"; on {member_label(pool)} {k} {number_of(k, 'session')} preempted "
+                        f"{number_of(k, 'itself', 'themselves')} again and again at the same position, "
+                        f"{number_of(k, 'its', 'their')} hold needing more than the pool's capacity "
+                        f"({show(pool.livelock_units)} units for the first, capacity {show(pool.cap)}): a livelock "
+                        "that only the horizon ends; a larger pool, a cut before the growth or a "
+                        "reserve of what the hold will need, which rejects it, ends it")
+        return out
 
     def progress_at(self, w: float, now: float, rounds: int) -> None:
         """The progress bar inside a stretch of quiet rounds (one event that can run for minutes), read at wall
