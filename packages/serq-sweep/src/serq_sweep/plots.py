@@ -998,11 +998,7 @@ def _unplotted(frame: Any, name: str, values: Any, where: str) -> str | None:
         parts.append(f"{int(blank.sum())} of the {len(frame)} rows have a blank (or nan) cell {cols} and are left "
                      "out")
     if up or down:
-        counts = " and ".join(t for t in (f"{up} inf" if up else "", f"{down} -inf" if down else "") if t)
-        ends = " and ".join(t for t in ("ends below 1 by the share of inf" if up else "",
-                                         "starts above 0 by the share of -inf" if down else "") if t)
-        parts.append(f"the values of {_drawn(name)} hold {counts}, counted among the requests and drawn nowhere "
-                     f"(beyond the axis: the curve {ends})")
+        parts.append(f"the values of {_drawn(name)} hold {_infinities(up, down, 'the requests')}")
     if not parts:
         return None
     return f"warning: {printable(where)}: --cdf {_drawn(name)}: " + "; ".join(parts)
@@ -1016,12 +1012,17 @@ def _unplotted_samples(path: str, name: str, total: int, nan: int, up: int, down
     if nan:
         parts.append(f"{nan} of the {total} samples are nan and are left out")
     if up or down:
-        counts = " and ".join(t for t in (f"{up} inf" if up else "", f"{down} -inf" if down else "") if t)
-        ends = " and ".join(t for t in ("ends below 1 by the share of inf" if up else "",
-                                         "starts above 0 by the share of -inf" if down else "") if t)
-        parts.append(f"the samples hold {counts}, counted among them and drawn nowhere (beyond the axis: the "
-                     f"curve {ends})")
+        parts.append(f"the samples hold {_infinities(up, down, 'them')}")
     return f"warning: {printable(path)}: --cdf {_drawn(name)}: " + "; ".join(parts)
+
+
+def _infinities(up: int, down: int, among: str) -> str:
+    """What a CDF's warning says of ``up`` values of ``inf`` and ``down`` of ``-inf`` (at least one of them):
+    counted ``among`` the rest (in the curve's total) and drawn nowhere, and where the curve ends and starts."""
+    counts = " and ".join(t for t in (f"{up} inf" if up else "", f"{down} -inf" if down else "") if t)
+    ends = " and ".join(t for t in ("ends below 1 by the share of inf" if up else "",
+                                     "starts above 0 by the share of -inf" if down else "") if t)
+    return f"{counts}, counted among {among} and drawn nowhere (beyond the axis: the curve {ends})"
 
 
 def _no_requests_warning(hue: str, values: Sequence[Any], where: Mapping[str, object]) -> str:
