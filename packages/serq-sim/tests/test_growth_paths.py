@@ -42,9 +42,12 @@ def plain_make_room(sim, pool, need):
 
 
 def plain_grow_slot(sim, s, slot, d, job):
-    """grow_slot with ``pool.round_up`` and the allocation → ``make_room`` called as they are written."""
+    """grow_slot with ``pool.round_up`` and the allocation → ``make_room`` called as they are written (and its
+    rule of a grower that is its own victim beyond the cap, growth.preempt_outgrown, as it is: the livelock
+    the report names)."""
     pool = slot.pool
-    need = pool.round_up(slot.alloc + d) - slot.alloc
+    x = pool.round_up(slot.alloc + d)
+    need = x - slot.alloc
     if need <= EPS:
         return None
     while True:
@@ -64,6 +67,10 @@ def plain_grow_slot(sim, s, slot, d, job):
             s.grow = (pool, slot, d, job)
             pool.growers.append(s)
             return True
+        if victim is s:
+            kept = growth.kept_through_preemption(s, pool)
+            if x + kept > pool.limit:
+                return growth.preempt_outgrown(sim, s, pool, x, kept)
         exc = growth.preempt(sim, victim, pool)
         if victim is s:
             return exc
