@@ -675,7 +675,7 @@ def main(argv: list[str] | None = None) -> None:
         code = _interrupted()  # its exception became another on the way (serq.signals: __set_name__)
     finally:
         _leave_to_exit()
-        signals.uninstall()
+        signals.uninstall(_own_process)
     if _own_process:
         _exit_code = code
     sys.exit(code)

@@ -198,11 +198,14 @@ def _startup_handler() -> object:
     return getattr(serq, "_startup_interrupt", None) if serq is not None else None
 
 
-def uninstall() -> None:
+def uninstall(own_process: bool = True) -> None:
     """Give both signals back the handlers :func:`install` found (Python's defaults in the ``serq``
-    command; a program calling :func:`serq.cli.main` keeps its own), unless one was received: the command
-    is then on its way out with that signal's status, and a repeated signal stays ignored (with Python's
-    default it would kill the process, and the status would be the signal's, not 130/143)."""
+    command; a program calling :func:`serq.cli.main` keeps its own), unless one was received and the command
+    is the process's own (``own_process``, serq.cli.entry): it is then on its way out with that signal's
+    status, and a repeated signal stays ignored (with Python's default it would kill the process, and the
+    status would be the signal's, not 130/143). A program that called :func:`serq.cli.main` and goes on gets
+    its handlers back all the same: left ignored, its Ctrl-C and SIGTERM did nothing for the rest of its life,
+    and every process it started after took them ignored too."""
     global _installed, _closing, _raised, _generation, _previous_hook
     if not _installed or threading.current_thread() is not threading.main_thread():
         return
@@ -212,7 +215,7 @@ def uninstall() -> None:
     if sys.unraisablehook is _unraisable:
         sys.unraisablehook = _previous_hook or sys.__unraisablehook__
     _previous_hook = None
-    if _received is not None:
+    if _received is not None and own_process:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
     else:
