@@ -43,6 +43,12 @@ else:
 
 
 def pytest_configure(config):
+    # a suite started as a background job of a shell without job control (`nohup python3 dev.py test &`) gets
+    # SIGINT ignored, every process it starts takes it ignored too, and the tests of what Ctrl-C does to a
+    # command (a SIGINT the child sends itself) would see none delivered: Python's own handler, as a terminal's
+    # run of the suite has it (an ignored signal stays ignored through fork and exec; a handled one does not)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     folder = tempfile.mkdtemp(prefix="serq-test-cache-")
     config._serq_cache = (folder, os.environ.get(_KEY))
     os.environ[_KEY] = folder
