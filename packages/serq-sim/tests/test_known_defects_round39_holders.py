@@ -8,42 +8,15 @@ from __future__ import annotations
 import re
 
 import pytest
-import serq_frontend
+from holders_prog import SecondLookGuard, grow
 from serq_sim import engine
 from tiers import run_on_tier
-
-# one pool of one unit held over a one-second run, arrivals at 100 a second: every session but the one
-# holding the pool waits at the hold (line 6, column 3); observe a takes a sample at every arrival, b at
-# every end, so a holds the most samples (line 5, column 3)
-GROW = """stage s : fifo(1);
-pool p { cap 1; }
-workload { arrive poisson(100); }
-session {
-  observe a = 1;
-  hold p (1) {
-    run s (1);
-  }
-  observe b = 2;
-}
-run { horizon 1e9; seed 1; }
-"""
-
-
-class _Guard:
-    """A memory guard that says "stop" from its second look on (the second tick, 40 000 events)."""
-
-    def __init__(self):
-        self.looks = 0
-
-    def over(self):
-        self.looks += 1
-        return "stopped near the memory limit" if self.looks >= 2 else None
 
 
 @pytest.mark.parametrize("tier", ["fast", "general"])
 def test_the_memory_guard_names_the_hold_the_sessions_wait_at_and_the_observe(tier, tmp_path, monkeypatch):
-    monkeypatch.setattr(engine, "memory_guard", _Guard)
-    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    monkeypatch.setattr(engine, "memory_guard", SecondLookGuard)
+    sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report"
     assert sim.partial == "memory"
     note = sim.partial_note
@@ -62,19 +35,12 @@ def test_the_memory_guard_names_the_hold_the_sessions_wait_at_and_the_observe(ti
 
 @pytest.mark.parametrize("tier", ["fast", "general"])
 def test_max_samples_names_the_observe_holding_most(tier, tmp_path, monkeypatch):
-    sim2 = _run_bounded(_grow(tmp_path, monkeypatch), tier, 20_000)
+    sim2 = _run_bounded(grow(tmp_path, monkeypatch), tier, 20_000)
     m = re.fullmatch(r"stopped holding (\d+) samples, (\d+) of them by observe a at grow\.sq:5:3 "
                      r"\(--max-samples 20000\)", sim2.partial_note)
     assert m, sim2.partial_note
     assert int(m.group(2)) == len(sim2.obs[0].values) == sim2.arrivals
     assert len(sim2.obs[0].values) > len(sim2.obs[1].values)
-
-
-def _grow(tmp_path, monkeypatch):
-    """GROW compiled from grow.sq in the current folder (its spans name grow.sq)."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "grow.sq").write_text(GROW)
-    return serq_frontend.compile("grow.sq")
 
 
 def _run_bounded(program, tier, n):

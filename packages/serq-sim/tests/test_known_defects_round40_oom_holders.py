@@ -8,24 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-import serq_frontend
+from holders_prog import grow
 from serq_sim import engine, holders
 from tiers import run_on_tier
-
-# one pool of one unit held over a one-second run, arrivals at 100 a second: observe a takes a sample at
-# every arrival (line 5, column 3), b at every end, so a holds the most samples
-GROW = """stage s : fifo(1);
-pool p { cap 1; }
-workload { arrive poisson(100); }
-session {
-  observe a = 1;
-  hold p (1) {
-    run s (1);
-  }
-  observe b = 2;
-}
-run { horizon 1e9; seed 1; }
-"""
 
 
 class _RunsOut:
@@ -42,16 +27,10 @@ class _RunsOut:
         return None
 
 
-def _grow(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "grow.sq").write_text(GROW)
-    return serq_frontend.compile("grow.sq")
-
-
 @pytest.mark.parametrize("tier", ["fast", "general"])
 def test_out_of_memory_names_the_observe_holding_most(tier, tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "memory_guard", _RunsOut)
-    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report"
     assert sim.partial == "memory"
     m = re.fullmatch(r"out of memory holding (\d+) samples, (\d+) of them by observe a at grow\.sq:5:3 "
@@ -71,7 +50,7 @@ def test_no_memory_to_name_the_holder_keeps_the_note(tier, tmp_path, monkeypatch
 
     monkeypatch.setattr(engine, "memory_guard", _RunsOut)
     monkeypatch.setattr(holders, "samples_note", no_memory)
-    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report"
     assert sim.partial == "memory"
     assert re.fullmatch(r"out of memory holding \d+ samples \(--max-samples N stops a run before it holds N\)",

@@ -10,26 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-import serq_frontend
+from holders_prog import SecondLookGuard, grow
 from serq_sim import engine
 from serq_sim.errors import GUARD, MAX_SAMPLES, OUT_OF_MEMORY, Held, StopRun
 from tiers import run_on_tier
 
-# one pool of one unit held over a long run, arrivals at 100 a second: every session but the one holding the
-# pool waits at the hold (line 6, column 3); observe a takes a sample at every arrival (line 5, column 3), b
-# at every end
-GROW = """stage s : fifo(1);
-pool p { cap 1; }
-workload { arrive poisson(100); }
-session {
-  observe a = 1;
-  hold p (1) {
-    run s (1);
-  }
-  observe b = 2;
-}
-run { horizon 1e9; seed 1; }
-"""
 BY = "7 of them by observe a at grow.sq:5:3"
 AT = " (6 of them queued at the hold at grow.sq:6:3)"
 
@@ -60,12 +45,6 @@ def test_a_holding_stop_says_its_note_without_a_holder():
     assert StopRun("max-wall", "stopped after 1 s").held is None
 
 
-def _grow(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "grow.sq").write_text(GROW)
-    return serq_frontend.compile("grow.sq")
-
-
 def _stops(monkeypatch) -> list:
     """The stops Simulation.stopped is given, in order."""
     seen = []
@@ -79,22 +58,11 @@ def _stops(monkeypatch) -> list:
     return seen
 
 
-class _Guard:
-    """A memory guard that says "stop" from its second look on (the second tick, 40 000 events)."""
-
-    def __init__(self):
-        self.looks = 0
-
-    def over(self):
-        self.looks += 1
-        return "stopped near the memory limit" if self.looks >= 2 else None
-
-
 @pytest.mark.parametrize("tier", ["fast", "general"])
 def test_the_guards_stop_carries_its_parts(tier, tmp_path, monkeypatch):
-    monkeypatch.setattr(engine, "memory_guard", _Guard)
+    monkeypatch.setattr(engine, "memory_guard", SecondLookGuard)
     seen = _stops(monkeypatch)
-    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report" and sim.partial == "memory"
     [e] = seen
     held = e.held
@@ -128,7 +96,7 @@ class _OwnStop:
 def test_a_stop_with_a_note_of_its_own_keeps_it(tier, tmp_path, monkeypatch):
     """Before, its note was cut at " sessions live and " and the holders spliced in."""
     monkeypatch.setattr(engine, "memory_guard", _OwnStop)
-    sim, outcome, _ = run_on_tier(_grow(tmp_path, monkeypatch), tier)
+    sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report" and sim.partial == "memory"
     assert sim.partial_note == _OwnStop.NOTE
 
@@ -140,7 +108,7 @@ def test_max_samples_stop_carries_its_parts(tier, tmp_path, monkeypatch):
     from serq_sim.api import registries
 
     seen = _stops(monkeypatch)
-    program = _grow(tmp_path, monkeypatch)
+    program = grow(tmp_path, monkeypatch)
     monkeypatch.setenv("SERQ_SIM_TIER", tier)
     sim = engine.Simulation(program, registries(), check_invariants=False, progress=False, trace_path=None,
                             max_samples=20_000)
