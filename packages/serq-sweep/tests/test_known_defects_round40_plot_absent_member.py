@@ -5,59 +5,25 @@ absent from those points' runs, the program there having no such member (its ``p
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from routed_sweep import routed_sweep, serq
 
 pytestmark = pytest.mark.timeout(180)
 
-SERQ = str(Path(sys.executable).parent / "serq")
-
-PROGRAM = """let R = 2;
-
-pool slot[R] { cap 1; }
-stage gpu[R] : delay;
-
-workload {
-  arrive poisson(0.5);
-}
-
-session {
-  set t0 = now;
-  choose j in R by (holders(slot[j]) + queued(slot[j]), j);
-  hold slot[j] (1) {
-    run gpu[j] (~exp(1));
-  }
-  observe response = now - t0;
-}
-
-run { horizon 40; warmup 0; seed 1; }
-"""
 
 ABSENT = ("some points' runs had no value of it (the figure is absent from those points' runs: the program there "
           "has no such stage or pool member), and each such mean is drawn over the others': ")
 
 
-def _serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=150,
-                          stdin=subprocess.DEVNULL)
-
-
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("t")
-    (d / "k.sq").write_text(PROGRAM)
-    r = _serq(["fmt", "--check", "k.sq"], d)
-    assert r.returncode == 0, r.stdout + r.stderr
-    r = _serq(["sweep", "k.sq", "--set", "R=1,2,3", "--seeds", "1,2", "--out", "t.csv", "--workers", "0"], d)
-    assert r.returncode == 0, r.stderr
-    return d / "t.csv"
+    return routed_sweep(tmp_path_factory.mktemp("t"))
 
 
 def _plot(table: Path, x: str, y: str) -> str:
-    r = _serq(["plot", table.name, "--x", x, "--y", y, "-o", "p.svg"], table.parent)
+    r = serq(["plot", table.name, "--x", x, "--y", y, "-o", "p.svg"], table.parent)
     assert r.returncode == 0, r.stderr
     return r.stderr
 

@@ -6,55 +6,22 @@ of runs that merely had no value."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from routed_sweep import routed_sweep, serq
 
 pytestmark = pytest.mark.timeout(180)
 
-SERQ = str(Path(sys.executable).parent / "serq")
-
-PROGRAM = """let R = 2;
-
-pool slot[R] { cap 1; }
-stage gpu[R] : delay;
-
-workload {
-  arrive poisson(0.5);
-}
-
-session {
-  set t0 = now;
-  choose j in R by (holders(slot[j]) + queued(slot[j]), j);
-  hold slot[j] (1) {
-    run gpu[j] (~exp(1));
-  }
-  observe response = now - t0;
-}
-
-run { horizon 40; warmup 0; seed 1; }
-"""
 
 NO_SAMPLE = "no sample of it: an observe that took none, a request metric of a run that completed no request after the warm-up"
 GONE = "absent from those points' runs: the program there has no such stage or pool member"
 
 
-def _serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=150,
-                          stdin=subprocess.DEVNULL)
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("t")
-    (d / "k.sq").write_text(PROGRAM)
-    assert _serq(["fmt", "--check", "k.sq"], d).returncode == 0
-    r = _serq(["sweep", "k.sq", "--set", "R=1,2,3", "--seeds", "1,2", "--out", "t.csv", "--workers", "0"], d)
-    assert r.returncode == 0, r.stderr
-    return d / "t.csv"
+    return routed_sweep(tmp_path_factory.mktemp("t"))
 
 
 def _tagged(runs: Path, name: str, column: str) -> Path:
@@ -69,7 +36,7 @@ def _tagged(runs: Path, name: str, column: str) -> Path:
 
 
 def _plot(table: Path, *args: str) -> str:
-    r = _serq(["plot", table.name, *args, "-o", "p.svg"], table.parent)
+    r = serq(["plot", table.name, *args, "-o", "p.svg"], table.parent)
     assert r.returncode == 0, r.stderr
     return r.stderr
 
