@@ -187,18 +187,13 @@ def _lock_folder(folder: str) -> int | None:
     refusing the second at once lost its dump to a few milliseconds' overlap. Still held after the wait, or a
     signal while waiting: refused, nothing written. Where the platform or the file system has no such lock,
     the dump is written unlocked (the descriptor returned is the caller's to close; None: nothing opened)."""
-    from serq import signals
-    from serq.files import held_waiting
+    from serq.files import take_folder
 
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # (a folder this user may not read: written unlocked, as before)
-        return None
-    if not held_waiting(fd, DUMP_WAIT, signals.pending):
-        os.close(fd)
+    fd, refused = take_folder(folder, DUMP_WAIT)
+    if refused is not None:
         from serq.errors import shown_path
 
-        if signals.pending():
+        if refused == "signal":
             raise OutputError(f"{shown_path(folder)}: a signal came while this run waited for another one writing "
                               "into this folder (nothing was written there)") from None
         raise OutputError(f"{shown_path(folder)}: another run has held this folder for {DUMP_WAIT:g} s (dumping or "

@@ -295,20 +295,14 @@ def hold_set(path: str, files: int) -> int | None:
         return None
     import os
 
-    from serq import signals
-    from serq.files import held_waiting
+    from serq.files import take_folder
 
-    folder = os.path.dirname(path) or "."
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return None
-    if not held_waiting(fd, SET_WAIT, signals.pending):
-        os.close(fd)
+    fd, refused = take_folder(os.path.dirname(path) or ".", SET_WAIT)
+    if refused is not None:
         from serq.errors import shown_path
         from serq.files import OutputError
 
-        if signals.pending():
+        if refused == "signal":
             raise OutputError(f"--records {shown_path(path)}: a signal came while this run waited for another one "
                               "writing into this file's folder (the report was written, no records were)")
         raise OutputError(f"--records {shown_path(path)}: another run has held this file's folder for "

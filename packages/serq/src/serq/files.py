@@ -415,6 +415,25 @@ def held_waiting(fd: int, seconds: float, give_up=None) -> bool:
     return True
 
 
+def take_folder(folder: str, seconds: float) -> tuple[int | None, str | None]:
+    """Take ``folder`` for this process's writing into it (an advisory ``flock`` on the folder itself, waited
+    for as :func:`held_waiting` waits, given up on a signal): ``(fd, None)`` once taken, the descriptor the
+    caller's to close when its files are written; ``(None, None)`` when the folder cannot be opened (this user
+    may not read it: written unlocked); ``(None, "signal")`` when a signal came while waiting and ``(None,
+    "held")`` when another process still holds it after ``seconds``, the caller's refusal to word. The one rule
+    of a dump's folder (serq_report.csv) and of a set of record tables' (serq_sim.records.hold_set)."""
+    from . import signals
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None, None
+    if held_waiting(fd, seconds, signals.pending):
+        return fd, None
+    os.close(fd)
+    return None, "signal" if signals.pending() else "held"
+
+
 def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
     """A new temporary file beside ``path``: its descriptor and name. ``made`` holds its name from before
     it is created, for the caller to remove should an exception come before it has the name: Ctrl-C's
