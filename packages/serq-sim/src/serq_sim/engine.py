@@ -1260,18 +1260,16 @@ class Simulation:
         again and again at one position, their hold needing more than the pool's capacity (``Pool.livelocked``,
         pools.growth.preempt_outgrown): language.txt §3's livelock, which only the horizon ends, and which the
         report's stuck warning would have named (the error replaces the report). Nothing when there are none."""
+        from .notes import livelocked
         from .report import member_label
 
         out = ""
         for pool in self.pools:
             k = len(pool.livelocked)
             if k:
-                out += (f"; on {member_label(pool)} {k} {number_of(k, 'session')} preempted "
-                        f"{number_of(k, 'itself', 'themselves')} again and again at the same position, "
-                        f"{number_of(k, 'its', 'their')} hold needing more than the pool's capacity "
-                        f"({show(pool.livelock_units)} units for the first, capacity {show(pool.cap)}): a livelock "
-                        "that only the horizon ends; a larger pool, a cut before the growth or a "
-                        "reserve of what the hold will need, which rejects it, ends it")
+                out += (f"; {livelocked(member_label(pool), k, show(pool.livelock_units), show(pool.cap))}: a "
+                        "livelock that only the horizon ends; a larger pool, a cut before the growth or a reserve of "
+                        "what the hold will need, which rejects it, ends it")
         return out
 
     def progress_at(self, w: float, now: float, rounds: int) -> None:

@@ -386,6 +386,17 @@ def where(span, program, word: str = " at") -> str:
     return f"{word} line {span.line}"
 
 
+def livelocked(label: str, k: int, units: str, cap: str) -> str:
+    """``on kv 1 session preempted itself again and again at the same position, its hold needing more than the
+    pool's capacity (5 units for the first, capacity 4)``: the words of ``k`` sessions livelocked on pool
+    ``label`` (Pool.livelocked, the first's ``units`` and the ``cap`` as the caller prints numbers), which the
+    stuck warning (:func:`stuck`) and the error of a run that did not drain (engine.Simulation._livelocks) go
+    on from, each in its own words."""
+    return (f"on {label} {k} {number_of(k, 'session')} preempted {number_of(k, 'itself', 'themselves')} again and "
+            f"again at the same position, {number_of(k, 'its', 'their')} hold needing more than the pool's "
+            f"capacity ({units} units for the first, capacity {cap})")
+
+
 def stuck(pools) -> list[str]:
     """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
     the preemptions there and whether any preemption there found its hold at a position above 0:
@@ -408,11 +419,9 @@ def stuck(pools) -> list[str]:
     for label, _n, _pre, _pos, *more in found:
         if more and more[0]:
             k, units, cap = more
-            text += (f"; on {label} {k} {number_of(k, 'session')} preempted {number_of(k, 'itself', 'themselves')} "
-                     f"again and again at the same position, {number_of(k, 'its', 'their')} hold needing more than "
-                     f"the pool's capacity ({units:g} units for the first, capacity {cap:g}), so re-executed it "
-                     "grows into the same preemption for as long as the run goes on (a livelock; a larger pool, a "
-                     "cut before the growth or a reserve of what the hold will need, which rejects it, ends it)")
+            text += (f"; {livelocked(label, k, f'{units:g}', f'{cap:g}')}, so re-executed it grows into the same "
+                     "preemption for as long as the run goes on (a livelock; a larger pool, a cut before the growth or "
+                     "a reserve of what the hold will need, which rejects it, ends it)")
     if total > sum(f[4] for f in found if len(f) > 4 and f[4]):
         text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
                  "its latency grows with it")
