@@ -1153,7 +1153,9 @@ class Compiler:
                     out.append(f"{pad}_tr = {self.pool_ref(st.pool, 'session')}")
                     out.append(f"{pad}if _tr is _tl:")
                     out.append(f"{pad}    E.transfer_error(s, _tr, {sid})")
-                    out.append(f"{pad}E.release(s, _tr)")
+                    out.append(f"{pad}E.transfer_release(s, _tr)")
+                elif i >= 2 and _transfer_of(stmts[i - 2], st):  # a transfer's release of its `from`
+                    out.append(f"{pad}E.transfer_release(s, {self.pool_ref(st.pool, 'session')})")
                 else:
                     out.append(f"{pad}E.release(s, {self.pool_ref(st.pool, 'session')})")
             elif isinstance(st, N.Load):
@@ -1268,6 +1270,13 @@ class Compiler:
 
         h.fast = prepare(self, st, h)
         return h
+
+
+def _transfer_of(load, release) -> bool:
+    """Whether ``load`` and the statement after it, ``release``, are a ``transfer … from P to Q``'s last two, of
+    any pools: a load and a release at one place (:func:`_transfer_pair` is the case of one family)."""
+    return (isinstance(load, N.Load) and isinstance(release, N.Release) and load.span is not None
+            and load.span == release.span)
 
 
 def _transfer_pair(load, release) -> bool:

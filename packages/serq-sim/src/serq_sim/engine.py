@@ -1885,6 +1885,7 @@ class Simulation:
     hold = _admission.hold
     end_hold = _release.end_hold
     release = _release.release
+    transfer_release = _release.transfer_release
     lease_end = _release.lease_end
     grow = _growth.grow
     load = _growth.load

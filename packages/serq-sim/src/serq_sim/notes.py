@@ -434,6 +434,26 @@ def stuck(pools) -> list[str]:
     return [warning("stuck", text)]
 
 
+def lapsed_reads(pools) -> list[str]:
+    """Pools that ``transfer … from`` read after the lease that kept the KV there had ended by its time
+    (``lease P (t)``: t seconds passed before the transfer's release of P), ``(label, count)`` after the
+    warm-up (``Pool.lapsed_reads``, pools.release.transfer_release). The lease's end gave the KV to the cache
+    (evictable since, or none without a cache clause), and the run counts the transfer's link and load as
+    though the KV were all there: the latencies after it (a first token's) are optimistic. The spec says
+    nothing of such a read; the run goes on as written and the warning counts them (docs/language.md, "A
+    transfer after its lease")."""
+    found = [(label, n) for label, n in pools if n]
+    if not found:
+        return []
+    total = sum(n for _label, n in found)
+    where = ", ".join(f"{label} ({n})" for label, n in found)
+    return [warning("lease-lapsed", f"{total} {number_of(total, 'transfer')} read KV after the lease that kept it had "
+                    f"ended by its time: from {where}; that KV was only cached from the lease's end on (evictable, "
+                    "or gone without a cache clause), and the transfer's link and load count as though all of it "
+                    "were there, so the latencies after them (a first token's) are optimistic; a lease as long as "
+                    "the wait for the read (inf, as a decoder's heartbeats renew it) keeps it")]
+
+
 def nan_keys(first: dict) -> list[str]:
     """One warning for each ordering key that came out NaN in the run (``first``: the simulation's
     ``nan_keys``, by key ``(kind, where, i)`` its first NaN ``(t, serial)``, in the order they came,
@@ -699,6 +719,7 @@ WARNING_CODES = (
     ("cached-beyond-prompt", "table T has N row(s) whose `cached` is above their `prompt` "),
     ("rejected", "pool P rejected N hold(s)"),
     ("stuck", "N session(s) stuck in the run"),
+    ("lease-lapsed", "N transfer(s) read KV after the lease that kept it had ended by its time"),
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
     ("waits-for-ever", "N session(s) wait for ever "),

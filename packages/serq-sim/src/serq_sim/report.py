@@ -477,6 +477,7 @@ def build_report(sim) -> Report:
     notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned, len(pl.livelocked), pl.livelock_units,
                           pl.cap)
                          for label, pl in zip(labels, sim.pools)])
+    notes += warn.lapsed_reads([(label, pl.lapsed_reads) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
     notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)

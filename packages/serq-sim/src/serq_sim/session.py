@@ -18,7 +18,7 @@ _UNADMITTED = 2 ** 53
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
                  "outgrew", "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k", "tok", "tokp", "tokst", "tokw", "qkey", "draws")
+                 "redo_t", "redo_k", "tok", "tokp", "tokst", "tokw", "qkey", "draws", "lapsed")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -41,6 +41,10 @@ class Session:
         #: hold is a run-time error when it joins the queue again (pools.admission.outgrown); None otherwise
         self.outgrew = None
         self.leases: list = []
+        #: the pools whose lease by this session ended by its time (``lease P (t)``, t seconds) and that no
+        #: ``transfer … from P`` has read since, nor a new lease of P renewed: a transfer from one of them
+        #: reads KV only the cache kept (pools.release.transfer_release); None while there is none
+        self.lapsed = None
         self.trace = None
         self.preset = None
         self.requeue = None

@@ -653,7 +653,7 @@ class Pool:
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
         "preemptions", "spills", "rejections", "refused", "rounded_out", "stuck", "livelocked", "livelock_units",
-        "positioned", "over_cap",
+        "positioned", "over_cap", "lapsed_reads",
         "__dict__",
     )
 
@@ -750,6 +750,9 @@ class Pool:
         #: in between (notes.stuck says so)
         self.positioned = False
         self.over_cap = 0
+        #: the transfers from the pool after the warm-up by sessions whose lease of it had ended by its time
+        #: and that held nothing on it (pools.release.transfer_release; notes.lapsed_reads)
+        self.lapsed_reads = 0
 
     def acc(self) -> None:
         now = self.sim.now
@@ -801,7 +804,7 @@ class Pool:
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
-        self.rejections = self.refused = 0
+        self.rejections = self.refused = self.lapsed_reads = 0
         self.rounded_out = None
         self.evicted_units = self.b_evicted = 0.0
 

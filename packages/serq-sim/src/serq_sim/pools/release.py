@@ -108,6 +108,8 @@ def end_hold(sim, s) -> None:
                         wake_waiters(slot.pool)
                 lease = Lease(slot, info.cache, grown, info.at["cache"])
                 s.leases.append(lease)
+                if s.lapsed is not None and slot.pool in s.lapsed:  # a new lease of it: the KV is kept again
+                    s.lapsed.remove(slot.pool)
                 if t == t and t != INF:
                     sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
                 continue
@@ -132,8 +134,31 @@ def end_lease(sim, lease: Lease) -> None:
 
 
 def lease_end(sim, lease: Lease) -> None:
+    """A lease's time is up (``lease P (t)``): it ends, and its session remembers that its lease of P
+    lapsed (``Session.lapsed``), for a transfer from P that comes after (:func:`transfer_release`)."""
     if lease.alive:
+        s = lease.slot.owner
         end_lease(sim, lease)  # an event: the settle after it retries the growers and admissions
+        if s.lapsed is None:
+            s.lapsed = [lease.slot.pool]
+        elif lease.slot.pool not in s.lapsed:
+            s.lapsed.append(lease.slot.pool)
+
+
+def transfer_release(sim, s, pool: Pool) -> None:
+    """The ``release P`` of a ``transfer … from P to Q``. When the session holds and leases nothing on P and its
+    lease of P ended by its time before (``Session.lapsed``), the transfer has read KV that the lease no
+    longer kept: what the cache kept of it then, evictable since, and the link's time and the load count as
+    though all of it were there. The spec says nothing of such a read; the run goes on as it is written and
+    the pool counts it (``Pool.lapsed_reads``, after the warm-up), which the report's warning
+    ``lease-lapsed`` gives (notes.lapsed_reads; docs/language.md, "A transfer after its lease")."""
+    lapsed = s.lapsed
+    if lapsed is not None and pool in lapsed and innermost(s, pool)[1] is None:
+        lapsed.remove(pool)
+        if all(lease.slot.pool is not pool for lease in s.leases):
+            pool.lapsed_reads += 1
+            return
+    release(sim, s, pool)
 
 
 def release(sim, s, pool: Pool) -> None:
