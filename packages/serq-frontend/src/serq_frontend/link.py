@@ -203,6 +203,10 @@ class Linker:
         #: hold of its pool, with that pool: one no hold leases either is told (:meth:`unleased_releases`)
         self.leased: list[ir.PoolRef] = []
         self.loose_releases: list[tuple[A.SRelease, ir.PoolRef]] = []
+        #: each `release` (a transfer's included) in a hold of its pool that comes after as many releases of
+        #: its member in the same block as there are holds of it around, with its pool and the first of those
+        #: releases: one no hold leases is told (:meth:`unleased_releases`)
+        self.again_releases: list[tuple[A.SRelease, ir.PoolRef, A.SRelease]] = []
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
         #: there a family of its size named without an index is the member paired with the stage's member
         self.own: Family | None = None
@@ -963,7 +967,39 @@ class Linker:
     # -----------------------------------------------------------------------------------------------
 
     def block(self, stmts: list[Any], where: str) -> list[Any]:
-        return [self.stmt(s, where) for s in stmts]
+        out = []
+        released: dict | None = None
+        for s in stmts:
+            out.append(self.stmt(s, where))
+            if type(s) is A.SRelease:
+                released = self._again(s, out[-1].pool, released)
+        return out
+
+    def _again(self, s: A.SRelease, r: ir.PoolRef, released: dict | None) -> dict | None:
+        """Count ``s``, a `release P` (a transfer's included) in a hold of P, among the releases of its member
+        written before it in the same block (``released``, by member); one that comes after as many of them as
+        there are holds of the member around it gives nothing back when no hold of the program leases P: each
+        release gave back the innermost hold's allocation that was left (language.txt §3), and "a session that
+        holds and leases nothing on m releases nothing". Such a release is kept for :meth:`unleased_releases`
+        with the first release of the member in the block. Members written with a computed index are not
+        counted (they may name another member each time)."""
+        if rules.unheld(self.held, r):
+            return released  # (told as a release outside a hold, unleased_releases)
+
+        def key(ix):
+            return None if ix is None else ix.value if type(ix) is ir.Num else ...
+
+        k = key(r.index)
+        around = [key(h.index) for h in self.held if h.pool == r.pool]
+        if k is ... or ... in around:
+            return released
+        if released is None:
+            released = {}
+        seen = released.setdefault((r.pool, k), [])
+        seen.append(s)
+        if len(seen) > around.count(k):
+            self.again_releases.append((s, r, seen[0]))
+        return released
 
     def stmt(self, s: Any, where: str) -> Any:
         nests = type(s) in (A.SHold, A.SBranch, A.SLoop)
@@ -1454,6 +1490,21 @@ class Linker:
                         "gave it back at its end, to the cache, where it may be evicted before the read, and the "
                         f"transfer's release ends nothing; keep the KV for the read: `lease {ref} (inf)` after "
                         "that hold's block")
+            self.ctx.reporter.warn(at, text)
+        for s, r, first in self.again_releases:
+            at = s.ref.pos
+            key = (at.file, at.line, at.col)
+            if key in seen or not rules.names_none(leased, r):
+                continue
+            seen.add(key)
+            fam, ref = s.ref.dotted, _written_ref(s.ref)
+            text = (f"`{s.verb} {ref}` gives nothing back: `{first.verb} {ref}` at {first.pos.line}:{first.pos.col}, in the same "
+                    f"block, gave back the allocation on `{fam}` of the hold around it, no other hold around "
+                    f"holds `{fam}`, and no hold of the program leases `{fam}`, so the session holds nothing "
+                    "there when it runs (a release gives back the innermost hold's allocation that is left, and "
+                    "then the lease a hold took)")
+            if s.verb != "release":
+                text += "; the transfer reads KV the session no longer holds"
             self.ctx.reporter.warn(at, text)
 
     def seed(self, value: Any) -> int:
