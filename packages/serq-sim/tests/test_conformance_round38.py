@@ -1,0 +1,707 @@
+"""Conformance of language.txt §2, §3 and §7 (and pool-reference.txt, program-reference.txt) by hand,
+round 38: the step engine's rules one at a time (the budget and the chunk read before each iteration, the
+serving orders `serve by` with their ties, `serve decode first` against admission order under a chunk cap,
+the cost's variables `decoders`, `prefilled`, `kv_decode`, `kv_prefill` and `attention`, a newcomer's first
+chunk planned in the iteration that admits it, `serve exclusive prefill`, an iteration that only preempts),
+holds with `reserve` and `reserve held` and `grow` across turns, leases and transfers in time, `observe`
+and `record` inside holds that are executed again, the report's figures under a warm-up, the built-in
+functions and draws at their edge arguments, and the run-time errors §2 and §3 name.
+
+§3, Stages: "One token to a decoding job, up to chunk to a prefilling one, until the budget is spent; a
+growing job first grows its hold to the position it will reach (block by block, preempting if needed);
+then the stage admits from the queues it serves. The iteration advances the clock by C, an expression in
+tokens, decoders, prefilled, residents, kv_decode, kv_prefill, attention"; §2, Expressions: "attention =
+Σ n (K + n/2) over the prefill chunks, K the position before the chunk".
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
+reports and every observe's samples the same bytes); the observes are asserted as (session, time, value)
+and the report's figures as its JSON reads them. Every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conform import check_by_hand, run, run_error
+
+inf = math.inf
+nan = math.nan
+
+# ---------------------------------------------------------------------------------------------------------
+# The step engine, rule by rule
+# ---------------------------------------------------------------------------------------------------------
+
+STEP = [
+    # `budget 1 + decoders`, read before each iteration (decoders: the decoding residents then). s0 prefills
+    # 3 alone at budget 1: tokens at [0,1], [1,2], [2,3], p 3. From 3 s0 decodes: budget 2, s0's decode
+    # token first (admission order), s1's prefill the other: s1 at [3,4], [4,5], [5,6] (p 6) and s0's three
+    # decode tokens then too (d 6). s1 decodes alone from 6, one token an iteration (budget 2, one
+    # decoder): [6,7], [7,8], [8,9] → d 9; 3 + 3 + 3 iterations.
+    ("budget_reads_decoders_each_iteration", """
+stage e : step { budget 1 + decoders; cost 1; }
+workload { arrive batch(2); }
+session {
+  run e prefill (3);
+  observe p = now;
+  run e decode (3);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"p": [(0, 3.0, 3.0), (1, 6.0, 6.0)], "d": [(0, 6.0, 6.0), (1, 9.0, 9.0)]},
+     {("e", None): {"iterations": 9}}),
+    # `chunk 6 / residents`: three residents, chunk 2, budget 10: each takes 2 at [0,1] and [1,2]; s0 (4) is
+    # done at 2. Two residents: chunk 3: s1 its last 2, s2 3 of 4 at [2,3]. One resident: chunk 6: s2 its
+    # last 1 at [3,4].
+    ("chunk_reads_residents_each_iteration", """
+stage e : step { budget 10; cost 1; chunk 6 / residents; }
+workload { arrive batch(3); }
+session { run e prefill (4 + 2 * serial); observe p = now; }
+run { horizon 100; }
+""", {"p": [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 4.0, 4.0)]}, {("e", None): {"iterations": 4}}),
+    # serve by (remaining), budget 3: s2 (2 left) first, then s0 and s1 (4 each) tie in admission order: s2
+    # 2 and s0 1 at [0,1]; s0 (3) before s1 (4): s0 3 at [1,2]; s1 3 then 1: done at 4.
+    ("serve_by_remaining_ties_in_admission_order", """
+stage e : step { budget 3; cost 1; serve by (remaining); }
+workload { arrive batch(3); }
+session { run e prefill (serial == 2 ? 2 : 4); observe p = now; }
+run { horizon 100; }
+""", {"p": [(2, 1.0, 1.0), (0, 2.0, 2.0), (1, 4.0, 4.0)]}, {}),
+    # serve by (-remaining), budget 3: s0, s1 (-4) tie, admission order: s0 3 at [0,1]. Then s1 (-4), s2
+    # (-2), s0 (-1): s1 3 at [1,2]. Then s2 (-2), s0 and s1 (-1, admission order): s2 2, s0 1 at [2,3];
+    # s1 its last 1 at [3,4].
+    ("serve_by_minus_remaining", """
+stage e : step { budget 3; cost 1; serve by (-remaining); }
+workload { arrive batch(3); }
+session { run e prefill (serial == 2 ? 2 : 4); observe p = now; }
+run { horizon 100; }
+""", {"p": [(0, 3.0, 3.0), (2, 3.0, 3.0), (1, 4.0, 4.0)]}, {("e", None): {"iterations": 4}}),
+    # serve by (-admission): the last admitted first; budget 2, prefills of 2: s2 at [0,1], s1 [1,2], s0 [2,3].
+    ("serve_by_minus_admission_newest_first", """
+stage e : step { budget 2; cost 1; serve by (-admission); }
+workload { arrive batch(3); }
+session { run e prefill (2); observe p = now; }
+run { horizon 100; }
+""", {"p": [(2, 1.0, 1.0), (1, 2.0, 2.0), (0, 3.0, 3.0)]}, {}),
+    # admission order under chunk 2 = budget 2: s0's prefill (admitted first) takes the whole budget at [0,1]
+    # and [1,2] (p 2); s1's decode waits: [2,3], [3,4] (d 4).
+    ("admission_order_prefill_first_takes_the_budget", """
+stage e : step { budget 2; cost 1; chunk 2; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run e prefill (4); observe p = now; }
+  else { run e decode (2); observe d = now; }
+}
+run { horizon 100; }
+""", {"p": [(0, 2.0, 2.0)], "d": [(1, 4.0, 4.0)]}, {("e", None): {"iterations": 4, "mixed": 0}}),
+    # the same under `serve decode first`: s1's decode token first, s0's prefill the one left at [0,1] and
+    # [1,2] (d 2); s0 its last 2 at [2,3] (p 3): the orders differ once a cap binds.
+    ("serve_decode_first_under_a_chunk_cap", """
+stage e : step { budget 2; cost 1; chunk 2; serve decode first; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run e prefill (4); observe p = now; }
+  else { run e decode (2); observe d = now; }
+}
+run { horizon 100; }
+""", {"p": [(0, 3.0, 3.0)], "d": [(1, 2.0, 2.0)]}, {("e", None): {"iterations": 3, "mixed": 2}}),
+    # cost 100 * decoders + prefilled (prefilled: the prefill tokens of the iteration), budget 2: [0,101] s0
+    # decodes 1, s1 prefills 1; [101,202] the same: s0's decode done (d 202); [202,203] s1's last 1: cost 1.
+    ("cost_reads_decoders_and_prefilled_tokens", """
+stage e : step { budget 2; cost 100 * decoders + prefilled; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run e decode (2); observe d = now; }
+  else { run e prefill (3); observe p = now; }
+}
+run { horizon 1000; }
+""", {"d": [(0, 202.0, 202.0)], "p": [(1, 203.0, 203.0)]},
+     {("e", None): {"iterations": 3, "mixed": 2, "prefill_only": 1}}),
+    # cost kv_decode + kv_prefill / 100 on memory kv: the units the decoding (prefilling) residents the
+    # iteration serves hold there. [0, 10.04]: s0 (10 held) decodes, s1 (4 held) prefills 3: 10 + 0.04; s1
+    # done (p 10.04); [10.04, 20.04] s0 alone: 10 (d 20.04).
+    ("cost_reads_kv_decode_and_kv_prefill", """
+pool kv { cap 100; }
+stage e : step { budget 8; cost kv_decode + kv_prefill / 100; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (10) { run e decode (2); } observe d = now; }
+  else { hold kv (4) { run e prefill (3); } observe p = now; }
+}
+run { horizon 1000; }
+""", {"d": [(0, 20.04, 20.04)], "p": [(1, 10.04, 10.04)]}, {}),
+    # cost 1 + attention, chunk 4: the chunk of 4 at K 0: 4 (0 + 2) = 8, cost 9; the chunk of 2 at K 4:
+    # 2 (4 + 1) = 10, cost 11: p 20. Decode tokens are no prefill chunk: attention 0, cost 1 each: d 22.
+    ("cost_reads_attention_of_each_chunk", """
+stage e : step { budget 8; cost 1 + attention; chunk 4; }
+workload { arrive batch(1); }
+session { run e prefill (6); observe p = now; run e decode (2); observe d = now; }
+run { horizon 1000; }
+""", {"p": [(0, 20.0, 20.0)], "d": [(0, 22.0, 22.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 2, "decode_only": 2}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in STEP], ids=[c[0] for c in STEP])
+def test_step_engine_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Admission into a step engine: the newcomer's first chunk, budget_left, exclusive prefill, preemption
+# ---------------------------------------------------------------------------------------------------------
+
+ADMIT = [
+    # §3: "then the stage admits from the queues it serves" and budget_left(S) "evaluates to the budget
+    # left": the iteration at 0 admits s0 with the whole budget (units 5) and plans its 3 tokens, then s1
+    # with the 2 left (units 2: used 7 in its body), which gets those 2 in the same iteration; s0 is done
+    # at 1, s1's last 2 at [1,2]. kv: 5 on [0,1] and 2 on [0,2]: 9 / 100.
+    ("newcomer_first_chunk_in_the_admitting_iteration", """
+pool reqs { cap 8; admit via e; }
+pool kv { cap 100; }
+stage e : step { budget 5; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1), kv (budget_left(e)) {
+    observe u = used(kv);
+    run e prefill (3 + serial);
+    observe p = now;
+  }
+}
+run { horizon 100; }
+""", {"u": [(0, 0.0, 5.0), (1, 0.0, 7.0)], "p": [(0, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {("e", None): {"iterations": 2, "prefill_only": 2}, ("kv", None): {"used": 0.09, "admissions": 2}}),
+    # reqs cap 1: s1 waits for s0's release at 3 (prefill [0,1], decodes [1,2], [2,3]); the release is the
+    # event at 3 and the iteration planned at 3 admits s1 and gives it its prefill at once: [3,4], then
+    # [4,5], [5,6]. Waits 0 and 3: 1.5; s1 queued on [0,3]: 3 / 100.
+    ("the_release_and_the_admission_at_one_instant", """
+pool reqs { cap 1; admit via e; }
+stage e : step { budget 4; cost 1; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1) { observe a = now; run e prefill (2); run e decode (2); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 3.0, 3.0)], "f": [(0, 3.0, 3.0), (1, 6.0, 6.0)]},
+     {("e", None): {"iterations": 6, "prefill_only": 2, "decode_only": 4},
+      ("reqs", None): {"wait": 1.5, "queue": 0.03}}),
+    # serve exclusive prefill: s0 prefills 3 alone at [0,1] and decodes alone at [1,2]; s1 queues at 1.5. At 2
+    # s0's decode is tentative and s1's prefill fits: it replaces it with the full budget (units 4, used 8
+    # in its body) at [2,3]; s0 decodes again at [3,4], [4,5]: f 5. 5 iterations, none mixed.
+    ("exclusive_prefill_displaces_a_decode_and_sees_the_whole_budget", """
+pool reqs { cap 8; admit via e; }
+pool kv { cap 100; }
+stage e : step { budget 4; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 1.5);
+  hold reqs (1), kv (budget_left(e)) {
+    observe u = used(kv);
+    run e prefill (3 - serial);
+    observe p = now;
+    run e decode (3 - 3 * serial);
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"u": [(0, 0.0, 4.0), (1, 2.0, 8.0)], "p": [(0, 1.0, 1.0), (1, 3.0, 3.0)],
+      "f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3, "mixed": 0}}),
+    # the same program served in admission order: at 2 s0's decode token comes first and s1 is admitted
+    # with the 3 left (used 7), prefilling its 2 beside it (mixed); s0's last decode at [3,4]: f 4.
+    ("admission_order_admits_beside_a_decode", """
+pool reqs { cap 8; admit via e; }
+pool kv { cap 100; }
+stage e : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 1.5);
+  hold reqs (1), kv (budget_left(e)) {
+    observe u = used(kv);
+    run e prefill (3 - serial);
+    observe p = now;
+    run e decode (3 - 3 * serial);
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"u": [(0, 0.0, 4.0), (1, 2.0, 7.0)], "p": [(0, 1.0, 1.0), (1, 3.0, 3.0)],
+      "f": [(1, 3.0, 3.0), (0, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 1, "decode_only": 2, "mixed": 1}}),
+    # an iteration that only preempts: s0's prefill of 4 growing from 3 units needs 4, s1 holds 1 away
+    # from the engine until 2.5 (no candidate: not resident), so s0 is its own victim at 0, 1 and 2: each
+    # such iteration lasts C = 1 at no token. The victim re-enters kv's queue, which the settle after the
+    # iteration's end admits (kv is no engine's queue): at 1, 2, and at 2.5 (s1's release). The iteration
+    # at 3 fits: [3,4], p 4. Waits 0 (s1), 0, 1, 1, 0.5: 2.5 over 5 admissions; s0 queued 2.5 of 100.
+    ("an_iteration_that_only_preempts_lasts_its_cost", """
+pool kv { cap 4; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (3) { run e prefill (4) growing kv; }
+    observe p = now;
+  } else {
+    hold kv (1) { run d (2.5); }
+  }
+}
+run { horizon 100; }
+""", {"p": [(0, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 1},
+      ("kv", None): {"admissions": 5, "preemptions": 3, "stuck": 1, "wait": 0.5, "queue": 0.025}}),
+    # `init` sets k = 3 + serial at arrival. budget 4: s0 3 and s1 1 at [0,1]; s1 3 at [1,2]. s0 drops its
+    # cached 3 (c2 0, and its next hold consumes nothing: c3 0); s1 keeps its 4. A run of zero work
+    # completes at once (z at the release instant) and is no iteration nor completion. used 3 + 8 = 11 /
+    # 100; cached: s0's 3 from 1, s1's 4 from 2 (consumed and cached again at 2): 297 + 392 = 689 / 100.
+    ("init_drop_and_a_run_of_no_work", """
+pool kv { cap 100; }
+stage e : step { budget 4; cost 1; memory kv; }
+workload { arrive batch(2); init { set k = 3 + serial; } }
+session {
+  hold kv (k) { run e prefill (k); } cache (k);
+  observe c1 = cachedin(kv);
+  branch (serial == 0) { drop kv; }
+  observe c2 = cachedin(kv);
+  hold kv (k) { observe c3 = cached; run e prefill (0); observe z = now; } cache (k);
+}
+run { horizon 100; }
+""", {"c1": [(0, 1.0, 3.0), (1, 2.0, 4.0)], "c2": [(0, 1.0, 0.0), (1, 2.0, 4.0)],
+      "c3": [(0, 1.0, 0.0), (1, 2.0, 4.0)], "z": [(0, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {("e", None): {"iterations": 2, "completions": 2}, ("kv", None): {"used": 0.11, "cached": 6.89}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in ADMIT], ids=[c[0] for c in ADMIT])
+def test_admission_into_a_step_engine_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reserve, reserve held and grow; leases and transfers in time
+# ---------------------------------------------------------------------------------------------------------
+
+RESERVE = """
+pool kv { cap 10; HELD }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) reserve (8) { run d (2); } }
+  else { run d (0.5); hold kv (5) { observe a = now; run d (1); } }
+}
+run { horizon 100; }
+"""
+
+HOLDS = [
+    # §3: the head is admitted when "used + r ≤ cap"; without `reserve held` s0's reserve is read at its
+    # admission only: s1's 5 fits beside s0's 2 at 0.5. used 2·2 + 5·1 = 9 / 100.
+    ("reserve_is_checked_at_admission_only", RESERVE.replace("HELD", ""),
+     {"a": [(1, 0.5, 0.5)]}, {("kv", None): {"used": 0.09, "wait": 0.0}}),
+    # with `reserve held` s0's unallocated 8 - 2 = 6 counts: 2 + 6 + 5 > 10, s1 waits for s0's end at 2.
+    # Waits 0, 1.5: 0.75; queued 1.5 / 100.
+    ("reserve_held_counts_the_unallocated_reservation", RESERVE.replace("HELD", "reserve held;"),
+     {"a": [(1, 2.0, 2.0)]}, {("kv", None): {"used": 0.09, "wait": 0.75, "queue": 0.015}}),
+    # growth by another hold: used 4 + s0's 6 - 2 = 4 + d 3 > 10, so s1's grow (preempt none) waits until
+    # s0's scope ends at 2 and then holds 5. used: 2·2 + 2·1.5 + 5·1 = 12 / 100.
+    ("reserve_held_blocks_another_holds_growth", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) reserve (6) { run d (2); } }
+  else { run d (0.5); hold kv (2) { grow kv (3); observe g = now; observe u = used(kv); run d (1); } }
+}
+run { horizon 100; }
+""", {"g": [(1, 2.0, 2.0)], "u": [(1, 2.0, 5.0)]}, {("kv", None): {"used": 0.12, "holders": 0.045}}),
+    # the grower uses its own reservation: s1's 2 was admitted at 0 beside s0's 2 and its unallocated 4
+    # (2 + 4 + 2 ≤ 10); at 1 s0 grows 4: used 4 + others' unallocated 0 + 4 ≤ 10, at once: used 8, and
+    # free = cap - used - Σ unallocated = 10 - 8 - 0 = 2.
+    ("reserve_held_the_grower_uses_its_own_reservation", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (2) reserve (6) { run d (1); grow kv (4); observe g = now; observe u = used(kv); observe f = free(kv); run d (1); }
+  } else { hold kv (2) { observe a = now; run d (3); } }
+}
+run { horizon 100; }
+""", {"g": [(0, 1.0, 1.0)], "u": [(0, 1.0, 8.0)], "f": [(0, 1.0, 2.0)], "a": [(1, 0.0, 0.0)]},
+     {("kv", None): {"used": 0.14}}),
+    # pool-reference: "Reservations end with the hold's scope, release or preemption": s0's `release kv`
+    # at 0 ends its reservation with its allocation (free 10), so s1's 7 fits at 0.5.
+    ("reserve_held_ends_at_release", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) reserve (8) { release kv; observe f = free(kv); run d (2); } }
+  else { run d (0.5); hold kv (7) { observe a = now; run d (1); } }
+}
+run { horizon 100; }
+""", {"f": [(0, 0.0, 10.0)], "a": [(1, 0.5, 0.5)]}, {("kv", None): {"used": 0.07, "holders": 0.01}}),
+    # "leases retain none": at 1 s0's scope ends into a lease of its 2; its reservation ends, so s1's 6
+    # (waiting since 0.5: 2 + 6 + 6 > 10) fits then: 2 + 6 ≤ 10. s0 reads free 8 before that settle; the
+    # lease ends with the session at 2 and its cache (2) applies then (m, read at 2 before it, is 0).
+    ("reserve_held_a_lease_keeps_no_reservation", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (2) reserve (8) { run d (1); } cache (2) lease kv (5);
+    observe l = free(kv);
+    run d (1);
+    observe m = cachedin(kv);
+  } else { run d (0.5); hold kv (6) { observe a = now; run d (1); } }
+}
+run { horizon 100; }
+""", {"l": [(0, 1.0, 8.0)], "m": [(0, 2.0, 0.0)], "a": [(1, 1.0, 1.0)]},
+     {("kv", None): {"used": 0.1, "cached": 1.96, "wait": 0.25}}),
+    # block 2: grow kv (3) adds 4 (rounded up to blocks) to 2: 6; cache (5) keeps min(5, 6) = 5 rounded down
+    # to blocks: 4. The next turn's hold consumes the 4: turn_no 2, cached 4. used 6 + 6 = 12 / 100;
+    # cached 6 from 2: 588 / 100.
+    ("grow_rounds_up_and_the_next_turn_finds_the_prefix", """
+pool kv { cap 20; block 2; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  turn;
+  hold kv (2) { grow kv (3); observe u = used(kv); run d (1); } cache (5);
+  observe c = cachedin(kv);
+  turn;
+  hold kv (6) { observe t = turn_no * 100 + cached; run d (1); } cache (6);
+}
+run { horizon 100; }
+""", {"u": [(0, 0.0, 6.0)], "c": [(0, 1.0, 4.0)], "t": [(0, 1.0, 204.0)]},
+     {("kv", None): {"used": 0.12, "cached": 5.88}, "turns": 2}),
+    # lease kv (2): s0's 4 stay allocated from its scope's end at 1 until 3; s1's 8 (cap 8) waits from 0.5
+    # to 3, when the lease ends into a cache of 4 that the admission evicts at once. used 4·3 + 8 = 20 /
+    # 100; waits 0, 2.5.
+    ("a_lease_of_a_time_ends_then", """
+pool kv { cap 8; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { run d (1); } cache (4) lease kv (2); run d (5); }
+  else { run d (0.5); hold kv (8) { observe a = now; run d (1); } }
+}
+run { horizon 100; }
+""", {"a": [(1, 3.0, 3.0)]},
+     {("kv", None): {"used": 0.2, "cached": 0.0, "wait": 1.25, "evicted_entries": 1, "evicted_units": 4.0}}),
+    # lease kv (inf) ended by `release kv;` outside the hold at 2: cached 4 then, and s1 admitted at 2.
+    ("a_release_outside_the_hold_ends_the_lease", """
+pool kv { cap 8; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { run d (1); } cache (4) lease kv (inf);
+    run d (1);
+    release kv;
+    observe c = cachedin(kv);
+    run d (5);
+  } else { run d (0.5); hold kv (8) { observe a = now; run d (1); } }
+}
+run { horizon 100; }
+""", {"c": [(0, 2.0, 4.0)], "a": [(1, 2.0, 2.0)]}, {("kv", None): {"used": 0.16, "wait": 0.75}}),
+    # transfer (2) from kvP to kvD (3) over a fifo link: s0's read [1,3], s1's waits for it, [3,5]. Each
+    # read ends the lease (kvP caches its 4) and loads 3 into kvD, whose cache (4) keeps min(4, 3) = 3.
+    # kvP used 4·3 + 4·5 = 32, cached 4·97 + 4·95 = 768; kvD used 4·3 + 4·5, cached 3·96 + 3·94 = 570.
+    ("transfers_queue_on_a_fifo_link", """
+pool kvP { cap 100; }
+pool kvD { cap 100; }
+stage d : delay;
+stage link : fifo;
+workload { arrive batch(2); }
+session {
+  hold kvP (4) { run d (1); } cache (4) lease kvP (inf);
+  hold kvD (4) {
+    transfer (2) from kvP to kvD (3);
+    observe t = now;
+    observe p = cachedin(kvP);
+    run d (1);
+  } cache (4);
+  observe q = cachedin(kvD);
+}
+run { horizon 100; }
+""", {"t": [(0, 3.0, 3.0), (1, 5.0, 5.0)], "p": [(0, 3.0, 4.0), (1, 5.0, 4.0)],
+      "q": [(0, 4.0, 3.0), (1, 6.0, 3.0)]},
+     {("link", None): {"wait": 1.0, "service": 2.0, "present": 0.06},
+      ("kvP", None): {"used": 0.32, "cached": 7.68}, ("kvD", None): {"used": 0.32, "cached": 5.7}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in HOLDS], ids=[c[0] for c in HOLDS])
+def test_holds_reservations_and_leases_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# observe and record inside holds executed again, at a session's end, and under a warm-up
+# ---------------------------------------------------------------------------------------------------------
+
+# s1 holds 3 of kv's 5 on [0,3]; s0 holds 2 from 0.5 and grows 1 at 1.5: 6 > 5, and with no engine the
+# victim is the holder admitted last, s0 itself. Its hold (no growing run: position 0, docs/language.md "A
+# preemption caches computed prefixes") caches nothing and re-enters the head of the queue, where the
+# settle admits it at once (3 + 2 ≤ 5); the same at 2.5; at 3.5 s1 is gone and the growth fits: f 4.5.
+AGAIN = """
+pool kv { cap 5; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { hold kv (3) { run d (3); } }
+  else {
+    run d (0.5);
+    hold kv (2) { observe o = computed; record r { x = computed; } run d (1); grow kv (1); run d (1); }
+    observe f = now;
+  }
+}
+run { horizon 100; }
+"""
+
+SAMPLES = [
+    # an observe inside the hold takes a sample at each execution: 0.5, 1.5, 2.5 (computed 0 each time).
+    # Two preemptions at one position: stuck 1. used 3·3 + 2·3 + 3·1 = 18 / 100; admissions 1 + 3.
+    ("an_observe_in_a_hold_executed_again_samples_each_time", AGAIN,
+     {"o": [(0, 0.5, 0.0), (0, 1.5, 0.0), (0, 2.5, 0.0)], "f": [(0, 4.5, 4.5)]},
+     {("kv", None): {"used": 0.18, "admissions": 4, "preemptions": 2, "stuck": 1, "wait": 0.0}}),
+    # §3, Pools: "end releases every hold but keeps the session's cached prefixes": s0's `end;` inside its
+    # hold at 1 releases its 6 (5 in blocks of 2) with its cache (3) applied, rounded down to 2; s1's 10
+    # at 2 evicts those 2 (one entry). used 6 + 10 = 16 / 100, cached 2 on [1,2]: 0.02.
+    ("an_end_inside_a_hold_releases_it_and_caches", """
+pool kv { cap 10; block 2; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (5) { run d (1); end; } cache (3); }
+  else {
+    run d (2);
+    observe u = used(kv) * 100 + queued(kv) * 10 + holders(kv);
+    hold kv (10) { observe a = now; run d (1); }
+  }
+}
+run { horizon 100; }
+""", {"u": [(1, 2.0, 0.0)], "a": [(1, 2.0, 2.0)]},
+     {("kv", None): {"used": 0.16, "cached": 0.02, "evicted_entries": 1, "evicted_units": 2.0}, "ended": 2}),
+    # warm-up 3 of [0,13]: kv (cap 1) passes s0 [0,2], s1 [2,4], s2 [4,6] through s. Samples at 2 are cut;
+    # s: present and utilisation 3 / 10, completions at 4 and 6 (wait 0, service 2). kv: used 3 / 10,
+    # s2 waits on [3,4]: queue 0.1; one admission after 3 (s2's at 4, wait 4). s1's admission at 2 (cut)
+    # evicted s0's entry, s2's at 4 evicts s1's (1 entry, 1 unit); s2's 1 cached on [6,13]: 0.7. The gauge
+    # used + 10 queued: 11 on [3,4], 1 on [4,6], 0 after: 13 / 10, least 0, greatest 11 (the 21 of [0,2]
+    # is before the warm-up). The run: arrivals 3 (every arrival), ended 2 (after the warm-up).
+    ("figures_under_a_warm_up", """
+pool kv { cap 1; }
+stage s : fifo;
+workload { arrive batch(3); }
+session {
+  hold kv (1) { run s (2); } cache (1);
+  observe t = now;
+}
+gauge g = used(kv) + 10 * queued(kv);
+run { horizon 13; warmup 3; }
+""", {"t": [(1, 4.0, 4.0), (2, 6.0, 6.0)]},
+     {("s", None): {"present": 0.3, "utilisation": 0.3, "completions": 2, "throughput": 0.2, "wait": 0.0,
+                    "service": 2.0},
+      ("kv", None): {"used": 0.3, "cached": 0.7, "queue": 0.1, "holders": 0.3, "wait": 4.0, "admissions": 1,
+                     "evicted_entries": 1, "evicted_units": 1.0},
+      ("gauge", "g"): {"mean": 1.3, "min": 0.0, "max": 11.0}, "arrivals": 3, "ended": 2}),
+    # a hold that can never grow to what its body needs preempts itself for ever (§3, Statistics, stuck):
+    # kv (1) decoding 5 growing on cap 3: positions 1, 2, 3 at [0,1], [1,2], [2,3]; the iteration at 3
+    # preempts it and lasts 1 at no token; kv's settle re-admits it at 4 (wait 1) and the decode starts
+    # again: [4,7] tokens, 7 preempts, 8 re-admits, [8,11], 11 preempts, 12 re-admits, [12,13) planned.
+    # Under warm-up 2.5 of [0, 12.5]: iterations planned at 3 … 12: 10, 7 with a token (decode-only);
+    # preemptions at 3, 7, 11; admissions 4, 8, 12 (wait 1); queued [3,4], [7,8], [11,12]: 0.3; used 3·0.5
+    # + (1 + 2 + 3)·2 + 1·0.5 = 14 / 10; holders 0.5 + 3 + 3 + 0.5 = 7 / 10; the stage busy throughout.
+    ("a_livelock_under_a_warm_up", """
+pool kv { cap 3; preempt lifo; }
+stage e : step { budget 1; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (1) { run e decode (5) growing kv; }
+  observe t = now;
+}
+run { horizon 12.5; warmup 2.5; }
+""", {"t": []},
+     {("e", None): {"iterations": 10, "decode_only": 7, "completions": 0, "utilisation": 1.0, "present": 0.7,
+                    "batch": 0.7},
+      ("kv", None): {"used": 1.4, "holders": 0.7, "queue": 0.3, "wait": 1.0, "admissions": 3, "preemptions": 3,
+                     "stuck": 1}}),
+    # the same session on cap 10 decodes [0,5] growing 1 → 5: planned after 2.5 are the iterations at 3 and
+    # 4; the decode completes at 5 (one completion); busy [2.5, 5]: 0.25; used 3·0.5 + 4 + 5 = 10.5 / 10.
+    ("a_step_stage_under_a_warm_up", """
+pool kv { cap 10; preempt lifo; }
+stage e : step { budget 1; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (1) { run e decode (5) growing kv; }
+  observe t = now;
+}
+run { horizon 12.5; warmup 2.5; }
+""", {"t": [(0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 2, "decode_only": 2, "completions": 1, "utilisation": 0.25},
+      ("kv", None): {"used": 1.05, "admissions": 0, "preemptions": 0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SAMPLES], ids=[c[0] for c in SAMPLES])
+def test_samples_and_figures_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_a_record_in_a_hold_executed_again_writes_a_row_each_time(monkeypatch):
+    """docs/language.md, "A record writes a row each time it runs": the preempted hold of AGAIN runs its
+    `record` at 0.5, 1.5 and 2.5, three rows of session 0, turn 0, the column `computed` 0 each time."""
+    r, _ = run(AGAIN, monkeypatch)
+    t = r.records("r")
+    assert [list(t[c]) for c in ("session", "turn", "time", "x")] == [[0, 0, 0], [0, 0, 0], [0.5, 1.5, 2.5],
+                                                                       [0, 0, 0]]
+
+
+def test_a_record_is_kept_by_its_send_time_and_an_observe_by_its_own(monkeypatch):
+    """docs/language.md, "A record is whole or absent, and warm-up applies to it by its send time": the
+    rows whose `sent` is at or after the warm-up's end (1) are kept, sessions 1 (sent 1) and 2 (sent 2);
+    session 0 sent at 0 and done at 3 is cut. The observe of the same moment keeps all three (3, 4, 5)."""
+    src = """
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  set t0 = now;
+  run d (3);
+  record req { sent = t0; done = now; }
+  observe f = now;
+}
+run { horizon 100; warmup 1; }
+"""
+    r, obs = run(src, monkeypatch)
+    t = r.records("req")
+    assert [list(t[c]) for c in ("session", "sent", "done")] == [[1, 2], [1.0, 2.0], [4.0, 5.0]]
+    assert obs["f"] == [(0, 3.0, 3.0), (1, 4.0, 4.0), (2, 5.0, 5.0)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The functions of §2 at their edge arguments, computed (from an attribute) and folded (constants)
+# ---------------------------------------------------------------------------------------------------------
+
+# §2, Expressions: "min, max, abs, floor, ceil, sqrt, exp, ln, pow"; "a non-zero operand is true". z is
+# session 0's serial, 0, so `z - 1` is -1 computed at run time; the folded form writes 0 for z. The values
+# are IEEE 754's (the reference's f64), with docs/language.md's choices where the spec is silent: `floor`
+# and `ceil` give +0 for a value that rounds to zero, `min` and `max` pass over NaN, `%` is fmod.
+FUNCTIONS = [
+    ("min(z + 1, inf)", 1.0),          # inf is no bound below
+    ("max(z - inf, -5)", -5.0),        # -inf is below every number
+    ("abs(z - inf)", inf),
+    ("floor(z - 0.5)", -1.0),
+    ("1 / ceil(z - 0.5)", inf),        # ceil(-0.5) is +0 here (docs/language.md), so 1 / it is +inf
+    ("sqrt(z - 1)", nan),              # the root of a negative number
+    ("sqrt(z)", 0.0),
+    ("exp(z - inf)", 0.0),
+    ("exp(z + 710)", inf),             # e^710 is beyond the doubles
+    ("ln(z)", -inf),
+    ("ln(z - 1)", nan),
+    ("ln(z + 1)", 0.0),
+    ("pow(z, 0)", 1.0),                # 0^0 is 1 (IEEE pow)
+    ("pow(z, -1)", inf),               # 0 to a negative power
+    ("pow(z - 2, 3)", -8.0),
+    ("pow(z - 2, 0.5)", nan),          # a negative base to a power that is not whole
+    ("pow(z + 4, 0.5)", 2.0),
+    ("pow(z - inf, 2)", inf),
+    ("(z - 1) ? 5 : 6", 5.0),          # -1 is non-zero: true
+    ("(z / z) ? 5 : 6", 5.0),          # NaN is non-zero: true
+    ("!(z / z)", 0.0),
+    ("(z / z) == (z / z)", 0.0),       # NaN equals nothing
+    ("(z / z) != (z / z)", 1.0),
+    ("(z - 7) % 3", -1.0),             # the sign of the dividend
+    ("max(z / z, 1)", 1.0),            # NaN passed over
+    ("min(z / z, 1)", 1.0),
+    ("min(z + 3, z + 1, z + 2)", 1.0),  # several arguments
+    ("z * inf", nan),                  # 0 · inf
+    ("(z + 1) < inf", 1.0),
+    ("floor(z + 2.5) + ceil(z + 2.5)", 5.0),
+]
+
+FUNCTION_PROGRAM = """
+workload { arrive batch(1); }
+session { set z = serial; observe x = EXPR; }
+run { horizon 1; }
+"""
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("expr, value", FUNCTIONS, ids=[e for e, _ in FUNCTIONS])
+def test_functions_at_their_edges_computed_and_folded(monkeypatch, expr, value):
+    _, computed = run(FUNCTION_PROGRAM.replace("EXPR", expr), monkeypatch)
+    _, folded = run(FUNCTION_PROGRAM.replace("EXPR", expr.replace("z", "(0)")), monkeypatch)
+    for got in (computed["x"], folded["x"]):
+        assert len(got) == 1 and got[0][:2] == (0, 0.0)
+        assert _same(got[0][2], value), (expr, got)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Run-time errors §2 and §3 name: the place, the time, the session (the same first line on both tiers)
+# ---------------------------------------------------------------------------------------------------------
+
+_ERR = """pool kv[2] { cap 10; }
+stage d : delay;
+stage e : step { budget BUDGET; cost COST; }
+workload { arrive batch(2); }
+session { set z = serial; BODY }
+run { horizon 10; }
+"""
+
+
+def _err(body: str, budget: str = "4", cost: str = "1") -> str:
+    return _ERR.replace("BODY", body).replace("BUDGET", budget).replace("COST", cost)
+
+
+RUN_ERRORS = [
+    # §3, Pools: "load m (n) advances … by n tokens, which its allocation must cover"
+    (_err("hold kv[0] (2) { load kv[0] (z + 3); run d (1); } cache (3);"),
+     "<source>:5:44: error: at t=0, session 0: load kv[0] (3): the hold has 2 allocated and 0 computed; a load "
+     "must fit the allocation (grow first)"),
+    # §3, Branching: "any other value (a fraction, a count, a negative number, NaN) is a run-time error"
+    (_err("branch (z / z) { run d (1); }"),
+     "<source>:5:27: error: at t=0, session 0: branch guard is NaN, not 0 or 1: a guard is a test; write the "
+     "comparison meant (`n > 0`, `x != 0`)"),
+    (_err("branch (z - 1) { run d (1); }"),
+     "<source>:5:27: error: at t=0, session 0: branch guard is -1, not 0 or 1: a guard is a test; write the "
+     "comparison meant (`n > 0`, `x != 0`)"),
+    # a member of a family: an index that is not a whole number names none (the caret at the reference)
+    (_err("hold kv[z + 0.5] (1) { run d (1); }"),
+     "<source>:5:32: error: at t=0, session 0: pool kv: index 0.5 is not a whole number (the family has 2)"),
+    # docs/language.md: a hold takes one amount of each member; computed indices that meet are an error
+    (_err("hold kv[0] (1), kv[z] (1) { run d (1); }"),
+     "<source>:5:27: error: at t=0, session 0: the hold names pool kv[0] twice; a hold takes one amount of each "
+     "pool (write one amount, the sum)"),
+    # a step stage's budget read before each iteration: NaN (2 residents: 2 / 0 - inf) and negative
+    (_err("run e prefill (1);", budget="residents / 0 - inf"),
+     "<source>:3:25: error: at t=0: stage e: the budget is NaN"),
+    (_err("run d (1); run e prefill (1);", budget="1 - residents"),
+     "<source>:3:25: error: at t=1: stage e: the budget is negative (-1)"),
+    # the cost names the iteration's sums
+    (_err("run e decode (2);", cost="decoders - 3"),
+     "<source>:3:33: error: at t=0: stage e: the iteration's cost is negative (-1) (its batch: tokens 2, "
+     "decoders 2, prefilled 0, residents 2, kv_decode 0, kv_prefill 0)"),
+    # a draw's parameters computed at run time
+    (_err("run d (~uniform(z + 2, 1));"),
+     "<source>:5:34: error: at t=0, session 0: ~uniform(2, 1): the low bound is above the high bound"),
+    (_err("run d (~erlang(z + 0.5, 1));"),
+     "<source>:5:34: error: at t=0, session 0: ~erlang(0.5, 1): the number of phases must be a whole number of "
+     "at least 1"),
+    (_err("run d (~exp(z / z));"),
+     "<source>:5:34: error: at t=0, session 0: ~exp(NaN): a parameter is NaN"),
+    (_err("branch (~bernoulli(z + 1.5)) { run d (1); }"),
+     "<source>:5:35: error: at t=0, session 0: ~bernoulli(1.5): a probability is between 0 and 1"),
+]
+
+
+@pytest.mark.parametrize("src, message", RUN_ERRORS, ids=[f"e{i}" for i in range(len(RUN_ERRORS))])
+def test_run_time_errors_name_the_place_time_and_session(monkeypatch, src, message):
+    assert run_error(src, monkeypatch) == message
