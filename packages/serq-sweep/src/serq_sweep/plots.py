@@ -782,6 +782,18 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
     return ts, vs
 
 
+def _cdf_step(ax: Any, vs: list[float], label: str) -> None:
+    """The empirical CDF of the sorted values ``vs`` on ``ax``: a step up by 1/n at each, from its first value on.
+    One value is the step of one point, drawn as its rise from 0 to 1 at that value: the step's one point
+    ``(v, 1)`` alone is a line of no length, which matplotlib draws as nothing, and the legend named a line
+    (``g = 2 (1 requests)``) that the plot did not show."""
+    n = len(vs)
+    if n == 1:
+        ax.step([vs[0], vs[0]], [0.0, 1.0], where="post", label=label)
+        return
+    ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=label)
+
+
 def cdf(dump: str, observes: Sequence[str]) -> Any:
     """The empirical CDF of each observe's samples in a dump (``serq run --dump DIR``): a step at every
     sample, from 0 to 1."""
@@ -805,8 +817,7 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     figure = _figure()
     ax = figure.add_subplot()
     for name, vs in samples.items():
-        n = len(vs)
-        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{_drawn(name)} ({n} samples)")
+        _cdf_step(ax, vs, f"{_drawn(name)} ({len(vs)} samples)")
     ax.set_xlabel("value")
     ax.set_ylabel("fraction of samples ≤ value")
     ax.set_ylim(0, 1.02)
@@ -1054,9 +1065,8 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     figure = _figure()
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
-        n = len(vs)
         label = _drawn(name) if h is None else f"{_drawn(name)}, {_drawn(hue)} = {_drawn(_hue_value(h))}"
-        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{label} ({n} requests)")
+        _cdf_step(ax, vs, f"{label} ({len(vs)} requests)")
     timed = all(m in RECORD_METRICS for m in metrics)
     ax.set_xlabel("seconds" if timed else "value")
     ax.set_ylabel("fraction of requests ≤ value")
