@@ -705,3 +705,145 @@ RUN_ERRORS = [
 @pytest.mark.parametrize("src, message", RUN_ERRORS, ids=[f"e{i}" for i in range(len(RUN_ERRORS))])
 def test_run_time_errors_name_the_place_time_and_session(monkeypatch, src, message):
     assert run_error(src, monkeypatch) == message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# More of the engine: §7's step that preempted, queue keys reading budget_left, exclusive prefill's gates,
+# budget and chunk reading the memory pool, a reservation beside a cache, gauges at an instant
+# ---------------------------------------------------------------------------------------------------------
+
+EXCLUSIVE = """
+pool reqs { cap 8; admit via e; }
+stage e : step { budget 8; cost 1; CHUNK serve exclusive prefill; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1) {
+    observe a = now;
+    run e prefill (3);
+    observe p = now;
+    run e decode (2);
+  }
+  observe f = now;
+}
+run { horizon 100; }
+"""
+
+QUEUE_BUDGET = """
+pool reqs { cap 8; admit via e; QUEUE }
+stage e : step { budget 4; cost 1; }
+workload { arrive batch(3); }
+session {
+  set prompt = serial == 2 ? 1 : 3;
+  hold reqs (1) { observe a = now; run e prefill (prompt); }
+  observe p = now;
+}
+run { horizon 100; }
+"""
+
+MORE = [
+    # §7: "no admission in a step that preempted". s0, s1 decode 4 growing from 1 unit each (block 1, cap
+    # 5): used 2, 4, then at 2 s0 grows to 3 (5) and s1 to 3 (6 > 5): s1, admitted last, is its own victim,
+    # releases its 2 and goes back to the head of reqs. s2 (queued since 1.5, 1 unit) would fit (3 + 1 ≤ 5)
+    # but that step admits nothing. At 3: s1 again (1 unit: used 5), then s2 does not fit (blocks); s0
+    # ends at 4 (its 4th token at [3,4]); at 4 s2 fits: [4,5]. s1 decodes its 4 again: [3,7]. Waits 0, 0,
+    # 1 (s1 again), 2.5 (s2): 0.875. kv used 2 + 4 + 3 + 5 + 3 + 3 + 4 = 24 / 100.
+    ("no_admission_in_a_step_that_preempted", """
+pool reqs { cap 3; admit via e; }
+pool kv { cap 5; block 1; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold reqs (1), kv (1) { observe a = now; run e decode (4) growing kv; }
+  } else {
+    run d (1.5);
+    hold reqs (1), kv (1) { observe a = now; run e prefill (1) growing kv; }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 3.0, 3.0), (2, 4.0, 4.0)],
+      "f": [(0, 4.0, 4.0), (2, 5.0, 5.0), (1, 7.0, 7.0)]},
+     {("reqs", None): {"wait": 0.875, "queue": 0.035, "admissions": 4},
+      ("kv", None): {"used": 0.24, "preemptions": 1}, ("e", None): {"iterations": 7}}),
+    # FIFO: s0 (3) then s1 with the 1 left; s2 waits for the next iteration: [1,2] s1's 2 and s2's 1.
+    ("fifo_admits_the_head_with_what_is_left", QUEUE_BUDGET.replace("QUEUE", ""),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)], "p": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
+     {}),
+    # queue by (prompt > budget_left(e) ? 1 : 0, serial), read again after each admission: at 4 left all
+    # fit, s0 first; at 1 left s1 (3) no longer fits its lane, s2 (1) does and is admitted before it.
+    ("queue_keys_read_budget_left_again_after_each_admission",
+     QUEUE_BUDGET.replace("QUEUE", "queue by (prompt > budget_left(e) ? 1 : 0, serial);"),
+     {"a": [(0, 0.0, 0.0), (2, 0.0, 0.0), (1, 1.0, 1.0)], "p": [(0, 1.0, 1.0), (2, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {}),
+    # exclusive prefill, no chunk: one prefill an iteration, and none admitted after it: s0 at [0,1], s1
+    # displaces s0's decode at [1,2], s2 both decodes at [2,3]; the three decode together at [3,5].
+    ("exclusive_prefill_admits_one_prefill_an_iteration", EXCLUSIVE.replace("CHUNK", ""),
+     {"a": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 2.0, 2.0)], "p": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 3.0, 3.0)],
+      "f": [(0, 5.0, 5.0), (1, 5.0, 5.0), (2, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "prefill_only": 3, "decode_only": 2}}),
+    # chunk 2: "A resident prefill takes precedence": s0's last token at [1,2] stops s1's admission until 2;
+    # each prefill takes two iterations: admitted at 0, 2, 4, prefilled at 2, 4, 6; decodes at [6,8].
+    ("exclusive_prefill_a_resident_prefill_takes_precedence", EXCLUSIVE.replace("CHUNK", "chunk 2;"),
+     {"a": [(0, 0.0, 0.0), (1, 2.0, 2.0), (2, 4.0, 4.0)], "p": [(0, 2.0, 2.0), (1, 4.0, 4.0), (2, 6.0, 6.0)],
+      "f": [(0, 8.0, 8.0), (1, 8.0, 8.0), (2, 8.0, 8.0)]},
+     {("e", None): {"iterations": 8, "prefill_only": 6, "decode_only": 2}}),
+    # budget 10 - kv_decode, chunk kv_prefill (the residents before the iteration): s0 decoding with 9 held
+    # leaves a budget of 1, which its decode takes: s1 (2 held, chunk 2) gets nothing until s0 is done at 3,
+    # then 2 an iteration: [3,6]. token_utilisation: 9 tokens of budgets 1 + 1 + 1 + 10 + 10 + 10.
+    ("budget_and_chunk_read_the_memory_pool", """
+pool kv { cap 100; }
+stage e : step { budget 10 - kv_decode; cost 1; chunk kv_prefill; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (9) { run e decode (3); } observe d = now; }
+  else { hold kv (2) { run e prefill (6); } observe p = now; }
+}
+run { horizon 100; }
+""", {"d": [(0, 3.0, 3.0)], "p": [(1, 6.0, 6.0)]},
+     {("e", None): {"iterations": 6, "token_utilisation": 9 / 33}}),
+    # pool-reference, reserve held: "Cached prefixes are evicted when units are allocated, not when
+    # reserved": s1's reserve of 8 at 2 (free 10 - 2 - 6 = 2) leaves s0's cached 6 in place (c1 at 2.2);
+    # its growth of 6 at 2.5 allocates: 8 + 6 > 10 evicts the entry whole (c2 0 at 3.2). used 6 + 1 + 8 =
+    # 15 / 100, cached 6 on [1, 2.5]: 0.09.
+    ("reserve_held_evicts_when_it_allocates", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (6) { run d (1); } cache (6);
+    run d (1.2);
+    observe c1 = cachedin(kv);
+    run d (1);
+    observe c2 = cachedin(kv);
+  } else {
+    run d (2);
+    hold kv (2) reserve (8) { observe f = free(kv); run d (0.5); grow kv (6); observe u = used(kv); run d (1); }
+  }
+}
+run { horizon 100; }
+""", {"c1": [(0, 2.2, 6.0)], "c2": [(0, 3.2, 0.0)], "f": [(1, 2.0, 2.0)], "u": [(1, 2.5, 8.0)]},
+     {("kv", None): {"used": 0.15, "cached": 0.09, "evicted_entries": 1, "evicted_units": 6.0}}),
+    # §3, Gauges: "read at the end of every instant": s0's holds of 5 and 8 at 1 take no time and are
+    # never read; g is 2 on [0,2]: mean 0.4, greatest 2. h = 10 holders + queued: 10 on [0,2].
+    ("a_gauge_reads_the_end_of_an_instant", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (1); hold kv (5) { run d (0); } hold kv (8) { run d (0); } }
+  else { hold kv (2) { run d (2); } }
+}
+gauge g = used(kv);
+gauge h = holders(kv) * 10 + queued(kv);
+run { horizon 10; }
+""", {}, {("gauge", "g"): {"mean": 0.4, "min": 0.0, "max": 2.0}, ("gauge", "h"): {"mean": 2.0, "max": 10.0},
+          ("kv", None): {"used": 0.4, "admissions": 3}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
+def test_more_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
