@@ -42,4 +42,5 @@ def test_a_dump_folder_is_told_what_it_takes(tmp_path, flags):
 def test_a_table_keeps_its_words(tmp_path):
     (tmp_path / "t.csv").write_text("point,seed,x\n0,1,1\n")
     r = serq(tmp_path, "plot", "t.csv", "--y", "x", "-o", "a.svg")
-    assert r.returncode == 2 and r.stderr == "error: serq plot TABLE needs --x NAME and --y FIGURE\n"
+    assert r.returncode == 2 and r.stderr == ("error: serq plot TABLE --y x needs --x NAME: the table sweeps no name "
+                                              "(--x is the one swept name of a table that sweeps one)\n")

@@ -107,7 +107,7 @@ def test_mistakes(tmp_path):
 
     path, _ = table(tmp_path)
     (tmp_path / "d").mkdir()
-    for kw, msg in [(dict(y="ttft.p99"), "needs --x NAME and --y FIGURE"),
+    for kw, msg in [(dict(y="ttft.p99"), "needs --x NAME: the table sweeps h, x"),
                     (dict(x="x", y="tpot.p99"), "no figure 'tpot.p99'"),
                     (dict(x="nope", y="ttft.p99"), "--x nope: no column"),
                     (dict(x="x", y="ttft.p99", out="x.jpg"), "a plot is .svg, .png or .pdf"),

@@ -366,7 +366,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 @click.argument("source", type=SerqPath(exists=True, records=True))
 @click.option("-o", "--out", "out", required=True, type=SerqPath(dir_okay=False), metavar="FILE",
               help="The picture: .svg, .png or .pdf (written atomically).")
-@click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis, or a figure (--y against it, a point per point of the sweep).")
+@click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis, or a figure (--y against it, a point per point of the sweep); without it, the table's one swept name, when it sweeps one.")
 @click.option("--y", "y", default=None, metavar="FIGURE", help="The figure drawn (ttft.p99, ...).")
 @click.option("--hue", "hue", default=None, metavar="NAME", help="A line (and band) per value of this name.")
 @click.option("--cdf", "cdf", multiple=True, metavar="NAME",

@@ -253,6 +253,33 @@ def _half_widths(frame: Any, column: str, what: str) -> None:
         raise UserError(at or why)
 
 
+def _table_kind(cols: list) -> tuple[bool, bool, Any, str]:
+    """Of a table's columns ``cols``: whether it is a points table, whether a capacity search's, the search's
+    knob (None for another), and the column that ends its swept names (:func:`serq_sweep.core.point_columns`)."""
+    from .search import COLUMNS as SEARCH_COLUMNS
+
+    points_table = any(c.endswith(":mean") for c in cols)
+    # a search's table has the figures' means and no CI: its knob (the column before outcome) ends its swept
+    # names; it was read as a points table, and --y of a figure ended in a KeyError of its FIGURE:ci
+    search_table = set(SEARCH_COLUMNS) <= set(cols) and cols.index("outcome") > 0
+    knob = cols[cols.index("outcome") - 1] if search_table else None
+    # the swept names as the table's kind has them: before runs in a points table (it has no seed column, so
+    # a points table's were none: "the table's swept names: )"), before seed in a runs table, before the knob
+    # in a search's
+    end = knob if search_table else "runs" if points_table else "seed"
+    return points_table, search_table, knob, end
+
+
+def swept_x(table: Any) -> tuple[str | None, list[str]]:
+    """The x of ``serq plot TABLE --y FIGURE`` without ``--x``: the table's one swept name, when it sweeps
+    exactly one (None otherwise), with the swept names it has (:func:`serq_sweep.core.point_columns`)."""
+    from .core import point_columns
+
+    cols = list(_read(table).columns)
+    names = [str(c) for c in point_columns(cols, _table_kind(cols)[3])]
+    return (names[0] if len(names) == 1 else None), names
+
+
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
     """What :func:`curve` draws (:func:`_curve_data`'s first two)."""
     fig, out, _title, _whole = _curve_data(table, x, y, hue)
@@ -274,21 +301,12 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
 
     from .core import point_columns, table_figures
     from .figures import resolve
-    from .search import COLUMNS as SEARCH_COLUMNS
     from .stats import mean_ci
 
     frame = _read(table)
     cols = list(frame.columns)
     _not_records(cols, table, x, y)
-    points_table = any(c.endswith(":mean") for c in cols)
-    # a search's table has the figures' means and no CI: its knob (the column before outcome) ends its swept
-    # names; it was read as a points table, and --y of a figure ended in a KeyError of its FIGURE:ci
-    search_table = set(SEARCH_COLUMNS) <= set(cols) and cols.index("outcome") > 0
-    knob = cols[cols.index("outcome") - 1] if search_table else None
-    # the swept names as the table's kind has them: before runs in a points table (it has no seed column, so
-    # a points table's were none: "the table's swept names: )"), before seed in a runs table, before the knob
-    # in a search's
-    end = knob if search_table else "runs" if points_table else "seed"
+    points_table, search_table, knob, end = _table_kind(cols)
     x_figure = _x_figure(cols, x, end, points_table, search_table)
     for name, what in ((x, "--x"), (hue, "--hue")):
         if name is not None and name not in cols and not (what == "--x" and x_figure):
@@ -1223,7 +1241,15 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             if isinstance(src, str) and os.path.isdir(src):  # (it asked a dump folder for a table's flags)
                 raise UsageError(f"serq plot {src}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
                                  "--gauge NAME; a sweep's table takes --x NAME and --y FIGURE")
-            raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
+            if y is None:
+                raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
+            # --y alone: the table's one swept name is the x (docs/sweep.md, serq plot)
+            x, names = swept_x(src)
+            if x is None:
+                swept = (f"the table sweeps {', '.join(map(clipped, names))}" if names else
+                         "the table sweeps no name")
+                raise UsageError(f"serq plot TABLE --y {clipped(y)} needs --x NAME: {swept} (--x is the one "
+                                 "swept name of a table that sweeps one)")
         if isinstance(src, str) and os.path.isdir(src):
             raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
         if where:
