@@ -12,20 +12,27 @@ from serq_report.json import encode_json
 
 def run_both(prog, monkeypatch, **kw):
     """(JSON report, records as numpy columns or None) of the compiled program ``prog`` on the default tier and
-    the general engine, which must give the same bytes and the same records (``kw``: serq_sim.run's)."""
+    the general engine, which must give the same bytes and the same records (``kw``: serq_sim.run's). A
+    program of several record tables gets {table: its columns}."""
     out = []
     for tier in ("", "general"):
         monkeypatch.setenv("SERQ_SIM_TIER", tier)
         r = serq_sim.run(prog, **kw)
         recs = None
-        if r.result.records:
+        if len(r.record_names) > 1:
+            recs = {n: {k: np.asarray(v) for k, v in r.records(n, kind="numpy").items()} for n in r.record_names}
+        elif r.result.records:
             recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
         out.append((encode_json(r), recs))
     assert out[0][0] == out[1][0]
     if out[0][1] is not None:
+        flat = [(out[0][1], out[1][1])] if len(out[0][1]) and not isinstance(next(iter(out[0][1].values())), dict) \
+            else [(out[0][1][n], out[1][1][n]) for n in out[0][1]]
         assert out[0][1].keys() == out[1][1].keys()
-        for k in out[0][1]:
-            assert np.array_equal(out[0][1][k], out[1][1][k]), k
+        for a, b in flat:
+            assert a.keys() == b.keys()
+            for k in a:
+                assert np.array_equal(a[k], b[k]), k
     return json.loads(out[1][0]), out[1][1]
 
 
