@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 
 import pytest
+import serq_frontend
 from conform import check_by_hand, run, run_error
+from tiers import assert_same
 
 inf = math.inf
 nan = math.nan
@@ -847,3 +849,113 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_more_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Programs the fast tier runs (docs/simulator.md, The fast tier): ps capacities, aged queue lanes, a finite
+# run, a closed population, choose, ps(inf), nested holds
+# ---------------------------------------------------------------------------------------------------------
+
+FAST = [
+    # ps(min(present, 2)), works 1, 2, 3: three present at 2/3 each until the first is done at 1.5 (the
+    # others have 1 and 2 left), two at 1 each: 2.5; the last alone its 1 left at 1: 3.5. present (3·1.5
+    # + 2 + 1) / 10; busy [0, 3.5].
+    ("ps_of_two_servers", """
+stage p : ps(min(present, 2));
+workload { arrive batch(3); }
+session { run p (serial + 1); observe t = now; }
+run { horizon 10; }
+""", {"t": [(0, 1.5, 1.5), (1, 2.5, 2.5), (2, 3.5, 3.5)]},
+     {("p", None): {"present": 0.75, "utilisation": 0.35, "service": 2.5}}),
+    # pool-reference.txt's aged lanes on cap 1: s0 holds [0,4]; s1 (long) waits from 0, s2 and s3 (short)
+    # from 1 and 3.5. At 4 s1 has waited 4 ≥ 3: lane 0, before the short lane 1; then s2, s3 by serial.
+    ("aged_lanes_admit_the_long_request_that_waited", """
+pool kv { cap 1; queue by (prompt > 128 && waited >= 3 ? 0 : prompt <= 128 ? 1 : 2, serial); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  set prompt = serial == 1 ? 200 : 100;
+  run d (serial == 3 ? 3.5 : serial == 2 ? 1 : 0);
+  hold kv (1) { observe a = now; run d (4); }
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 4.0, 4.0), (2, 8.0, 8.0), (3, 12.0, 12.0)]},
+     {("kv", None): {"wait": (0 + 4 + 7 + 8.5) / 4}}),
+    # run { arrivals 3; } of renewal(2): arrivals at 2, 4, 6 (the first after one gap), fifo(2) of 3 each:
+    # done 5, 7, 9, the run's end. Time averages over [0, 9]: present (2 + 2 + 1 + 2 + 2) / 9 = 1,
+    # utilisation half of it.
+    ("a_finite_run_ends_when_it_drains", """
+stage s : fifo(2);
+workload { arrive renewal(2); }
+session { run s (3); observe t = now; }
+run { horizon 100; arrivals 3; }
+""", {"t": [(0, 5.0, 5.0), (1, 7.0, 7.0), (2, 9.0, 9.0)]},
+     {"end": 9.0, "arrivals": 3, "ended": 3, ("s", None): {"present": 1.0, "utilisation": 0.5,
+                                                           "throughput": 1 / 3}}),
+    # closed(2): a session that ends is replaced at once: s0 ends at 1 (s2 arrives, 3 to run: ends at 4,
+    # s4 arrives), s1 at 2 (s3, 4 to run: past 5). Five arrivals, three ended; always two live.
+    ("a_closed_population_is_replaced_at_once", """
+stage d : delay;
+workload { arrive closed(2); }
+session { observe t = now; run d (serial + 1); }
+run { horizon 5; }
+""", {"t": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0), (3, 2.0, 2.0), (4, 4.0, 4.0)]},
+     {"arrivals": 5, "ended": 3, "mean_live": 2.0}),
+    # choose j in 3 by (used(kv[j]), -j): all empty at 0, -j picks kv[2]; at 1 kv[2] holds 5: kv[1]; at 2:
+    # kv[0].
+    ("choose_keys_in_order", """
+pool kv[3] { cap 10; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  choose j in 3 by (used(kv[j]), -j);
+  observe c = j;
+  hold kv[j] (5) { run d (3); }
+}
+run { horizon 100; }
+""", {"c": [(0, 0.0, 2.0), (1, 1.0, 1.0), (2, 2.0, 0.0)]}, {("kv", 0): {"used": 0.15}}),
+    # ps(inf): a job of finite work completes the instant it starts (docs/language.md)
+    ("an_infinite_ps_capacity_completes_at_once", """
+stage p : ps(inf);
+workload { arrive batch(3); }
+session { run p (3 - serial); observe t = now * 10 + serial; }
+run { horizon 10; }
+""", {"t": [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 0.0, 2.0)]},
+     {("p", None): {"completions": 3, "service": 0.0, "present": 0.0}}),
+    # ps(1 + queue(f)) reads φ when its jobs change, after the instant's sessions have run (docs/language.md,
+    # "When a ps capacity is read"): at 0 s1 is at f by then, φ = 2: s0's 4 at rate 2, done at 2; s2 joins
+    # alone at 2, φ = 2: done at 2.5.
+    ("a_ps_capacity_reads_the_instant_it_changes", """
+stage f : fifo;
+stage p : ps(1 + queue(f));
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run p (4); observe t = now; }
+  else { branch (serial == 1) { run f (10); } else { run d (2); run p (1); observe t = now; } }
+}
+run { horizon 100; }
+""", {"t": [(0, 2.0, 2.0), (2, 2.5, 2.5)]}, {("p", None): {"present": 0.025, "service": 1.25}}),
+    # nested holds: s0's inner B is given back at 1, its outer A at 2; s1 waits at B from 0.5 to 1, then at
+    # A from 1 to 2: waits at B 0 and 0.5, at A 0 and 1.
+    ("nested_holds_are_given_back_inner_first", """
+pool A { cap 1; }
+pool B { cap 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold A (1) { hold B (1) { run d (1); } observe r = now; run d (1); } }
+  else { run d (0.5); hold B (1) { observe a = now; } hold A (1) { observe b = now; } }
+}
+run { horizon 100; }
+""", {"r": [(0, 1.0, 1.0)], "a": [(1, 1.0, 1.0)], "b": [(1, 2.0, 2.0)]},
+     {("A", None): {"used": 0.02, "wait": 0.5}, ("B", None): {"used": 0.01, "wait": 0.25}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in FAST], ids=[c[0] for c in FAST])
+def test_fast_tier_programs_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+    # the tier serQ picks for each is the fast one, and it agrees with the general engine
+    assert_same(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch, expect_fast=True)
