@@ -959,3 +959,132 @@ def test_fast_tier_programs_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
     # the tier serQ picks for each is the fast one, and it agrees with the general engine
     assert_same(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch, expect_fast=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Spills, stalled growers, pools served in declaration order, a step stage's observables between its
+# iterations, the online estimates, a fractional budget
+# ---------------------------------------------------------------------------------------------------------
+
+LAST = [
+    # docs/language.md, "A spilled prefix is usable when its write completes": s1's 4 at 2 evicts s0's 4
+    # from kv into cpu over pcie (work = size 4): the write is [2,6]; s0 reads cpu 0 at 3 (the units take
+    # their room there from 2, unusable) and 4 at 7, and its hold of cpu consumes them (c 4). cpu's cached:
+    # 4 from 2 (consumed and cached again at 7, an instant): 4·98 / 100.
+    ("a_spilled_prefix_is_usable_when_its_write_completes", """
+pool kv { cap 4; spill cpu via pcie (size) when (1); }
+pool cpu { cap 100; }
+stage pcie : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { run d (1); } cache (4);
+    run d (2);
+    observe a = cachedin(cpu) * 10 + cachedin(kv);
+    run d (4);
+    observe b = cachedin(cpu) * 10 + cachedin(kv);
+    hold cpu (4) { observe c = cached; } cache (4);
+  } else { run d (2); hold kv (4) { run d (1); } }
+}
+run { horizon 100; }
+""", {"a": [(0, 3.0, 0.0)], "b": [(0, 7.0, 40.0)], "c": [(0, 7.0, 4.0)]},
+     {("kv", None): {"spills": 1, "evicted_entries": 1, "evicted_units": 4.0},
+      ("cpu", None): {"cached": 3.92, "admissions": 1}, ("pcie", None): {"service": 4.0}}),
+    # §3, Ties: "A pool's growers: the order they stalled, the head blocking the rest" (preempt none).
+    # cap 10: s0 3, s1 3, s2 2 (to 3), s3 2 (to 4). s0's grow of 4 stalls at 1, s1's of 1 at 2 (full). At
+    # 3 s2's release leaves 8: s0's 4 does not fit and s1's 1, which would, waits behind it. At 4 (used 6)
+    # s0 grows to 10; at 5 s0 ends and s1 grows.
+    ("stalled_growers_in_the_order_they_stalled", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (3) { run d (1); grow kv (4); observe g = now; run d (1); } }
+  else { branch (serial == 1) { hold kv (3) { run d (2); grow kv (1); observe g = now; run d (1); } }
+  else { hold kv (2) { run d (serial + 1); } } }
+}
+run { horizon 100; }
+""", {"g": [(0, 4.0, 4.0), (1, 5.0, 5.0)]}, {("kv", None): {"used": 0.52, "holders": 0.18}}),
+    # §3, Ties: "where the heads of two queues both wait for room in one pool … the pool declared first is
+    # served first": C frees at 1; s1 (in B's queue since 0.2) before s0 (in A's since 0.1), B declared
+    # first. s0 at 2. A hold waits in its first pool's queue: B's wait 0.8, A's 1.9.
+    ("two_queues_waiting_for_one_pool_in_declaration_order", """
+pool B { cap 10; }
+pool A { cap 10; }
+pool C { cap 5; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { hold C (5) { run d (1); } }
+  else {
+    run d (0.1 * (serial + 1));
+    branch (serial == 0) { hold A (1), C (5) { observe a = now; run d (1); } }
+    else { hold B (1), C (5) { observe a = now; run d (1); } }
+  }
+}
+run { horizon 100; }
+""", {"a": [(1, 1.0, 1.0), (0, 2.0, 2.0)]},
+     {("B", None): {"wait": 0.8, "queue": 0.008}, ("A", None): {"wait": 1.9, "queue": 0.019},
+      ("C", None): {"used": 0.15, "wait": 0.0}}),
+    # a step stage's work is its residents' tokens left, applied when an iteration ends: at 0.5 s0's 4
+    # (queue 1, busy 1, budget_left the estimate 2 - min(4, inf) = 0); at 1.5: 2; at 3.5 s0 decodes (its
+    # prefill done at 2, one decode token applied at 3): 1 left, budget_left 2 - 1. fifo(2) with two jobs
+    # of 4 from 0: at 3.5 queue 2, busy 2, work 0.5 + 0.5.
+    ("a_step_stages_observables_between_iterations", """
+pool kv { cap 100; }
+stage e : step { budget 2; cost 1; memory kv; }
+stage f : fifo(2);
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (3) { run e prefill (4); run e decode (2); } }
+  else { branch (serial == 1) {
+    run d (0.5); observe w1 = work(e) * 1000 + queue(e) * 100 + busy(e) * 10 + budget_left(e);
+    run d (1); observe w2 = work(e) * 1000 + queue(e) * 100 + busy(e) * 10 + budget_left(e);
+    run d (2); observe w3 = work(e) * 1000 + queue(e) * 100 + busy(e) * 10 + budget_left(e);
+    observe q = queue(f) * 100 + busy(f) * 10 + work(f);
+  } else { run f (4); } }
+}
+run { horizon 100; }
+""", {"w1": [(1, 0.5, 4110.0)], "w2": [(1, 1.5, 2110.0)], "w3": [(1, 3.5, 1111.0)], "q": [(1, 3.5, 221.0)]},
+     {}),
+    # docs/language.md, the online estimates (α = 0.01; the first completion sets the service and the wait,
+    # λ̂ from the second): starts 0, 1, 1.5 (s2 arrived 1.2, waited 0.3), services 0.5. Before the first
+    # completion all read 0, and at 0.75 λ̂ is still unknown (0), ρ̂ 0, Ŵ 0. After the third (at 2): gap
+    # 0.99·1 + 0.01·0.5 = 0.995, λ̂ = 1 / 0.995; ŝ 0.5, ρ̂ = λ̂ / 2; Ŵ = 0.01·0.3; price(s, 1, 1) = 1 +
+    # λ̂ (2² - 1²) / (2 (1 - ρ̂)) + λ̂ Ŵ / (1 - ρ̂).
+    ("the_online_estimates_after_three_completions", """
+stage s : fifo;
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) { run d (serial == 2 ? 1.2 : serial); run s (0.5); }
+  else {
+    run d (0.25); observe a = est_lambda(s) * 100 + est_rho(s) * 10 + est_wait(s);
+    run d (0.5); observe b = est_lambda(s) * 100 + est_rho(s) * 10 + est_wait(s);
+    run d (1.6); observe c = est_lambda(s); observe r = est_rho(s); observe w = est_wait(s);
+    observe p = price(s, 1, 1);
+  }
+}
+run { horizon 100; }
+""", {"a": [(3, 0.25, 0.0)], "b": [(3, 0.75, 0.0)], "c": [(3, 2.35, 1 / 0.995)], "r": [(3, 2.35, 0.5 / 0.995)],
+      "w": [(3, 2.35, 0.01 * 0.3)],
+      "p": [(3, 2.35, 1 + (1 / 0.995) * 3 / (2 * (1 - 0.5 / 0.995)) + (1 / 0.995) * 0.003 / (1 - 0.5 / 0.995))]},
+     {}),
+    # docs/language.md, "A decoder gets the part of a token the budget has left": budget 2.5, three
+    # decoders: 1, 1 and 0.5 at [0,1] and [1,2] (s0, s1 done at 2: 2 tokens each); s2's decode (1.5) has 0.5
+    # left, alone at [2,3]. tokens 2.5 + 2.5 + 0.5 over 3 iterations; utilisation 5.5 / 7.5.
+    ("a_fractional_budget_gives_a_decoder_part_of_a_token", """
+stage e : step { budget 2.5; cost 1; }
+workload { arrive batch(3); }
+session { run e decode (serial == 2 ? 1.5 : 2); observe d = now; }
+run { horizon 100; }
+""", {"d": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, 3.0, 3.0)]},
+     {("e", None): {"iterations": 3, "tokens": 5.5 / 3, "token_utilisation": 5.5 / 7.5}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LAST], ids=[c[0] for c in LAST])
+def test_spills_growers_orders_and_estimates_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
