@@ -1088,3 +1088,89 @@ run { horizon 100; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LAST], ids=[c[0] for c in LAST])
 def test_spills_growers_orders_and_estimates_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A victim whose tokens were planned, the observables of pools and aggregates at their edges, the CLI's
+# overrides of the run block
+# ---------------------------------------------------------------------------------------------------------
+
+EDGES = [
+    # serve by (-admission) serves s1 (admitted last) first. cap 3, block 1: s1 holds 2, s0 1. At 1 s1's
+    # second token is planned within its 2; s0's growth to 2 needs a unit: 4 > 3, and lifo's victim is s1,
+    # the last admitted, whose planned token is taken back (the iteration's tokens: 1). s0 grows, and the
+    # step that preempted admits nothing; s1 waits (2 + 2 > 3) until s0's decode of 3 ends at 3, then decodes
+    # its 3 again from its re-admission: [3,6]. tokens 2 + 1 + 1 + 1 + 1 + 1 over 6 iterations; used 3 + 2
+    # + 3 + 2 + 2 + 3 = 15 / 100; waits 0, 0, 2 (s1 from its preemption at 1 to 3).
+    ("a_victim_served_before_its_grower_gives_its_tokens_back", """
+pool kv { cap 3; block 1; preempt lifo; }
+stage e : step { budget 10; cost 1; memory kv; serve by (-admission); }
+workload { arrive batch(2); }
+session {
+  hold kv (serial == 0 ? 1 : 2) { observe a = now; run e decode (3) growing kv; }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 3.0, 3.0)], "f": [(0, 3.0, 3.0), (1, 6.0, 6.0)]},
+     {("e", None): {"iterations": 6, "tokens": 7 / 6},
+      ("kv", None): {"used": 0.15, "preemptions": 1, "admissions": 3, "wait": 2 / 3}}),
+    # §2's observables at their edges: blocksize of a pool without `block` is 1 (and 4 with it), free of
+    # cap inf is inf, a hold of 1 on block 4 takes 4 (used 4, free 8); an aggregate over 1 term is that
+    # term, over 3 the max, min and sum of j = 0, 1, 2 written out.
+    ("pool_observables_and_aggregates_at_their_edges", """
+pool kv { cap inf; }
+pool b4 { cap 12; block 4; }
+pool fam[3] { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (5), b4 (1) {
+    observe bs = blocksize(kv);
+    observe bb = blocksize(b4);
+    observe fr = free(kv);
+    observe fb = free(b4);
+    observe ub = used(b4);
+    observe s1 = sum j in 1 (used(fam[j]) + 7);
+    observe m3 = max j in 3 (j * 2);
+    observe n3 = min j in 3 (10 - j);
+    observe s3 = sum j in 3 (j);
+  }
+}
+run { horizon 1; }
+""", {"bs": [(0, 0.0, 1.0)], "bb": [(0, 0.0, 4.0)], "fr": [(0, 0.0, inf)], "fb": [(0, 0.0, 8.0)],
+      "ub": [(0, 0.0, 4.0)], "s1": [(0, 0.0, 7.0)], "m3": [(0, 0.0, 4.0)], "n3": [(0, 0.0, 8.0)],
+      "s3": [(0, 0.0, 3.0)]}, {}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EDGES], ids=[c[0] for c in EDGES])
+def test_edges_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_the_cli_overrides_the_run_block(tmp_path):
+    """program-reference.txt, run: "--horizon, --warmup, --seed and --arrivals override them"; language.txt
+    §2: "The CLI accepts --arrivals N for run and ir, overriding the source value". The program's own
+    `arrivals 3` of renewal(2) into fifo(2) of 3 drains at 9; `--arrivals 2` at 7 (arrivals at 2 and 4, done
+    at 5 and 7), with the horizon and warm-up given; `serq ir --arrivals 5` writes 5 in the IR's run."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    serq = str(Path(sys.executable).parent / "serq")
+    prog = tmp_path / "p.sq"
+    prog.write_text("stage s : fifo(2);\nworkload { arrive renewal(2); }\nsession { run s (3); observe t = now; }\n"
+                    "run { horizon 100; arrivals 3; }\n")
+
+    def report(*args):
+        out = subprocess.run([serq, "run", str(prog), "--json", *args], capture_output=True, text=True,
+                             timeout=120, check=True)
+        js = json.loads(out.stdout)
+        return js["end"], js["arrivals"], js["horizon"], js["warmup"]
+
+    assert report() == (9.0, 3, 100.0, 0.0)
+    assert report("--arrivals", "2", "--warmup", "1", "--horizon", "50") == (7.0, 2, 50.0, 1.0)
+    ir = subprocess.run([serq, "ir", str(prog), "--arrivals", "5"], capture_output=True, text=True, timeout=120,
+                        check=True)
+    assert json.loads(ir.stdout)["run"]["arrivals"] == 5
