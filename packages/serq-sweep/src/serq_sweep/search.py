@@ -97,22 +97,33 @@ def parse_condition(text: str, cli: bool = True) -> tuple[str, str, float]:
 
 def whole_unit_pools(program: Any) -> set[int]:
     """The pools of ``program`` (by index) whose every hold takes a whole number of units, a constant, and
-    which nothing else fills (no grow, load, growing run, cache clause, block or spill into it): request
-    slots, ``pool reqs { cap N; }`` held ``(1)``. A fractional cap of one admits what the whole cap below it
-    does (``used + 1 <= 2.5`` holds at used 0 and 1 only), so a capacity search bisecting through fractions
-    of such a cap finds a fraction that says no more than the whole number under it."""
+    which nothing else fills (no grow, load, growing run, block or spill into it): request slots, ``pool reqs
+    { cap N; }`` held ``(1)``. A fractional cap of one admits what the whole cap below it does (``used + 1 <=
+    2.5`` holds at used 0 and 1 only), so a capacity search bisecting through fractions of such a cap finds a
+    fraction that says no more than the whole number under it. A hold's ``cache`` clause (vLLM's
+    ``max_num_seqs`` slots held in the request's hold with its KV, lib/vllm.sq's ``hold reqs (1), kv (…) … }
+    cache (…)``) keeps that: a cached prefix never blocks an admission (language.txt §3, "cached prefixes never
+    block"), the allocations stay whole, and what it caches on such a pool is at most the hold's whole units,
+    so whole entries fit under a cap of 2.5 as under 2. Only a ``cache`` or ``reuse`` written as a constant
+    fraction (an entry, or the part of one a session consumes, of a fraction of a unit) takes the pool out; a
+    computed length is taken as whole, as a count of tokens is. It took out every pool of a hold with a
+    ``cache`` clause, so ``--over M`` of such a ``max_num_seqs`` had no hint where a pool of slots alone did."""
     from serq_ir import nodes as N
     from serq_sim.compile import walk
 
     def whole(e: Any) -> bool:
         return e is None or isinstance(e, N.Num) and isinstance(e.value, (int, float)) and float(e.value).is_integer()
 
+    def whole_length(e: Any) -> bool:  # (a computed length is taken as whole: above)
+        return not isinstance(e, N.Num) or whole(e)
+
     held: set[int] = set()
     other: set[int] = {i for i, pool in enumerate(program.pools) if pool.block is not None}
     for x in walk(program, presets=False):
         if isinstance(x, N.Hold):
+            lengths = whole_length(x.cache) and whole_length(x.reuse)
             for hp in x.pools:
-                (held if x.cache is None and whole(hp.units) and whole(hp.reserve) else other).add(hp.pool.pool)
+                (held if lengths and whole(hp.units) and whole(hp.reserve) else other).add(hp.pool.pool)
         elif isinstance(x, (N.Grow, N.Load)):
             other.add(x.pool.pool)
         elif isinstance(x, N.Run) and x.growing is not None:
