@@ -1174,3 +1174,82 @@ def test_the_cli_overrides_the_run_block(tmp_path):
     ir = subprocess.run([serq, "ir", str(prog), "--arrivals", "5"], capture_output=True, text=True, timeout=120,
                         check=True)
     assert json.loads(ir.stdout)["run"]["arrivals"] == 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A prefill/decode path in time: kernel holds with a lease and a transfer, and the queue sugar with a pull
+# ---------------------------------------------------------------------------------------------------------
+
+PD = [
+    # budget 4: P prefills s0 at [0,1] and s1 at [1,2]; each leases its 4 and reads it over the fifo link
+    # (1 each): s0 [1,2], s1 [2,3]; the read's release ends the lease (kvP caches 4). D decodes s0 at [2,3]
+    # and, with s1 (its read done at 3, the same instant as the iteration's end), at [3,4]; s1 alone at
+    # [4,5]. kvD caches min(6, 4 loaded) = 4. kvP used 4·2 + 4·3, cached 4·98 + 4·97; kvD used 4·3 + 4·3,
+    # cached 4·96 + 4·95. D's decodes continue P's requests (docs/language.md, ITL): D counts none.
+    ("a_prefill_lease_and_transfer_in_kernel_form", """
+pool kvP { cap 100; }
+pool kvD { cap 100; }
+stage P : step { budget 4; cost 1; memory kvP; }
+stage D : step { budget 4; cost 1; memory kvD; }
+stage link : fifo;
+workload { arrive batch(2); }
+session {
+  hold kvP (4) { run P prefill (4); } cache (4) lease kvP (inf);
+  observe p = now;
+  hold kvD (4) { transfer (1) from kvP to kvD (4); observe x = now; run D decode (2); } cache (6);
+  observe f = now;
+}
+run { horizon 100; }
+""", {"p": [(0, 1.0, 1.0), (1, 2.0, 2.0)], "x": [(0, 2.0, 2.0), (1, 3.0, 3.0)], "f": [(0, 4.0, 4.0), (1, 5.0, 5.0)]},
+     {("P", None): {"iterations": 2, "requests": 2}, ("D", None): {"iterations": 3, "requests": 0},
+      ("link", None): {"wait": 0.0, "service": 1.0},
+      ("kvP", None): {"used": 0.2, "cached": 7.8, "holders": 0.05}, ("kvD", None): {"used": 0.24, "cached": 7.64}}),
+    # the same path as queues: `D pull P latency 0.5 share maxmin`. s0's read waits 0.5 ([1,1.5]) and then
+    # holds P.nic (ps 2) and D.nic (ps 4) at once: max-min gives it 2. s1's from 2.5: P.nic is shared, 1
+    # each; s0 has 4 - 2 = 2 left then: done at 4.5; s1 alone at 2 for its last 2: 5.5 (the marks). D
+    # decodes s0 at [4.5,6.5] and s1 from its read's end at 5.5 (the iteration then): 7.5. P.nic carries
+    # its capacity on [1.5, 5.5]: utilisation 0.04; D.nic half of its capacity then: 0.02. P.kv's leases
+    # end at the reads' ends: used 4·4.5 + 4·5.5, cached 4·95.5 + 4·94.5.
+    ("a_prefill_decode_pull_over_two_nics", """
+queue P[1] : prefill {
+  pool kv { cap 100; }
+  serve step { budget 4; cost 1; memory kv; }
+  nic ps(2);
+  prefill (prompt) {
+    hold kv (prompt) { prefill (prompt); } cache (prompt) lease kv (inf);
+  }
+}
+queue D[1] : decode {
+  pool kv { cap 100; }
+  serve step { budget 4; cost 1; memory kv; }
+  nic ps(4);
+  decode (prompt) from src {
+    hold kv (prompt) {
+      transfer (prompt) from src to kv (prompt);
+      mark got;
+      decode (o);
+    } cache (prompt + o);
+  }
+}
+D pull P latency 0.5 share maxmin;
+workload { arrive batch(2); hidden o; }
+session {
+  set prompt = 4;
+  set o = 2;
+  P[0].prefill (prompt);
+  D[0].decode (prompt) from P[0];
+  observe g = D.got;
+  observe f = now;
+}
+run { horizon 100; }
+""", {"g": [(0, 6.5, 4.5), (1, 7.5, 5.5)], "f": [(0, 6.5, 6.5), (1, 7.5, 7.5)]},
+     {("P.nic", 0): {"present": 0.06, "utilisation": 0.04, "service": 3.0},
+      ("D.nic", 0): {"present": 0.06, "utilisation": 0.02},
+      ("D.nic.latency", 0): {"service": 0.5, "completions": 2},
+      ("P.kv", 0): {"used": 0.4, "cached": 7.6}, ("D.kv", 0): {"used": 0.44, "cached": 7.44}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PD], ids=[c[0] for c in PD])
+def test_prefill_decode_paths_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
