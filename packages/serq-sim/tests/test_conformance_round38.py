@@ -1253,3 +1253,42 @@ run { horizon 100; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PD], ids=[c[0] for c in PD])
 def test_prefill_decode_paths_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# pool-reference.txt, preempt: "requeue head (the default) places it first, ahead of policy keys.
+# requeue tail treats it as a newcomer: FIFO places it last". cap 3, block 1, on the engine's memory: s0
+# and s1 decode 3 growing from 1 unit; s2 (2 units) queues at 0.5. At 1 s1, the last admitted, is its own
+# victim (keys that order as lifo stop the serving as lifo does: s0 was served first).
+REQUEUE = """
+pool kv { cap 3; block 1; preempt by (-admission) requeue WHERE; }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { hold kv (1) { observe a = now; run e decode (3) growing kv; } }
+  else { run d (0.5); hold kv (2) { observe a = now; run e decode (1); } }
+  observe f = now;
+}
+run { horizon 100; }
+"""
+
+REQUEUES = [
+    # head: s1 before s2. At 2 s1 is admitted again (2 + 1 ≤ 3), s2 not; s0's growth to 3 then preempts s1
+    # a second time at no further position (stuck 1). s0 done at 3; at 3 s1 and s2 are admitted; s2's
+    # decode of 1 done at 4, s1's 3 at [3,6]. Waits 0, 0, 1, 1, 2.5: 4.5 / 5.
+    ("requeue_head_goes_before_the_waiting_newcomer", REQUEUE.replace("WHERE", "head"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0)],
+      "f": [(0, 3.0, 3.0), (2, 4.0, 4.0), (1, 6.0, 6.0)]},
+     {("kv", None): {"admissions": 5, "preemptions": 2, "stuck": 1, "wait": 0.9, "queue": 0.045}}),
+    # tail: s1 behind s2, whose 2 do not fit beside s0's 2 at 2: both wait for s0's end at 3. One
+    # preemption; waits 0, 0, 2, 2.5: 4.5 / 4.
+    ("requeue_tail_goes_behind_the_waiting_newcomer", REQUEUE.replace("WHERE", "tail"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 3.0, 3.0), (2, 3.0, 3.0)],
+      "f": [(0, 3.0, 3.0), (2, 4.0, 4.0), (1, 6.0, 6.0)]},
+     {("kv", None): {"admissions": 4, "preemptions": 1, "stuck": 0, "wait": 1.125, "queue": 0.045}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in REQUEUES], ids=[c[0] for c in REQUEUES])
+def test_requeue_head_and_tail_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
