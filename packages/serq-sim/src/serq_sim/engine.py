@@ -716,7 +716,22 @@ class Simulation:
         #: the stop (--max-wall) reached while the run was set up (a trace read, setup_watch): :meth:`run`
         #: makes its partial report at once, nothing simulated
         self.setup_stop: StopRun | None = None
+        if self.horizon == INF and self.max_events is None and max_wall is None:
+            self._refuse_endless_loop()
         build(self, registries, trace_path, trace_digest)
+
+    def _refuse_endless_loop(self) -> None:
+        """Refuse a run of no horizon and no bound whose every session stays in a ``loop`` with no way out
+        (serq_sim.endless): it never ended, and ran until the process was killed. Said at the loop."""
+        from .endless import endless_loop, endless_message, starts_sessions
+
+        program = self.program
+        if not starts_sessions(program, self.arr_limit):
+            return
+        loop = endless_loop(program)
+        if loop is not None:
+            raise SimError(format_error(loop.span, None, None, endless_message(self.setting_from, self.arr_limit),
+                                        self.source))
 
     def setup_watch(self, what: str):
         """The check of ``--max-wall`` while the set-up does ``what`` (``reading the trace F``), called with the
