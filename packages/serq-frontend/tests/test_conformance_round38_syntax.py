@@ -142,3 +142,30 @@ KEYS_AND_GAUGES = [
 @pytest.mark.parametrize("src, message", KEYS_AND_GAUGES, ids=[f"k{i}" for i in range(len(KEYS_AND_GAUGES))])
 def test_what_a_gauge_and_a_preemption_key_may_not_read(src, message):
     refused(src, message)
+
+
+# §3, at admission: a binding's name is "not read outside the holds that bind it". A binding its body
+# reads is set at the body's top and a read after the hold was told so; one its body does not read is
+# substituted into the header alone, and a read after the hold said only "unknown name `a`", as if the
+# program had no such name. Both are told alike now, at the read.
+OUTSIDE = "pool kv { cap 10; }\n" + D + B
+BINDING_OUTSIDE = [
+    (OUTSIDE + "session { hold kv (a) at admission (a = serial + 2) { run d (a); } observe x = ⟨a; }\n" + R,
+     "`a` is an `at admission` binding, readable only inside the holds that bind it"),
+    (OUTSIDE + "session { hold kv (a) at admission (a = serial + 2) { run d (1); } observe x = ⟨a; }\n" + R,
+     "`a` is an `at admission` binding, readable only inside the holds that bind it"),
+    (OUTSIDE + "session { hold kv (a) at admission (a = serial + 2) { run d (1); } hold kv (⟨a) { run d (1); } }\n"
+     + R, "`a` is an `at admission` binding, readable only inside the holds that bind it"),
+]
+
+
+@pytest.mark.parametrize("src, message", BINDING_OUTSIDE, ids=["body_reads", "body_does_not_read", "next_hold"])
+def test_a_binding_read_after_its_hold_is_told_as_a_binding(src, message):
+    refused(src, message)
+
+
+def test_a_binding_name_is_free_after_its_hold_for_an_attribute():
+    """A binding the body does not read takes no name from the program: an attribute of that name set and
+    read after the hold links, as before."""
+    src = OUTSIDE + "session { hold kv (a) at admission (a = 2) { run d (1); } set a = 3; run d (a); }\n" + R
+    assert compile_src(src) is not None

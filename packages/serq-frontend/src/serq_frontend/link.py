@@ -505,6 +505,11 @@ class Linker:
             raise self.error(v.pos, f"`{name}` is an observe's name, not a value: an observe records a sample for "
                              f"the report and sets nothing; `set` an attribute to the value to read it again "
                              f"(`set v = …; observe {name} = v;`)")
+        if not idx and v.pos is not None and v.pos in self.ctx.notes.get("bindings_read_outside", ()):
+            # a binding its body does not read is substituted into the header alone: read after its hold, it
+            # is told as one its body reads is (sugar.admission._scan_outside), not as a name nobody gave
+            raise self.error(v.pos, f"`{name}` is an `at admission` binding, readable only inside the holds that "
+                             "bind it")
         if name == "self" and not idx and self.own is not None and self.own.size > 1:
             # a queue entry's index, written where a step family's member is meant (its cost, budget, chunk)
             stage = self.own.item.name

@@ -92,11 +92,14 @@ class Admission:
                         self.sets.add(s.name)
         #: binding names a body reads: they become attributes, read only inside their holds
         self.attrs: dict[str, Any] = {}
+        #: every binding's name, a body's read or not
+        self.bound: set[str] = set()
 
     def hold(self, h: A.SHold) -> A.SHold:
         ctx = self.ctx
         if not h.bindings:
             return h
+        self.bound.update(b.name for b in h.bindings)
         env: dict[str, Any] = {}
         # where each name is bound last: a name is bound at or after binding i when its last is (the names
         # bound from i on, made for every binding, took a clause of 10 000 bindings 8 s)
@@ -187,15 +190,20 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
     items = []
     for item in module.items:
         items.append(A.map_item(item, lambda e: e, lambda b: adm.block(b, frozenset())))
-    if adm.attrs:
-        # a read outside every hold that binds the name
+    if adm.bound:
+        # a read outside every hold that binds the name: refused here when the body reads the binding (an
+        # attribute now, which the read would take); one its body does not read has no attribute, and the
+        # linker finds no name for the read, which it tells as a binding's at the places noted here
+        outside: set[Any] = set()
         for item in module.items:
             for b in A.item_blocks(item):
-                _scan_outside(ctx, adm, b, frozenset())
+                _scan_outside(ctx, adm, b, frozenset(), outside)
+        ctx.notes["bindings_read_outside"] = outside
     return A.Module(items, module.file)
 
 
-def _scan_outside(ctx: Any, adm: Admission, stmts: list[Any], inside: frozenset[str]) -> None:
+def _scan_outside(ctx: Any, adm: Admission, stmts: list[Any], inside: frozenset[str],
+                  outside: set[Any]) -> None:
     for s in stmts:
         here = inside
         if isinstance(s, A.SHold):
@@ -203,11 +211,14 @@ def _scan_outside(ctx: Any, adm: Admission, stmts: list[Any], inside: frozenset[
         exprs = list(A.stmt_exprs(s))
         for r in exprs:
             for x in A.walk_expr(r):
-                if type(x) is A.Var and x.simple in adm.attrs and x.simple not in here:
-                    raise ctx.error(x.pos, f"`{x.simple}` is an `at admission` binding, readable only inside "
-                                    "the holds that bind it")
+                if type(x) is A.Var and x.simple in adm.bound and x.simple not in here:
+                    if x.simple in adm.attrs:
+                        raise ctx.error(x.pos, f"`{x.simple}` is an `at admission` binding, readable only "
+                                        "inside the holds that bind it")
+                    if x.pos is not None:
+                        outside.add(x.pos)
         for b in A.blocks_of(s):
-            _scan_outside(ctx, adm, b, here)
+            _scan_outside(ctx, adm, b, here, outside)
 
 
 LAYER = SugarLayer("admission", grammar_text("admission"), BUILDERS, rewrite)
