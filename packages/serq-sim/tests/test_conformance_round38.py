@@ -1292,3 +1292,33 @@ REQUEUES = [
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in REQUEUES], ids=[c[0] for c in REQUEUES])
 def test_requeue_head_and_tail_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_an_ordered_trace_replays_its_sessions_turn_by_turn(tmp_path, monkeypatch):
+    """§3, Workload: "with a trace, turn loads the next turn's new, out, think, forced and sets more (ordered:
+    session i replays trace session i)". The trace's sessions 7 and 9 (its rows out of order) are sessions 0
+    and 1. Session 0: new 100 (run 1: at 1, more 1), think 2, then new 200 (forced 1) at 3 + 2 = 5, think 3,
+    then new 300 at 8 + 3 = 11, more 0: it ends. Session 1: new 50, its only row: at 0.5, more 0. Turns 3 +
+    1; each sample carries its turn."""
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n7,1,200,20,3,1\n9,0,50,5,1,0\n"
+                                    "7,0,100,10,2,0\n7,2,300,30,0,0\n")
+    prog = tmp_path / "p.sq"
+    prog.write_text("""stage d : delay;
+workload { arrive batch(2); trace "t.csv" ordered; }
+session {
+  turn;
+  loop {
+    run d (new / 100);
+    observe n = new * 10 + more;
+    observe f = forced;
+    branch (more) { run d (think); turn; } else { end; }
+  }
+}
+run { horizon 100; }
+""")
+    r, obs = run("", monkeypatch, path=prog)
+    assert obs["n"] == [(1, 0.5, 500.0), (0, 1.0, 1001.0), (0, 5.0, 2001.0), (0, 11.0, 3000.0)]
+    assert obs["f"] == [(1, 0.5, 0.0), (0, 1.0, 0.0), (0, 5.0, 1.0), (0, 11.0, 0.0)]
+    assert sorted(zip(r.observes["n"].times.tolist(), r.observes["n"].turns.tolist())) == [(0.5, 1), (1.0, 1),
+                                                                                             (5.0, 2), (11.0, 3)]
+    assert (r.result.turns, r.result.ended) == (4, 2)
