@@ -169,3 +169,28 @@ def test_a_binding_name_is_free_after_its_hold_for_an_attribute():
     read after the hold links, as before."""
     src = OUTSIDE + "session { hold kv (a) at admission (a = 2) { run d (1); } set a = 3; run d (a); }\n" + R
     assert compile_src(src) is not None
+
+
+# §2, Statistics and docs/language.md: an observe, a gauge and a record table name the report's figures,
+# and no expression reads them. A read of an observe's name was told what it is; a gauge's and a record
+# table's were told "unknown name", as if the program had no such name. Each is told now, at the read; a
+# gauge that takes an attribute's name is read nowhere in its place (the attribute is read), as before.
+FIGURE_READ = [
+    ("pool kv { cap 10; }\n" + B + "session { hold kv (1) { } observe y = ⟨g; }\ngauge g = used(kv);\n" + R,
+     "`g` is a gauge's name, not a value: a gauge is a time average the report gives and sets nothing"),
+    ("pool kv { cap 10; }\n" + B + "session { hold kv (1) { } }\ngauge g = used(kv);\ngauge h = ⟨g + 1;\n" + R,
+     "`g` is a gauge's name, not a value"),
+    (D + B + "session { record r { a = 1; } observe y = ⟨r; }\n" + R,
+     "`r` is a record table's name, not a value: a `record` writes a row for the report and sets nothing"),
+    (D + B + "session { observe u = 1; run d (⟨u); }\n" + R, "`u` is an observe's name, not a value"),
+]
+
+
+@pytest.mark.parametrize("src, message", FIGURE_READ, ids=["gauge", "gauge_in_gauge", "record", "observe"])
+def test_a_figures_name_read_as_a_value_says_what_it_is(src, message):
+    refused(src, message)
+
+
+def test_a_gauge_named_as_an_attribute_is_read_nowhere_in_its_place():
+    src = "pool kv { cap 10; }\n" + B + "session { set g = 2; hold kv (g) { } }\ngauge g = used(kv);\n" + R
+    assert compile_src(src) is not None

@@ -169,6 +169,8 @@ class Linker:
         self.observe_instants: list[bool] = []
         #: record tables by name: their index and columns (every site of one table names the same columns)
         self.records: dict[str, tuple[int, list[str]]] = {}
+        #: the gauges' names, for the word on one read as a value
+        self.gauge_names: set[str] = {i.name for i in self.module.items if isinstance(i, A.GaugeItem)}
         self.hold_stack: list[A.SHold] = []
         #: the pools the holds around the statement being linked name (rules.unheld)
         self.held: list = []
@@ -510,6 +512,13 @@ class Linker:
             # is told as one its body reads is (sugar.admission._scan_outside), not as a name nobody gave
             raise self.error(v.pos, f"`{name}` is an `at admission` binding, readable only inside the holds that "
                              "bind it")
+        if name in self.gauge_names and not idx:
+            raise self.error(v.pos, f"`{name}` is a gauge's name, not a value: a gauge is a time average the report "
+                             "gives and sets nothing; read the state it averages where it is wanted (its expression "
+                             "itself)")
+        if name in self.records and not idx:
+            raise self.error(v.pos, f"`{name}` is a record table's name, not a value: a `record` writes a row for the "
+                             f"report and sets nothing; `set` an attribute to the value to read it again")
         if name == "self" and not idx and self.own is not None and self.own.size > 1:
             # a queue entry's index, written where a step family's member is meant (its cost, budget, chunk)
             stage = self.own.item.name
