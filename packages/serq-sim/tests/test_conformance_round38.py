@@ -1322,3 +1322,51 @@ run { horizon 100; }
     assert sorted(zip(r.observes["n"].times.tolist(), r.observes["n"].turns.tolist())) == [(0.5, 1), (1.0, 1),
                                                                                              (5.0, 2), (11.0, 3)]
     assert (r.result.turns, r.result.ended) == (4, 2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A lease is no preemption victim; rejection after block rounding
+# ---------------------------------------------------------------------------------------------------------
+
+VICTIMS = [
+    # pool-reference.txt: "Candidates are holders resident in the stage whose memory is this pool … Leases are
+    # not candidates; the grower can be its own victim." s0 prefills 1 at [0,1] and leases its 3 until 3.5.
+    # s1 (1 unit from 0.5) grows to 2 at 1: 5 > 4, and the only candidate is itself: preempted at 1, 2 and 3
+    # (re-admitted at each iteration's end, an empty iteration each; stuck 1). The lease ends at 3.5 into a
+    # cache of 3; s1 is admitted then, and its growth at 4 evicts the entry's tail unit: [4,5]. used 3·3.5 +
+    # 1·1.5 + 2·1 = 13.5 / 100; cached 3·0.5 + 2·96; queued [1, 3.5]; waits 0, 0, 1, 1, 0.5.
+    ("a_lease_is_no_preemption_candidate", """
+pool kv { cap 4; block 1; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (3) { run e prefill (1); } cache (3) lease kv (2.5); run d (10); }
+  else { run d (0.5); hold kv (1) { observe a = now; run e prefill (2) growing kv; } observe f = now; }
+}
+run { horizon 100; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0), (1, 3.0, 3.0), (1, 3.5, 3.5)], "f": [(1, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5},
+      ("kv", None): {"used": 0.135, "cached": 1.935, "queue": 0.025, "wait": 0.5, "admissions": 5,
+                     "preemptions": 3, "stuck": 1, "evicted_units": 1.0}}),
+    # pool-reference.txt: "If either units or reserve is independent of deployment state and exceeds capacity
+    # after block rounding, the hold is rejected and its session ends": 9 → 12 > 10, reserve 11 > 10; the
+    # two sessions end at their join (no sample after the hold); s2's 1 (4 in blocks) runs.
+    ("rejected_after_block_rounding", """
+pool kv { cap 10; block 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  observe s = now;
+  hold kv (serial == 0 ? 9 : 1) reserve (serial == 1 ? 11 : 0) { run d (1); observe in = now; }
+  observe after = now;
+}
+run { horizon 10; }
+""", {"s": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0)], "in": [(2, 1.0, 1.0)], "after": [(2, 1.0, 1.0)]},
+     {("kv", None): {"rejections": 2, "admissions": 1, "used": 0.4}, "ended": 3}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in VICTIMS], ids=[c[0] for c in VICTIMS])
+def test_victims_and_rejections_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
