@@ -466,6 +466,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds], given("find"))
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
     thin: list[str] = []  # the means of a condition's figure over fewer runs than were judged (some had no value)
+    valued: set[str] = set()  # the conditions' figures some run of the search gave a value
     evaluated: list[dict[str, Any]] = []  # every run of every point evaluated, as a table's rows (serq_sweep.alike)
     with make_engine(workers, dask, pm, given) as eng:
         while True:
@@ -530,6 +531,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     means[f] = mean(vals)
                     if 0 < len(vals) < len(results):
                         thin.append(f"{f} at {p.label} over {len(vals)} of {len(results)} runs")
+                    if vals:
+                        valued.add(f)
                 s.means[x] = means
                 # a figure no run gave a value (an observe with no samples) meets no condition: `!=` held on
                 # NaN, so a search whose runs had no samples at all ended in 'holds_everywhere'
@@ -550,6 +553,14 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                               "of it: an observe that took none, a request metric of a run that completed no request "
                               f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
                               f"{more}"), file=sys.stderr, flush=True)
+    empty = [f for f in dict.fromkeys(figures or []) if f not in valued]
+    if empty and judged:  # (its conditions failed for want of a value, not on one: fails_everywhere of a figure a
+        import sys  # fifo stage never gives, a step stage's iterations, said only that the ends failed)
+
+        print(printable_lines(f"warning: {given('find')}: no run of the search gave a value of "
+                              f"{' or '.join(empty)} (no sample of it, or a figure the program gives no number, as "
+                              "a step stage's figures of a fifo stage), so every condition on it failed for want "
+                              "of one at every value evaluated"), file=sys.stderr, flush=True)
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
         import sys
