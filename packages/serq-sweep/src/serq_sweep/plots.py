@@ -952,16 +952,32 @@ def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
         raise UserError(f"{where}: {why}" if located == why else located) from None
 
 
+#: The columns of a request's moments (serq_sim.metrics' table, lib/vllm.sq's `request`): a records file with one
+#: of them holds a request a row, and a CDF of it counts requests; any other table (a program's `record
+#: conversation`) counts rows.
+REQUEST_COLUMNS = ("sent", "first_token", "last_token")
+
+
+def rows_word(frame: Any) -> str:
+    """What a row of the records ``frame`` is, in a CDF's words: ``requests`` for a table of requests (one of
+    :data:`REQUEST_COLUMNS`), ``rows`` for another (a conversation a row, a tool call a row: its legend said
+    `(9875 requests)` and its axis `fraction of requests`)."""
+    return "requests" if set(REQUEST_COLUMNS) & set(map(str, frame.columns)) else "rows"
+
+
 def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None,
-                     said: list[str] | None = None) -> dict[tuple[str, Any], list[float]]:
+                     said: list[str] | None = None, unit: list[str] | None = None) -> dict[tuple[str, Any], list[float]]:
     """What :func:`records_cdf` draws: per (metric, value of ``hue``, None without one) the metric's values
     sorted (the requests that have one; every run of a sweep's records table pooled, or per value of
     ``hue``), each step of the CDF at one of them. ``said``, when given, gets a warning per metric of the
-    rows left out for a blank cell and of the values that are infinite (:func:`_unplotted`)."""
+    rows left out for a blank cell and of the values that are infinite (:func:`_unplotted`); ``unit``, when
+    given, gets what a row is (:func:`rows_word`)."""
     import math as _m
 
     where = os.fspath(records) if isinstance(records, (str, os.PathLike)) else "the records"
     frame = _read_records(records)
+    if unit is not None:
+        unit.append(rows_word(frame))
     if hue is not None and hue not in frame.columns:
         from .records import swept_names
 
@@ -1027,7 +1043,7 @@ def _unplotted(frame: Any, name: str, values: Any, where: str) -> str | None:
         parts.append(f"{int(blank.sum())} of the {len(frame)} rows have a blank (or nan) cell {cols} and are left "
                      "out")
     if up or down:
-        parts.append(f"the values of {_drawn(name)} hold {_infinities(up, down, 'the requests')}")
+        parts.append(f"the values of {_drawn(name)} hold {_infinities(up, down, 'the ' + rows_word(frame))}")
     if not parts:
         return None
     return f"warning: {printable(where)}: --cdf {_drawn(name)}: " + "; ".join(parts)
@@ -1071,11 +1087,14 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     --records`` or ``serq sweep --records``, or a DataFrame): a step at every request's value, from 0 to 1;
     a line per value of ``hue`` (a swept name) when given."""
     said: list[str] = []
-    data = records_cdf_data(records, metrics, hue, said)
+    unit: list[str] = []
+    data = records_cdf_data(records, metrics, hue, said, unit)
+    (word,) = unit
     for (name, _), vs in data.items():
         drawable(vs, f"--cdf {name}")
     something_to_draw((((v,) for v in vs) for vs in data.values()), f"--cdf {', '.join(metrics)}",
-                      "no request has a value that is a finite number (each is NaN or infinite, or there are none)")
+                      f"no {word[:-1]} has a value that is a finite number (each is NaN or infinite, or there are "
+                      "none)")
     if said:  # (what the legend's counts alone told of)
         import sys
 
@@ -1084,10 +1103,10 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
         label = _drawn(name) if h is None else f"{_drawn(name)}, {_drawn(hue)} = {_drawn(_hue_value(h))}"
-        _cdf_step(ax, vs, f"{label} ({len(vs)} requests)")
+        _cdf_step(ax, vs, f"{label} ({len(vs)} {word})")
     timed = all(m in RECORD_METRICS for m in metrics)
     ax.set_xlabel("seconds" if timed else "value")
-    ax.set_ylabel("fraction of requests ≤ value")
+    ax.set_ylabel(f"fraction of {word} ≤ value")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     _legend(ax, len(data), f"--hue {_drawn(hue)}" if hue is not None else "--cdf")
