@@ -50,7 +50,7 @@ session {
     run d (1);
   } cache (HOLD);
 }
-run { horizon 1000; }
+run { horizon inf; }  // ends when the batch drains: no idle tail to note
 """
 
 

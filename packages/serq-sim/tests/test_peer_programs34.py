@@ -360,3 +360,53 @@ def test_burstiness_is_gim1(monkeypatch, gap):
     # the response is exponential: its median is ln 2 times its mean
     assert o["response"]["p50"] == pytest.approx(math.log(2) / (1 - sigma), rel=0.06)
     assert member(doc, "gpu", None)["utilisation"] == pytest.approx(lam, rel=0.02)
+
+
+def test_a100_batch_under_a_finite_horizon_says_it_stood_idle(monkeypatch):
+    # the same batch under a horizon of 100: done at 1.166 s, the run reads its 8 requests over 100 s
+    # (0.08 req/s) and says so; its few samples are not helped by a longer horizon, which it said they were
+    doc, _ = run("a100_batch.sq", monkeypatch, horizon=100)
+    assert doc["end"] == 100 and doc["requests"]["request_throughput"] == pytest.approx(0.08)
+    (few,) = [n for n in doc["notes"] if n.startswith("warning: too few samples")]
+    assert few.endswith("; the run drained at t=1.16638 (every session ended, none left to arrive), so a longer "
+                        "horizon adds none: start more than the 8 sessions of `arrive batch(8)`"), few
+    assert "--horizon)" not in few
+    (idle,) = [n for n in doc["notes"] if n.startswith("note: every session ended")]
+    assert idle == ("note: every session ended by t=1.16638 and none was left to arrive, so the run stood idle until "
+                    "its horizon 100: its rates and time averages are over the 100 s after the warm-up, 98.8 % of "
+                    "them idle (a horizon of inf, `--horizon inf`, ends a run when it drains)")
+    # drained before the warm-up's end: every second measured is idle
+    doc, _ = run("a100_batch.sq", monkeypatch, horizon=100, warmup=99)
+    assert any(n.startswith("note: every session ended before the warm-up's end (t=99) ") and "100.0 % of them idle"
+               in n for n in doc["notes"]), doc["notes"]
+    # a horizon of inf ends the run with the batch: nothing idle to say, and no longer horizon to offer
+    doc, _ = run("a100_batch.sq", monkeypatch)
+    assert not any(n.startswith("note: every session ended") for n in doc["notes"])
+    # a run still busy at its horizon is told to lengthen it, as before
+    doc, _ = run("a100_batch.sq", monkeypatch, horizon=0.5)
+    (few,) = [n for n in doc["notes"] if n.startswith("warning: too few samples")]
+    assert few.endswith("lengthen the run (--horizon)") and not any("stood idle" in n for n in doc["notes"])
+
+
+def test_conversation_cdf_counts_conversations_not_requests(tmp_path):
+    # serq plot conv.conversation.csv --cdf duration: a row is a conversation, which the legend and the axis
+    # called requests ("duration (9875 requests)", "fraction of requests <= value")
+    from serq_sweep import plots
+
+    rep = serq_sim.run(compiled("conversation_slo.sq"), horizon=3000, seed=2)
+    frame = rep.records("conversation")
+    figure = plots.records_cdf(frame, ["duration"])
+    (ax,) = figure.axes
+    assert ax.get_ylabel() == "fraction of rows ≤ value"
+    (label,) = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert label == f"duration ({len(frame)} rows)"
+    # a table of requests still counts requests (lib/vllm.sq's `request`)
+    req = serq_sim.run(compiled("a100_batch.sq")).records()
+    figure = plots.records_cdf(req, ["ttft", "prompt"])
+    (ax,) = figure.axes
+    assert ax.get_ylabel() == "fraction of requests ≤ value"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ttft (8 requests)", "prompt (8 requests)"]
+    frame.loc[frame.index[0], "duration"] = math.inf
+    said = []
+    plots.records_cdf_data(frame, ["duration"], said=said)
+    assert "counted among the rows and drawn nowhere" in said[0], said

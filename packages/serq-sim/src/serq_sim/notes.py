@@ -575,12 +575,15 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
 
 
 def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
-                arrivals: int | None = None) -> list[str]:
+                arrivals: int | None = None, drained: tuple[float, object] | None = None) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
     record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no
     CI; their quantiles are given all the same, as vLLM's are). The remedy is the one that helps: a run of
     exactly ``arrivals`` arrivals ends when they drain, so a longer horizon adds nothing and more arrivals
-    do (--arrivals); a warm-up of 0 cannot be shortened."""
+    do (--arrivals); a run that drained otherwise, ``drained`` = ``(time, the workload's arrive node)`` (a
+    batch, a trace's sessions or presets all ended, nothing left to arrive, before or at its horizon),
+    gains nothing from a longer horizon either, and more sessions is what adds samples; a warm-up of 0
+    cannot be shortened."""
     few = [(name, n) for name, n in counts if 0 < n < MIN_SAMPLES]
     rows = requests is not None and 0 < requests[1] < MIN_SAMPLES
     if not few and not rows:
@@ -594,12 +597,44 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
                      f"given all the same): record {requests[0]} {requests[1]}")
     from .errors import fmt_time
 
-    remedy = (f"send more than {arrivals} arrivals (--arrivals)" if arrivals is not None
-              else "lengthen the run (--horizon)")
+    if arrivals is not None:
+        remedy = f"send more than {arrivals} arrivals (--arrivals)"
+    elif drained is not None:
+        from serq_ir import nodes as N
+
+        at, arrive = drained
+        more = (f"start more than the {arrive.n:g} {number_of(arrive.n, 'session')} of `arrive batch({arrive.n:g})`"
+                if isinstance(arrive, N.Batch) else "start more sessions")
+        remedy = (f"the run drained at t={fmt_time(at)} (every session ended, none left to arrive), so a longer "
+                  f"horizon adds none: {more}")
+    else:
+        remedy = "lengthen the run (--horizon)"
     if warmup > 0:
         remedy += " or shorten the warm-up (--warmup)"
     return [warning("few-samples", f"too few samples after the warm-up (t = {fmt_time(warmup)}) {'; '.join(parts)}; "
                     + remedy)]
+
+
+def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float) -> list[str]:
+    """A note on a run that drained (``drained``: :func:`few_samples`'s, the time it drained first) at ``at``
+    and then stood idle to its horizon ``end`` for more than half the measured span ``end - warmup``: its
+    rates and time averages are over that span (language.txt: "Time averages and rates use end - warmup",
+    and end is the horizon without an arrival limit), so a batch of 8 requests done in 1.2 s under a horizon
+    of 100 reported 0.08 req/s, without a word; a horizon of inf ends such a run when it drains."""
+    from .errors import fmt_time
+
+    if drained is None or not warmup < end < math.inf:
+        return []
+    at = max(drained[0], warmup)
+    idle = (end - at) / (end - warmup)
+    if not idle > 0.5:
+        return []
+    when = (f"by t={fmt_time(drained[0])}" if drained[0] > warmup
+            else f"before the warm-up's end (t={fmt_time(warmup)})")
+    return [f"note: every session ended {when} and none was left to arrive, so the run stood "
+            f"idle until its horizon {fmt_time(end)}: its rates and time averages are over the "
+            f"{fmt_time(end - warmup)} s after the warm-up, {idle * 100:.1f} % of them idle (a horizon of inf, "
+            "`--horizon inf`, ends a run when it drains)"]
 
 
 def shared_turns(table) -> list[str]:

@@ -384,6 +384,15 @@ def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
 
+def _drained(sim) -> tuple[float, object] | None:
+    """(the time it drained, the workload's arrive node) of a run that ran out of events with no session live and
+    no arrival limit (a batch, a trace's sessions, presets: all ended, nothing left to arrive), else None: a
+    longer horizon adds nothing to such a run (notes.few_samples)."""
+    if getattr(sim, "heap_left", True) or sim.live > 0 or sim.interrupted or sim.arr_limit is not None:
+        return None
+    return getattr(sim, "clock_reached", sim.now), sim.program.workload.arrive
+
+
 def build_report(sim) -> Report:
     p = sim.program
     start = sim.warmup
@@ -467,7 +476,8 @@ def build_report(sim) -> Report:
     notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
-                              sim.arr_limit)
+                              sim.arr_limit, _drained(sim))
+    notes += warn.idle_tail(_drained(sim), sim.warmup, end)
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
