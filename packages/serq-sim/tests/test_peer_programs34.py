@@ -7,8 +7,10 @@ transient, solved numerically; fifo against processor sharing under three laws o
 ``compare`` (Pollaczek-Khinchine against x / (1 - rho)); a conversation-level SLO recorded per
 conversation against the open BCMP network of a ps GPU and the users' thinking; agents in a closed loop
 over two model replicas, a vector store and their own work against the network's Markov chain; a batch
-of requests on the A100 step-cost profile by hand, iteration by iteration; and a benchmark's gamma
-(Erlang) gaps against the GI/M/1 queue."""
+of requests on the A100 step-cost profile by hand, iteration by iteration; a benchmark's gamma
+(Erlang) gaps against the GI/M/1 queue; and N vLLM replicas behind a least-loaded router (one replica is
+the engine alone, request for request; tokens conserved per replica; ``find``'s smallest N is the sweep's
+first N within the target)."""
 
 from __future__ import annotations
 
@@ -410,3 +412,46 @@ def test_conversation_cdf_counts_conversations_not_requests(tmp_path):
     said = []
     plots.records_cdf_data(frame, ["duration"], said=said)
     assert "counted among the rows and drawn nowhere" in said[0], said
+
+
+# autoscale.sq
+
+
+def test_autoscale_one_replica_is_the_engine_alone(monkeypatch, tmp_path):
+    # N = 1: the router has one choice, so the run is the single engine's, request for request
+    text = (HERE / "autoscale.sq").read_text()
+    routed = "  choose j in N by (holders(reqs[j]) + queued(reqs[j]), j);\n"
+    assert routed in text
+    alone = tmp_path / "alone.sq"
+    alone.write_text(text.replace(routed, "  set j = 0;\n"))  # (use "vllm.sq" finds serq-vllm's library)
+    doc, recs = run("autoscale.sq", monkeypatch, sets={"N": 1}, horizon=60, warmup=10)
+    base, base_recs = run_both(serq_frontend.compile(path=str(alone), sets={"N": 1}, defs={}), monkeypatch,
+                               horizon=60, warmup=10)
+    assert doc["requests"] == base["requests"] and doc["stages"] == base["stages"] and doc["pools"] == base["pools"]
+    assert recs.keys() == base_recs.keys()
+    for k in recs:
+        assert np.array_equal(recs[k], base_recs[k]), k
+    assert doc["observes"]["to0"]["mean"] == 1
+
+
+def test_autoscale_conserves_tokens_per_replica(monkeypatch):
+    doc, recs = run("autoscale.sq", monkeypatch, sets={"N": 3}, horizon=60, warmup=0, arrivals=500)
+    assert doc["requests"]["completed"] == 500
+    for j in range(3):
+        mine = recs["engine"] == j
+        eng = member(doc, "engine", j)
+        # each replica computes its own requests' prompts and every output token but the last
+        assert eng["tokens"] * eng["iterations"] == pytest.approx(
+            float((recs["prompt"][mine] + recs["output"][mine] - 1).sum()), rel=1e-9)
+        assert 0.25 <= mine.mean() <= 0.45  # the least loaded replica: an even split, ties to replica 0
+    assert doc["observes"]["to0"]["mean"] == pytest.approx((recs["engine"] == 0).mean(), abs=1e-12)
+
+
+def test_autoscale_find_is_the_sweeps_first_n():
+    kw = dict(seeds="1..2", horizon=60, warmup=10, workers=0, progress=False)
+    _cols, rows = serq_sweep.find(str(HERE / "autoscale.sq"), "requests.ttft.p99 <= 0.5", ("N", "1:6:1"), **kw)
+    (row,) = rows
+    assert row["outcome"] == "found_smallest" and row["fails"] == row["N"] - 1, row
+    table = serq_sweep.sweep(str(HERE / "autoscale.sq"), sets={"N": [row["N"] - 1, row["N"]]}, **kw)
+    p99 = table.groupby("N")["requests.ttft.p99"].mean()
+    assert p99[row["N"] - 1] > 0.5 >= p99[row["N"]], p99
