@@ -542,7 +542,8 @@ def test_an_aggregate_is_written_out_term_by_term():
     (S + "session { set x = max j in ⟨0 (j); run s (x); }\n", "must be an integer of at least 1, not 0"),
     (S + "session { set n = 2; set x = sum j in ⟨n (j); run s (x); }\n", "must be a constant"),
     ("let n = 2;\n" + S + "session { set x = sum j in n ⟨+ 1 (j); run s (x); }\n", "unexpected `+`"),
-    (S + "session { set x = sum j in 2 (j) + ⟨j; run s (x); }\n", "unknown name `j`"),
+    (S + "session { set x = sum j in 2 (j) + ⟨j; run s (x); }\n",
+     "`j` is the index of `sum j in …` (at 2:19), read only inside its body"),
     (S + "session { set x = ⟨avg j in 2 (j); run s (x); }\n", "an aggregate is `max`, `min` or `sum`"),
 ])
 def test_an_aggregates_count_is_a_constant(src, message):

@@ -194,3 +194,23 @@ def test_a_figures_name_read_as_a_value_says_what_it_is(src, message):
 def test_a_gauge_named_as_an_attribute_is_read_nowhere_in_its_place():
     src = "pool kv { cap 10; }\n" + B + "session { set g = 2; hold kv (g) { } }\ngauge g = used(kv);\n" + R
     assert compile_src(src) is not None
+
+
+# §2, Expressions: an aggregate's index "may not be a name the program already has", and the linker writes
+# the terms out with j = 0 … n-1: the index is read in the body alone. A read after the aggregate (or in
+# an aggregate over another index) said "unknown name `j`"; it says what `j` is now. A definition's body read
+# inside the aggregate is the program's name and stays unknown (test_known_defects_round10).
+INDEX_OUTSIDE = [
+    (D + B + "session { observe x = max j in 3 (j); observe y = ⟨j; }\n" + R,
+     "`j` is the index of `max j in …` (at 3:23), read only inside its body"),
+    (D + B + "session { observe x = max j in 3 (j) + ⟨j; }\n" + R,
+     "`j` is the index of `max j in …` (at 3:23), read only inside its body"),
+    (D + B + "session { observe x = max j in 3 (max k in 2 (j + k) + ⟨k); }\n" + R,
+     "`k` is the index of `max k in …` (at 3:35), read only inside its body"),
+    ("def g() = ⟨j * 2;\n" + D + B + "session { observe x = sum j in 3 (g()); }\n" + R, "unknown name `j`"),
+]
+
+
+@pytest.mark.parametrize("src, message", INDEX_OUTSIDE, ids=["after", "beside", "nested", "definition_body"])
+def test_an_aggregates_index_read_outside_it_says_what_it_is(src, message):
+    refused(src, message)

@@ -512,6 +512,13 @@ class Linker:
             # is told as one its body reads is (sugar.admission._scan_outside), not as a name nobody gave
             raise self.error(v.pos, f"`{name}` is an `at admission` binding, readable only inside the holds that "
                              "bind it")
+        # an aggregate's index read where the program's text is written, outside every aggregate over it (in
+        # one's body it is written out; a definition's body read inside one reads the program's name)
+        agg = (self.ctx.notes.get("aggregate_indexes", {}).get(name)
+               if not idx and v.pos is not None and v.pos.uses is None else None)
+        if agg is not None:
+            raise self.error(v.pos, f"`{name}` is the index of `{agg.op} {name} in …` (at {agg.pos.seen_from(v.pos)}), "
+                             "read only inside its body")
         if name in self.gauge_names and not idx:
             raise self.error(v.pos, f"`{name}` is a gauge's name, not a value: a gauge is a time average the report "
                              "gives and sets nothing; read the state it averages where it is wanted (its expression "

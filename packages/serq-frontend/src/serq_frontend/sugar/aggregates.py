@@ -58,6 +58,9 @@ class Writer:
 
     def write(self, a: A.Agg) -> Any:
         ctx = self.ctx
+        # the first aggregate of each index name, for the linker's word on the name read outside every
+        # aggregate over it (a name the program does not have, since an index may not be one: link.Linker.var)
+        ctx.notes.setdefault("aggregate_indexes", {}).setdefault(a.var, a)
         if a.var in self.taken:
             raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
                             + own_index(a.op, a.var, {*self.taken, *self.around}))
