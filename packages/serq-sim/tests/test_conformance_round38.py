@@ -1370,3 +1370,22 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in VICTIMS], ids=[c[0] for c in VICTIMS])
 def test_victims_and_rejections_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_sessions_run_in_the_order_they_became_ready(monkeypatch):
+    """§3, Ties: "Events at one instant: the order they were scheduled; sessions run in the order they became
+    ready". Both runs end at 2: s1's (scheduled at 0) before s0's (scheduled at 0.5), so s1 runs first and
+    takes the pool of 1 at 2; s0 at 3. The fast tier runs it (and agrees)."""
+    src = """
+pool kv { cap 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (0.5); run d (1.5); } else { run d (2); }
+  hold kv (1) { observe a = now; run d (1); }
+}
+run { horizon 100; }
+"""
+    _, obs = run(src, monkeypatch)
+    assert obs["a"] == [(1, 2.0, 2.0), (0, 3.0, 3.0)]
+    assert_same(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch, expect_fast=True)
