@@ -1389,3 +1389,18 @@ run { horizon 100; }
     _, obs = run(src, monkeypatch)
     assert obs["a"] == [(1, 2.0, 2.0), (0, 3.0, 3.0)]
     assert_same(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch, expect_fast=True)
+
+
+@pytest.mark.parametrize("n, noted", [(39, False), (40, True)])
+def test_a_test_observe_constant_0_is_noted_from_40_samples(monkeypatch, n, noted):
+    """§3, Statistics: "An observe whose expression is a test (its outermost operator a comparison, &&, || or
+    !) and that was 0 over 40 or more samples gets a line under the table, note: observe hit is constant 0
+    over 5357 samples … A test that always held is not noted." `z = 0` is no test; `one` always held."""
+    from conform import report_json
+
+    src = (f"workload {{ arrive batch({n}); }}\nsession {{ observe hit = serial > 100; observe one = serial >= 0; "
+           "observe z = 0; }\nrun { horizon 1; }\n")
+    r, _ = run(src, monkeypatch)
+    notes = report_json(r)["notes"]
+    assert (f"note: observe hit is constant 0 over {n} samples" in notes) is noted
+    assert not any("observe one" in x or "observe z" in x for x in notes)
