@@ -182,3 +182,44 @@ def serq_in_process(capsys):
         return SimpleNamespace(returncode=info.value.code or 0, stdout=out.out, stderr=out.err)
 
     return call
+
+
+# -- what several workers' tests read, made once for the whole run ------------------------------------------
+#
+# A module's fixture runs in each pytest-xdist worker that gets one of its tests (the suite's tests are spread
+# over the workers test by test), so a fixture that runs a sweep ran it once a worker. ``once_per_run`` makes
+# a folder's contents once for the test run: the first worker to need it builds it (under a lock) in the
+# parent its workers' temporary folders share, the others wait for it and read it. A build that fails leaves
+# nothing behind, so the next worker that needs it builds it again (and fails as the first did).
+
+@pytest.fixture(scope="session")
+def once_per_run(tmp_path_factory):
+    """``make(name, build) -> folder``: the folder ``name`` after ``build(folder)`` filled it, once for the
+    whole test run (every worker that asks gets the same folder, built by the first that asked)."""
+    from pathlib import Path
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: each worker builds its own
+        fcntl = None
+
+    def make(name: str, build) -> Path:
+        shared = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None:
+            shared = shared.parent
+        folder, done = shared / f"once-{name}", shared / f"once-{name}.done"
+        with open(shared / f"once-{name}.lock", "w") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                try:
+                    build(folder)
+                except BaseException:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
+                done.write_text("")
+        return folder
+
+    return make

@@ -88,9 +88,7 @@ def _serq(*args, cwd):
     return r
 
 
-@pytest.fixture(scope="module")
-def sweeps(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("scale")
+def _make_sweeps(tmp: Path) -> None:
     (tmp / "scale.sq").write_text(SOURCE)
     common = ["scale.sq", "--set", "k=1,2", "--seeds", SEEDS, "--no-progress"]
     for name, engine in (("w1", ["--workers", "1"]), ("w2", ["--workers", "2"]),
@@ -100,7 +98,12 @@ def sweeps(tmp_path_factory):
     # the same comparison with the seeds in another order, on a Dask LocalCluster
     _serq("compare", "scale.sq", "--set", "k=1,2", "--seeds", "5,3,1,2,4", "--no-progress", "--workers", "2",
           "--dask", "local", "-o", "cmp_dask.csv", cwd=tmp)
-    return tmp
+
+
+@pytest.fixture(scope="module")
+def sweeps(once_per_run):
+    # the sweeps and comparisons, made once for the test run (not once for each worker that runs a test here)
+    return once_per_run("time-scale-sweeps", _make_sweeps)
 
 
 def _arms(frame):
