@@ -10,7 +10,8 @@ over two model replicas, a vector store and their own work against the network's
 of requests on the A100 step-cost profile by hand, iteration by iteration; a benchmark's gamma
 (Erlang) gaps against the GI/M/1 queue; and N vLLM replicas behind a least-loaded router (one replica is
 the engine alone, request for request; tokens conserved per replica; ``find``'s smallest N is the sweep's
-first N within the target)."""
+first N within the target); and a pod's CPU cores time-slicing its requests in front of its GPU against
+Kelly's symmetric queue (the M/M/c law whatever the work's) and an M/M/1 GPU fed by its Poisson output."""
 
 from __future__ import annotations
 
@@ -455,3 +456,28 @@ def test_autoscale_find_is_the_sweeps_first_n():
     table = serq_sweep.sweep(str(HERE / "autoscale.sq"), sets={"N": [row["N"] - 1, row["N"]]}, **kw)
     p99 = table.groupby("N")["requests.ttft.p99"].mean()
     assert p99[row["N"] - 1] > 0.5 >= p99[row["N"]], p99
+
+
+# cpu_gpu.sq
+
+
+def erlang_c(c, a):
+    head = sum(a**k / math.factorial(k) for k in range(c))
+    tail = a**c / math.factorial(c) * c / (c - a)
+    return tail / (head + tail), 1 / (head + tail)  # P(wait), P(empty)
+
+
+@pytest.mark.parametrize("work", ["s_cpu", "~h2(s_cpu, 4)", "~erlang(3, s_cpu)"])
+def test_cpu_gpu_is_a_symmetric_queue_then_mm1(monkeypatch, work):
+    doc, _ = run("cpu_gpu.sq", monkeypatch, defs={"cpu_work": work}, horizon=20000, seed=1)
+    wait, empty = erlang_c(4, 3)  # 0.509, 0.0377
+    o, g = doc["observes"], doc["gauges"]
+    covers(o["at_cpu"], 1 + wait / (4 - 3), 0.06)  # the M/M/c mean whatever the law of the work
+    covers(o["at_gpu"], 0.25 / (1 - 0.75), 0.08)  # Poisson out of the CPU side: M/M/1
+    cpu, gpu = member(doc, "cpu", None), member(doc, "gpu", None)
+    assert cpu["utilisation"] == pytest.approx(1 - empty, abs=0.006)  # some request at the CPU side
+    assert gpu["utilisation"] == pytest.approx(0.75, rel=0.02)
+    # Little's law at each side, on the gauges
+    assert g["cpu_jobs"]["mean"] == pytest.approx(cpu["throughput"] * o["at_cpu"]["mean"], rel=0.01)
+    assert g["gpu_jobs"]["mean"] == pytest.approx(gpu["throughput"] * o["at_gpu"]["mean"], rel=0.01)
+    assert g["cpu_jobs"]["mean"] == pytest.approx(cpu["present"], rel=1e-9)
