@@ -60,8 +60,10 @@ def test_a_swept_name_that_is_a_figure_column_is_refused_before_the_runs(folder,
 
 @pytest.mark.parametrize("name", ["wait", "time", "session", "turn"])
 def test_a_swept_name_that_is_a_record_column_is_refused_before_the_runs(folder, name):
+    # (each let read, so that its values make programs of their own: test_hostile_round47_unread_sets)
     (folder / "q.sq").write_text(PROGRAM.replace("let lam = 1;", "let lam = 1;\nlet time = 1;\nlet session = 1;\n"
-                                                 "let turn = 1;"))
+                                                 "let turn = 1;").replace("0.01 * wait", "0.01 * wait + 0.001 * "
+                                                                          "(time + session + turn)"))
     r = serq("sweep", "q.sq", "--set", f"{name}=1,2", "-o", "t.csv", "--records", "r.csv", "--no-progress",
              "--workers", "0", cwd=folder)
     assert r.returncode == 2, r.stderr

@@ -26,7 +26,7 @@ def test_the_command_line_giving_both_is_a_usage_error(tmp_path, command, worker
     args = [SERQ, command, "p.sq", "--seeds", "1..2", "--no-progress", "--workers", workers, "--dask", dask]
     if command == "compare":
         args += ["--set", "x=1,2"]
-        (tmp_path / "p.sq").write_text("let x = 1;\n" + PROGRAM)
+        (tmp_path / "p.sq").write_text("let x = 1;\n" + PROGRAM.replace("run s (1)", "run s (x)"))  # (x read)
     r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr == (f"error: --workers {workers} and --dask {dask}: "

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[3]
 PROGRAM = """let a = 1;
 stage s : delay;
 workload { arrive batch(2); trace "t.csv"; }
-session { turn; run s (new); record r { y = now; } }
+session { turn; run s (a * new); record r { y = now; } }
 run { horizon 50; seed 1; }
 """
 TRACE = b"session,turn,new,out,think,forced\n0,1,20,4,1,0\n0,2,30,4,1,0\n1,1,5,4,1,0\n"
