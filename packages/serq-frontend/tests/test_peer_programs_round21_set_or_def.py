@@ -55,7 +55,10 @@ def test_other_names_are_told_as_before():
     assert refusal(sets={"pek": 1}).endswith("sets['pek']: the program has no `let pek` (did you mean `peak`?)")
     assert refusal(defs={"rat": "1"}).endswith("defs['rat']: the program has no expression definition `rat` (did you "
                                                "mean `rate`?)")
-    assert refusal(sets={"svc": 1}).endswith("sets['svc']: the program has no `let svc`")
+    # (a stage's name says what it is since test_hostile_round47_set_names)
+    assert refusal(sets={"svc": 1}).endswith("sets['svc']: the program has no `let svc`; `svc` is a stage, not a "
+                                             "`let`, whose value alone is given so: a stage's setting is given "
+                                             "through a let it reads (`let c = 2;` and `fifo(c)`)")
 
 
 def test_the_command_line_names_its_options(tmp_path, capsys):

@@ -124,6 +124,26 @@ class Context:
             return ""
         return f"; `{name}` is an expression definition: give its body with {self.option_name('def', clipped(name))}"
 
+    def _not_a_let(self, name: str) -> str:
+        """``; `kv` is a pool, not a `let`: …`` when ``name``, given to ``--set``, names a pool, a stage, a queue
+        or a gauge the program declares (a let's value is what --set gives; such a declaration's settings read
+        lets), else nothing. It was the hint of a name close to it (``--set svc`` of a stage svc: "did you mean
+        `service`, an expression definition"), or no word of what the name is."""
+        assert self.module is not None
+        examples = {A.PoolItem: ("pool", "`let blocks = 100;` and `cap blocks;`"),
+                    A.StageItem: ("stage", "`let c = 2;` and `fifo(c)`"),
+                    A.QueueItem: ("queue", "`let n = 2;` and `queue q[n]`")}
+        for item in self.module.items:
+            if getattr(item, "name", None) != name:
+                continue
+            if isinstance(item, A.GaugeItem):
+                return f"; `{clipped(name)}` is a gauge, not a `let`, whose value alone is given so: a gauge is measured"
+            if type(item) in examples:
+                kind, example = examples[type(item)]
+                return (f"; `{clipped(name)}` is a {kind}, not a `let`, whose value alone is given so: a {kind}'s "
+                        f"setting is given through a let it reads ({example})")
+        return ""
+
     def lets(self) -> dict[str, float]:
         """The value of every ``let`` (``--set`` applied), in declaration order."""
         if self._lets is None:
@@ -147,7 +167,7 @@ class Context:
         for name in self.sets:  # (before any is put in a let's place: this error notes none)
             if name not in names:
                 raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
-                                 + (self._a_definition(name)
+                                 + (self._a_definition(name) or self._not_a_let(name)
                                     or knob_hint(name, names, self.notes.get("expression_defs", ()), "let",
                                               self.option_name)))
         for item in self.module.items:
