@@ -62,12 +62,15 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.fixture(scope="module")
-def rate_sweep(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rates")
+def _rate_sweep(d: Path) -> None:
     serq("sweep", FLEET, "--set", "Lambda=" + ",".join(map(str, RATES)), *FIFO, "--seeds", "1..3",
          "--workers", "0", "-o", str(d / "t.csv"), "--records", str(d / "r.csv"))
-    return d
+
+
+@pytest.fixture(scope="module")
+def rate_sweep(once_per_run):
+    # made once for the test run, not once for each worker that runs a test here
+    return once_per_run("peer-programs19-rates", _rate_sweep)
 
 
 def test_every_request_is_slower_at_a_higher_rate_seed_by_seed(rate_sweep):
