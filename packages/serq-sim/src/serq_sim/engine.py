@@ -718,7 +718,30 @@ class Simulation:
         self.setup_stop: StopRun | None = None
         if self.horizon == INF and self.max_events is None and max_wall is None:
             self._refuse_endless_loop()
-        build(self, registries, trace_path, trace_digest)
+        if max_wall is None:
+            build(self, registries, trace_path, trace_digest)
+        else:
+            self._build_bounded(registries, trace_path, trace_digest)
+
+    def _build_bounded(self, registries, trace_path, trace_digest) -> None:
+        """``build`` under ``--max-wall``: a third party's factory that does not return by the bound (one that
+        loops, or a slow one) is stopped there by the alarm that stops a plugin's code in the run
+        (:class:`_wall_in_plugins`), and is the plugin's failure (:class:`WallAtSetUp`, raised from where its
+        code was, so the failure names the plugin, its function and line: ``failed in Spin.__init__ during the
+        run: WallAtSetUp: it did not return within --max-wall 0.5, …``). No partial report can be made of a
+        simulation half built. A factory that looped hung the run, the alarm being set only once the events
+        ran; one that took a second was noted as stopped within the first event, in a session not begun."""
+        self.plugin_manager = getattr(registries, "pm", None)
+        try:
+            with _wall_in_plugins(self):
+                build(self, registries, trace_path, trace_digest)
+        except StopRun as e:
+            if e.for_other(self) or e.reason != "max-wall":
+                raise
+            raise WallAtSetUp(f"it did not return within --max-wall {show(self.max_wall)} while the simulation "
+                              f"was built (its factory's code), so the run never began").with_traceback(
+                                  e.__traceback__) from None
+
 
     def _refuse_endless_loop(self) -> None:
         """Refuse a run of no horizon and no bound whose every session stays in a ``loop`` with no way out
@@ -2019,6 +2042,11 @@ def _where(span, serial: int | None) -> str:
     if serial is not None:
         where += f", session {serial}"
     return where
+
+
+class WallAtSetUp(Exception):  # noqa: N818 - named as its message reads
+    """A third party's code called while the simulation was built (a factory) that had not returned when
+    ``--max-wall`` was reached: the plugin's failure (Simulation._build_bounded)."""
 
 
 class _wall_in_plugins:  # noqa: N801 - a context manager, named as the functions around it
