@@ -207,3 +207,23 @@ def test_a_factory_that_never_returns_is_its_rows_error_in_a_sweeps_workers(site
     assert [(r["V"], r["status"]) for r in rows] == [("1", "error"), ("2", "error")]
     for r in rows:
         assert r["message"] == STALLED.format(site / "acme4_kinds.py", stall_line(site)) + "\n" + HINT
+
+
+def test_a_format_name_another_plugin_registers_names_both(site, tmp_path):
+    """serq-acme4 registers ``jsonl``; a second plugin registering it too is one message naming both plugins
+    and how to run without either, when the formats are collected (a report is written)."""
+
+    class Other:
+        @hookimpl
+        def serq_report_register_formats(self, register):
+            register("jsonl", lambda report, out: out.write("{}\n"))
+
+    pm = get_plugin_manager(plugins=[Other()])
+    r = serq_sim.run(compiled(tmp_path, VAC, pm, V=0), pm=pm, seed=1)
+    with pytest.raises(PluginError) as e:
+        serq_report.render(r, "jsonl", pm=pm)
+    other = f"{Other.__module__}.{Other.__qualname__}"
+    assert str(e.value).splitlines() == [
+        f"error: report format 'jsonl' is registered twice: by acme4 (serq-acme4 0.4.0) and by {other}",
+        f"(run without one of them: SERQ_DISABLED_PLUGINS=acme4 or SERQ_DISABLED_PLUGINS={other}, or uninstall "
+        "one; `serq plugins` lists them)"]
