@@ -636,10 +636,10 @@ run { horizon 100; warmup 12; arrivals 2; }
      "simulated time passing (its body makes the pool preempt it again before any time passes, as a grow beyond "
      "what the pool can ever give does, or one that the other holders leave no room for, where the pool preempts "
      "the grower itself)"),
-    # a step stage's computed negative cost names the stage and the time (no session), at the cost.
+    # a step stage's computed negative cost names the stage, the time and its batch's sessions, at the cost.
     ("stage E : step { budget 10; cost 1 - residents; }", "run E prefill (3);",
      "<source>:1:34: error: at t=1: stage E: the iteration's cost is negative (-1) "
-     "(its batch: tokens 6, decoders 0, prefilled 6, residents 2, kv_decode 0, kv_prefill 0)"),
+     "(its batch: tokens 6, decoders 0, prefilled 6, residents 2, kv_decode 0, kv_prefill 0; sessions 0, 1)"),
 ])
 def test_run_time_errors_name_the_statement_the_time_and_the_session(monkeypatch, tier, decls, stmt, first):
     src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"

@@ -690,7 +690,7 @@ RUN_ERRORS = [
     # the cost names the iteration's sums
     (_err("run e decode (2);", cost="decoders - 3"),
      "<source>:3:33: error: at t=0: stage e: the iteration's cost is negative (-1) (its batch: tokens 2, "
-     "decoders 2, prefilled 0, residents 2, kv_decode 0, kv_prefill 0)"),
+     "decoders 2, prefilled 0, residents 2, kv_decode 0, kv_prefill 0; sessions 0, 1)"),
     # a draw's parameters computed at run time
     (_err("run d (~uniform(z + 2, 1));"),
      "<source>:5:34: error: at t=0, session 0: ~uniform(2, 1): the low bound is above the high bound"),

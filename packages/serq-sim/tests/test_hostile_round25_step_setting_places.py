@@ -52,7 +52,7 @@ def error(src: str, monkeypatch, tier: str) -> list[str]:
     # and the other prefill's 56: sqrt(7)), the third the two decoders' 2, sqrt(-48), NaN, at sqrt(14) +
     # sqrt(7) = 6.38741
     ({"cost": "sqrt(tokens - 50)"}, ["<source>:4:8: error: at t=6.38741: stage E: the iteration's cost is NaN "
-     "(its batch: tokens 2, decoders 2, prefilled 0, residents 2, kv_decode 20, kv_prefill 0)",
+     "(its batch: tokens 2, decoders 2, prefilled 0, residents 2, kv_decode 20, kv_prefill 0; sessions 0, 1)",
      "    cost sqrt(tokens - 50);", "         ^"]),
     # the budget read before the first iteration: 1 - 2 residents
     ({"budget": "1 - residents"}, ["<source>:3:10: error: at t=0: stage E: the budget is negative (-1)",
@@ -71,7 +71,7 @@ def test_a_setting_from_a_definition_is_told_in_its_body_with_a_note_at_the_use(
     src = "def c(x) = 0.01 - x * decoders;\n" + program(cost="c(0.02)")
     assert error(src, monkeypatch, "") == [
         "<source>:1:12: error: at t=0.01: stage E: the iteration's cost is negative (-0.01) "
-        "(its batch: tokens 57, decoders 1, prefilled 56, residents 2, kv_decode 10, kv_prefill 10)",
+        "(its batch: tokens 57, decoders 1, prefilled 56, residents 2, kv_decode 10, kv_prefill 10; sessions 0, 1)",
         "  def c(x) = 0.01 - x * decoders;", "             ^",  # (under the body, `0.01 - …`, at its 12th character)
         "<source>:5:8: note: in the expansion of `c`, used here", "    cost c(0.02);", "         ^"]
 

@@ -26,15 +26,15 @@ run {{ horizon 10; seed 1; }}
     # each decoder holding its session's 10 units (kv_decode 20)
     ("sqrt(tokens - 50)", 10,
      "at t=6.38741: stage E: the iteration's cost is NaN (its batch: tokens 2, decoders 2, prefilled 0, "
-     "residents 2, kv_decode 20, kv_prefill 0)"),
+     "residents 2, kv_decode 20, kv_prefill 0; sessions 0, 1)"),
     # iteration 1 costs 1 (no decoder), iteration 2 has one decoder (holding 7) and one prefill of 56 (holding 7)
     ("1 - 2 * decoders", 7,
      "at t=1: stage E: the iteration's cost is negative (-1) (its batch: tokens 57, decoders 1, prefilled 56, "
-     "residents 2, kv_decode 7, kv_prefill 7)"),
+     "residents 2, kv_decode 7, kv_prefill 7; sessions 0, 1)"),
     # the same iteration, read through the KV sums: 1 - (7 + 7) / 7
     ("1 - (kv_decode + kv_prefill) / 7", 7,
      "at t=0: stage E: the iteration's cost is negative (-1) (its batch: tokens 64, decoders 0, prefilled 64, "
-     "residents 2, kv_decode 0, kv_prefill 14)"),
+     "residents 2, kv_decode 0, kv_prefill 14; sessions 0, 1)"),
 ])
 def test_the_cost_error_names_its_batch(monkeypatch, cost, units, message):
     prog = serq_frontend.compile(source=PROGRAM.format(cost=cost, units=units))

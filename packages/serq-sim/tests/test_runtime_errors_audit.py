@@ -112,7 +112,7 @@ CASES = [
     # a step stage's cost below 0, of a family's member (E[1])
     ('step_cost_of_member',
      {'p.sq': 'pool reqs[2] { cap 8; admit via E; }\nstage E[2] : step { budget 10; cost 0.01 * (tokens - 5); }\nworkload { arrive batch(2); }\nsession { hold reqs[1] (1) { run E[1] prefill (4 + 3 * serial); } }\n'},
-     "{d}/p.sq:2:37: error: at t=0.05: stage E[1]: the iteration's cost is negative (-0.04) "
+     "{d}/p.sq:2:37: error: at t=0.05, session 1: stage E[1]: the iteration's cost is negative (-0.04) "
      "(its batch: tokens 1, decoders 0, prefilled 1, residents 1, kv_decode 0, kv_prefill 0)\n" +
      '  stage E[2] : step { budget 10; cost 0.01 * (tokens - 5); }\n' +
      '                                      ^'),
@@ -423,7 +423,7 @@ CASES = [
     # a definition used in a step stage's cost
     ('def_in_cost',
      {'p.sq': 'def c(t) = 0.01 * (t - 5);\npool reqs { cap 8; admit via E; }\nstage E : step { budget 10; cost c(tokens); }\nworkload { arrive batch(1); }\nsession { hold reqs (1) { run E prefill (4); } }\n'},
-     "{d}/p.sq:1:12: error: at t=0: stage E: the iteration's cost is negative (-0.01) "
+     "{d}/p.sq:1:12: error: at t=0, session 0: stage E: the iteration's cost is negative (-0.01) "
      "(its batch: tokens 4, decoders 0, prefilled 4, residents 1, kv_decode 0, kv_prefill 0)\n" +
      '  def c(t) = 0.01 * (t - 5);\n' +
      '             ^\n' +

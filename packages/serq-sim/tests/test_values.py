@@ -184,7 +184,7 @@ def test_a_computed_negative_step_cost(tmp_path):
     with pytest.raises(serq_sim.SimError) as e:
         run(tmp_path, text, "general")
     # at the cost, where a constant negative one is refused (2:33), not at the stage
-    assert str(e.value).splitlines()[0] == (f"{f}:2:33: error: at t=0: stage E: the iteration's cost is negative (-3) "
+    assert str(e.value).splitlines()[0] == (f"{f}:2:33: error: at t=0, session 0: stage E: the iteration's cost is negative (-3) "
                                             "(its batch: tokens 4, decoders 0, prefilled 4, residents 1, kv_decode 0, "
                                             "kv_prefill 1)")
 

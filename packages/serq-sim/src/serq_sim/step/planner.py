@@ -88,18 +88,30 @@ class Planner:
 
     def _cost_error(self, cost: float, assign: list[Job], nl: int) -> None:
         """An iteration's cost that is NaN or negative (an iteration cannot end before it starts), with the
-        sums of the batch it was computed for: the planned jobs ``assign`` and ``nl`` lazy decoders."""
-        from ..errors import show
+        sums of the batch it was computed for: the planned jobs ``assign`` and ``nl`` lazy decoders. The
+        sessions of the batch are named: one as every run-time error names its session (``at t=T, session
+        N``, with the trace row it replays), several after the sums (``sessions 3, 5``); it named none."""
+        from ..errors import session_error, show
         from ..report import member_label
 
         held = self._held_fn
-        lazy_kv = sum(held(j) for j in self.residents if j.lz >= 0 and j.stage is self) if nl else 0.0
+        lazy = [j for j in self.residents if j.lz >= 0 and j.stage is self] if nl else []
+        lazy_kv = sum(map(held, lazy)) if nl else 0.0
         tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, held, True, float(nl), float(nl), float(lazy_kv))
         sums = {"tokens": tokens, "decoders": dec, "prefilled": pre_t, "residents": float(len(self.residents)),
                 "kv_decode": kvd, "kv_prefill": kvp}
         batch = ", ".join(f"{k} {show(v)}" for k, v in sums.items())
-        raise self.sim.error(f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)} "
-                             f"(its batch: {batch})", span=self._at("cost"))
+        owners = {j.owner.serial: j.owner for j in [*assign, *lazy] if j.owner is not None}
+        msg = f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)} (its batch: {batch}"
+        sim = self.sim
+        if len(owners) == 1:
+            (s,) = owners.values()
+            raise sim.error(msg + ")", s=s, span=self._at("cost"))
+        if owners:
+            serials = sorted(owners)
+            more = f", … ({len(serials)} in all)" if len(serials) > 5 else ""
+            msg += f"; sessions {', '.join(map(str, serials[:5]))}{more}"
+        raise session_error(sim, self._at("cost"), sim.now, None, None, msg + ")")
 
     def _chunk(self, pre: Ctx) -> float:
         """The most tokens a prefill takes in the iteration: the stage's chunk (inf without one), an amount
