@@ -55,6 +55,23 @@ def _decoders() -> tuple[msgspec.json.Decoder, msgspec.json.Decoder]:
 _decoder, _version_decoder = _decoders()
 
 
+#: the keys every report of ``serq run --json`` has at its top (serq_report.json), and an IR has none of
+REPORT_KEYS = frozenset({"horizon", "end", "warmup", "seed", "events", "arrivals", "stages", "pools"})
+
+
+def _other_json(data: bytes) -> str | None:
+    """What the JSON ``data`` of no IR version is when it is another of serQ's outputs, said instead of
+    ``IR version null is not supported`` (a report of ``serq run --json`` saved under a name ``.ir.json``, or
+    given to ``serq compare``): ``a report of serq run --json``; None for any other JSON."""
+    try:
+        top = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        return None
+    if isinstance(top, dict) and REPORT_KEYS <= top.keys():
+        return "a report of serq run --json"
+    return None
+
+
 def _quote(msg: str) -> str:
     return msg.replace("`", "'")
 
@@ -616,6 +633,10 @@ def _decode(data: bytes | str, name: str, check: bool) -> Program:
     if head.version != IR_VERSION:
         if check:  # ("version": 2, "version": 3 is a key given twice, not a version from elsewhere)
             _keys_once(data, name)
+        other = _other_json(data) if head.version is None else None
+        if other is not None:
+            raise at_path(name, f"not a program's IR but {other}; serq check, run, sweep "
+                          "and compare read a program (.sq) or its IR (.ir.json, as serq ir writes it)", "$")
         shown = json.dumps(head.version)
         shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"  # (10**400: all of it)
         raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
