@@ -227,3 +227,47 @@ def test_a_format_name_another_plugin_registers_names_both(site, tmp_path):
         f"error: report format 'jsonl' is registered twice: by acme4 (serq-acme4 0.4.0) and by {other}",
         f"(run without one of them: SERQ_DISABLED_PLUGINS=acme4 or SERQ_DISABLED_PLUGINS={other}, or uninstall "
         "one; `serq plugins` lists them)"]
+
+
+class Never:
+    """A preemption policy that never chooses a victim: every grower that does not fit waits."""
+
+    @hookimpl
+    def serq_sim_register_preemption_policies(self, register):
+        from serq_sim.policies import PreemptionPolicy
+
+        class Wait(PreemptionPolicy):
+            def victim(self, pool, grower):
+                return None
+
+        register("wait", Wait)
+
+
+WAIT = """pool p { cap 4; preempt @wait; }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold p (1) { grow p (serial == 0 ? 2 : 3); run d (1); } observe t = now; }
+run { horizon inf; }
+"""
+
+
+def test_a_policy_that_never_chooses_makes_the_grower_wait_for_room(tmp_path, monkeypatch):
+    """Session 0 holds 1 and grows 2 (3 of 4), session 1 holds 1 (4 of 4) and its grow of 3 does not fit: the
+    policy chooses no victim, so it waits until session 0 releases at 1, then runs to 2."""
+    pm = get_plugin_manager(plugins=[Never()])
+    prog = compiled(tmp_path, WAIT, pm)
+    doc = same_json(prog, monkeypatch, pm=pm, seed=1)
+    assert serq_sim.run(prog, pm=pm, seed=1).observe("t").values.tolist() == [1.0, 2.0]
+    assert doc["pools"][0]["preemptions"] == 0
+
+
+def test_a_grower_the_policy_never_chooses_for_is_told_naming_it(tmp_path, monkeypatch):
+    """One session grows to 11 units of a pool of 4: the policy chooses no victim, and no event is left. The
+    warning said '1 growing at p (session 0)', naming neither the policy nor its plugin."""
+    pm = get_plugin_manager(plugins=[Never()])
+    prog = compiled(tmp_path, WAIT.replace("batch(2)", "batch(1)").replace("serial == 0 ? 2 : 3", "10"), pm)
+    doc = same_json(prog, monkeypatch, pm=pm, seed=1)
+    plugin = f"{Never.__module__}.{Never.__qualname__}"
+    assert doc["notes"] == [f"warning: 1 session waits for ever at the end of the run (no event is left that could "
+                            f"wake them): 1 growing at p, where the preemption policy @wait of the plugin {plugin} "
+                            "chose no victim (session 0)"]

@@ -1397,6 +1397,7 @@ class Simulation:
         D.kv[0] (session 95)``, …); the one account the report's warning and a drained run's error give."""
         if self.memory_stopped():
             return None
+        from .guards import no_victim
         from .report import member_label
 
         waits: dict[Session, list[Pool]] = {}
@@ -1416,7 +1417,7 @@ class Simulation:
             for x in pool.growers:
                 if x.status == GROWING and x not in waits:
                     waits[x] = [pool]
-                    where[x] = f"growing at {label}"
+                    where[x] = f"growing at {label}{no_victim(self, pool)}"
         # "no event is left" is the verdict of a run that ran out of events; a run stopped early (a bound,
         # a signal) may have stopped between an instant's events or inside its settle, with sessions
         # ready to run (a batch spawned and not yet run) and no event scheduled for them: only the

@@ -585,6 +585,7 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str, sh
                           f"self_stop is {_shown(policy.self_stop)}, not True or False", at=pool)
         if not own_method:
             _guard_victim(policy, registry, name)
+            _noted(pool.sim).victims[id(policy)] = (registry, name)
     else:
         if not own_method:
             _guard_key(policy, registry, name)
@@ -797,6 +798,9 @@ class _Noted:
         #: what the third parties' factories built for the run, ``(what, id(object)) -> label``: its stages
         #: (check_stage), eviction orders and preemption policies (check_policy)
         self.built: dict[tuple[str, int], str] = {}
+        #: a third party's preemption policy whose own ``victim`` the run asks -> ``(registry, name)``: what names
+        #: its plugin where a grower it chose no victim for waits for ever (:func:`no_victim`)
+        self.victims: dict[int, tuple[Any, str]] = {}
 
 
 def _noted(sim: Any) -> _Noted:
@@ -823,6 +827,19 @@ def marked_for_ever(sim: Any, marked: list, message: str) -> PluginError | None:
             registry, name, label = found
             return failure(registry, name, f"failed in its stage {label}", message, sim, at=x)
     return None
+
+
+def no_victim(sim: Any, pool: Any) -> str:
+    """For a session growing at ``pool`` when the run ends waiting for ever: ``, where the preemption policy
+    @NAME of the plugin P (DIST VERSION) chose no victim`` when the pool's policy is a third party's whose
+    ``victim`` the run asked (it answered None, the grower waiting), else nothing. The warning said ``1 growing
+    at p (session 0)``, naming neither the policy nor its plugin."""
+    noted = getattr(sim, "plugin_jobs", None)
+    found = None if noted is None else noted.victims.get(id(getattr(pool, "preempt", None)))
+    if found is None:
+        return ""
+    registry, name = found
+    return f", where the preemption policy @{name} of the plugin {registry.provider(name)} chose no victim"
 
 
 def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
