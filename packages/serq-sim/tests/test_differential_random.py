@@ -340,7 +340,10 @@ def test_random_programs_agree_on_both_tiers(seeds):
     if n >= 50:  # (a block of a few programs, SERQ_DIFF_EXAMPLES below 800, proves nothing either way)
         # nearly every program compiles and runs to its end, and the lazy planning's shortcuts were taken
         assert failed_compile <= 0.05 * n, failed_compile
-        assert errors <= 0.1 * n, errors
+        # (a hold that outgrows its pool re-executes as language.txt §3 says and ends in the livelock's error,
+        # where it was rejected before 5f25427e: of 3 000 programs from 0 and 700 000, 3 % end in an error,
+        # a block of 125 from 1 to 14 of them)
+        assert errors <= 0.15 * n, errors
         assert lazy_programs >= 0.25 * n, lazy_programs
         assert all(took[c] >= 0.03 * n for c in COUNTERS), took
 
