@@ -128,10 +128,15 @@ def backlog_bins(b, arrivals: int) -> tuple[list[float], float, float, float] | 
     return means[:n], b.times[n - 1], b.live[n - 1], b.arrivals[n - 1] - b.arrivals0
 
 
-def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
+def steadiness(b, arrivals: int, limit: int | None = None, thinking: tuple | None = None) -> list[str]:
     """The not-steady warning of a run whose backlog (:class:`serq_sim.backlog.Backlog`) climbs; ``arrivals``
     the run's (since t = 0), ``limit`` its ``arrivals N`` (None without): such a run drains by its N-th
-    arrival, so its means depend on N, not on its horizon, a deadline only (language.txt §2)."""
+    arrival, so its means depend on N, not on its horizon, a deadline only (language.txt §2). ``thinking``,
+    ``(live, waiting, [(delay stage, its mean present), …])`` over the run measured: when the delay stages
+    hold at least half the live sessions and the pools' queues fewer than a tenth of them, the climb is the
+    sessions' own length (thinks, tool calls), which no service shortens, and the warning says so instead of
+    blaming the service (a replay of 40 multi-turn sessions on an engine of no cost climbed while nothing
+    waited, and was said to have arrivals that outpace the service)."""
     got = backlog_bins(b, arrivals)
     if got is None:
         return []
@@ -146,19 +151,41 @@ def steadiness(b, arrivals: int, limit: int | None = None) -> list[str]:
     n = len(means)
     width = (end - b.start) / n
     ended = arrived - (live_end - b.live0)
+    cause = _thinking(thinking, limit)
+    if cause is None:
+        cause = ("Arrivals outpace the service (a queue that grows without bound) or the warm-up is too short: "
+                 "the means depend on the horizon" if limit is None else
+                 # a finite run: the backlog grows until its last arrival, then drains (an overloaded
+                 # benchmark); its figures are of that climb, which is what N requests at that rate measure
+                 "Arrivals outpace the service up to the last of them (the backlog drains after it), or the "
+                 "warm-up is too short: the figures are of that climb, not of a steady state, and the means "
+                 f"depend on how many arrive (`arrivals {limit:g}`)")
     return [warning("not-steady", f"the run is not steady: the live sessions (the backlog) climb through the run: "
             f"{b.live0:g} at the warm-up's end (t = {fmt_time(b.start)}) and {live_end:g} at t = {fmt_time(end)}, a "
             f"mean of {r['level']:.4g} over {n} bins of {fmt_time(width)}, the fitted growth {r['rise'] * r['level']:.4g} "
             f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
             f"over the second half t = {r['half_t']:.3g}); {arrived:g} {number_of(arrived, 'session')} arrived and "
-            f"{ended:g} ended in that time. " + (
-                "Arrivals outpace the service (a queue that grows without bound) or the warm-up is too short: "
-                "the means depend on the horizon" if limit is None else
-                # a finite run: the backlog grows until its last arrival, then drains (an overloaded
-                # benchmark); its figures are of that climb, which is what N requests at that rate measure
-                "Arrivals outpace the service up to the last of them (the backlog drains after it), or the "
-                "warm-up is too short: the figures are of that climb, not of a steady state, and the means "
-                f"depend on how many arrive (`arrivals {limit:g}`)"))]
+            f"{ended:g} ended in that time. " + cause)]
+
+
+def _thinking(thinking: tuple | None, limit: int | None) -> str | None:
+    """The cause of :func:`steadiness`'s climb when the sessions spend it in delay stages, not in queues."""
+    if thinking is None:
+        return None
+    live, waiting, delays = thinking
+    held = math.fsum(m for _, m in delays if math.isfinite(m))
+    if not (live > 0 and held >= live / 2 and waiting < live / 10):
+        return None
+    top = sorted(delays, key=lambda d: -d[1])[:3]
+    where = ", ".join(f"`{name}` {m:.4g}" for name, m in top if m > 0)
+    return (f"The live sessions are not waiting: {held:.4g} of their mean {live:.4g} are in delay stages ({where}), "
+            f"which no service shortens, and {waiting:.3g} in the pools' queues: sessions that live long against the "
+            "gaps between arrivals (turns, thinks, tool calls) climb until their number levels off (the arrival "
+            "rate times a session's time), " + (
+                "which this run's warm-up and horizon do not reach: lengthen both; the means depend on the horizon"
+                if limit is None else
+                f"which a run of {limit:g} arrivals does not reach: the figures are of that fill, not of a steady "
+                f"state, and the means depend on how many arrive (`arrivals {limit:g}`)"))
 
 
 def no_sessions(workload) -> list[str]:

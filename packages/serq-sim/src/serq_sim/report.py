@@ -473,7 +473,11 @@ def build_report(sim) -> Report:
 
     notes += warn.no_sessions(p.workload)
     notes += warn.idle_rules(p)
-    notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit)
+    from .stages import DelayStage
+
+    thinking = (time_mean(sim.a_live, sim.b_live, span), math.fsum(pl.queue for pl in pools),
+                [(member_label(st), s.present) for st, s in zip(sim.stages, stages) if isinstance(st, DelayStage)])
+    notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit, thinking)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
                               sim.arr_limit, _drained(sim))
