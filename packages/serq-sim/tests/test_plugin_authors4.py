@@ -271,3 +271,51 @@ def test_a_grower_the_policy_never_chooses_for_is_told_naming_it(tmp_path, monke
     assert doc["notes"] == [f"warning: 1 session waits for ever at the end of the run (no event is left that could "
                             f"wake them): 1 growing at p, where the preemption policy @wait of the plugin {plugin} "
                             "chose no victim (session 0)"]
+
+
+class Largest:
+    """docs/hooks.md's ``LargestFirst``, whole: the largest entry first, ties in release order."""
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        from serq_sim.policies import EvictionOrder
+
+        class LargestFirst(EvictionOrder):
+            fixed_key = True
+            reads_size = True
+            needs_snapshot = False
+
+            def key(self, entry):
+                return (-entry.size,)
+
+        register("largest", LargestFirst)
+
+
+SPILL = """pool kv { cap 4; evict @largest; spill cpu via link (size) when (1); }
+pool cpu { cap 10; }
+stage d : delay;
+stage link : fifo;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { hold kv (serial == 0 ? 1 : 3) { run d (1); } cache (serial == 0 ? 1 : 3); run d (5);
+                        observe a = cachedin(kv); observe b = cachedin(cpu); }
+  else { run d (2); hold kv (3) { run d (1); } }
+}
+run { horizon 20; }
+"""
+
+
+def test_the_plugins_order_chooses_what_spills_to_the_named_tier(tmp_path, monkeypatch):
+    """At 1 sessions 0 and 1 cache 1 and 3 units in kv (4 of 4). At 2 session 2's hold of 3 evicts: the largest
+    entry first, session 1's 3 units, one entry, which the spill writes to cpu over link (work 3: 2 to 5).
+    At 6 session 0 still has its 1 unit in kv and none in cpu; session 1 none in kv and 3 in cpu."""
+    pm = get_plugin_manager(plugins=[Largest()])
+    prog = compiled(tmp_path, SPILL, pm)
+    doc = same_json(prog, monkeypatch, pm=pm, seed=1)
+    r = serq_sim.run(prog, pm=pm, seed=1)
+    assert [(s, v) for s, v in zip(r.observe("a").sessions.tolist(), r.observe("a").values.tolist())] == [(0, 1), (1, 0)]
+    assert [(s, v) for s, v in zip(r.observe("b").sessions.tolist(), r.observe("b").values.tolist())] == [(0, 0), (1, 3)]
+    kv, cpu = doc["pools"]
+    assert (kv["spills"], kv["evicted_entries"], kv["evicted_units"]) == (1, 1, 3.0)
+    assert doc["stages"][1]["name"] == "link" and doc["stages"][1]["completions"] == 1
+    assert cpu["evicted_entries"] == 0
