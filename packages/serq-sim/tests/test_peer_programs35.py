@@ -311,3 +311,46 @@ def test_not_steady_says_whether_the_sessions_wait(monkeypatch, fifo, words):
     if fifo < 1:
         assert "(`think` " in note and note.endswith("which this run's warm-up and horizon do not reach: lengthen "
                                                      "both; the means depend on the horizon"), note
+
+
+# weighted_pair.sq
+
+
+def test_weighted_pair_conserves_tokens_per_engine(monkeypatch):
+    doc, recs = run("weighted_pair.sq", monkeypatch, horizon=1000, warmup=0, arrivals=400)
+    req, routed = recs["request"], recs["routed"]
+    assert doc["requests"]["completed"] == 400 and len(routed["to"]) == 400
+    to = dict(zip(routed["session"].tolist(), routed["to"].tolist()))
+    large = np.array([to[s] == 1 for s in req["session"].tolist()])
+    assert (req["engine"] == 0).all()  # each engine is member 0 of its own kind: the routed table tells them
+    for name, mine in (("large", large), ("small", ~large)):
+        eng = stage(doc, name)
+        assert eng["requests"] == mine.sum()
+        want = (req["prompt"][mine] + req["output"][mine] - 1).sum()
+        assert eng["tokens"] * eng["iterations"] == pytest.approx(want, rel=1e-12), name
+    assert pool(doc, "kvL")["preemptions"] == pool(doc, "kvS")["preemptions"] == 0
+
+
+@pytest.mark.parametrize("w", [0.5, 0.667])
+def test_weighted_pair_share_is_the_weight(monkeypatch, w):
+    doc, recs = run("weighted_pair.sq", monkeypatch, sets={"wL": w})
+    to = recs["routed"]["to"]
+    n = len(to)
+    assert abs(to.mean() - w) <= 3 * np.sqrt(w * (1 - w) / n), (to.mean(), n)
+    # the requests each engine served over the window are its share of the routed
+    assert stage(doc, "large")["requests"] + stage(doc, "small")["requests"] == pytest.approx(n, abs=20)
+
+
+def test_weighted_pair_split_by_speed_beats_even():
+    table = serq_sweep.compare(str(HERE / "weighted_pair.sq"), sets={"wL": [0.5, 0.667]}, seeds="1..3",
+                               horizon=200, warmup=20, workers=0, progress=False, figures=["requests.ttft.mean"])
+    (row,) = table.to_dict("records")
+    assert row["diff"] < 0 and abs(row["diff"]) > row["ci_paired"], row
+
+
+def test_weighted_pair_target_is_one_engine_each():
+    from serq_vllm.target import TargetError, target
+
+    with pytest.raises(TargetError) as info:
+        target(compiled("weighted_pair.sq"))
+    assert "exactly one step stage; the program has 2 (`large`, `small`)" in str(info.value)
