@@ -654,6 +654,8 @@ class _Gen(Compiler):
             out += [f"{pad}        {line}" for line in apply]
             out += [f"{pad}        A[{x + 1}] = _pi + 1",
                     f"{pad}        _more = 1.0 if _pi + 1 < len(_pt) else 0.0",
+                    # (a row loaded is progress through a finite input: workload.turn, the spin guard's count)
+                    f"{pad}        A[{self.XLK}] = 0",
                     f"{pad}    else:",
                     f"{pad}        _more = 0.0"]
             if more is not None:

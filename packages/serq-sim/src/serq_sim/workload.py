@@ -173,6 +173,10 @@ def turn(sim, s: Session) -> None:
                         A[slot] = v
             nxt[1] = i + 1
             more = 1.0 if i + 1 < len(rows) else 0.0
+            # a row loaded is progress through a finite input: a loop's passes at one instant that each load
+            # one do not count towards the spin guard (compile.SPIN_LIMIT), which stopped a trace session of
+            # a million turns of no time as a loop that never ends
+            s.spin_k = 0
         else:
             more = 0.0
         if sim.slot_more is not None:
