@@ -354,3 +354,45 @@ def test_weighted_pair_target_is_one_engine_each():
     with pytest.raises(TargetError) as info:
         target(compiled("weighted_pair.sq"))
     assert "exactly one step stage; the program has 2 (`large`, `small`)" in str(info.value)
+
+
+# concurrency.sq
+
+
+@pytest.mark.parametrize(("m", "ttft", "tpot"), [(1, 0.11, 0.0101), (2, 0.21, 0.0102)])
+def test_concurrency_by_hand(monkeypatch, m, ttft, tpot):
+    doc, recs = run("concurrency.sq", monkeypatch, sets={"M": m}, horizon=60, warmup=0)
+    req = doc["requests"]
+    for k in ("mean", "p99"):
+        assert req["ttft"][k] == pytest.approx(ttft, abs=1e-9)
+        assert req["tpot"][k] == pytest.approx(tpot, abs=1e-9)
+    assert req["e2el"]["mean"] == pytest.approx(ttft + 99 * tpot, abs=1e-9)
+    assert (recs["cached"] == 0).all()  # random prompts: match 0, no hit
+    # each client's next request is sent at its last one's last token
+    for s in range(m):
+        mine = np.sort(recs["last_token"][recs["session"] == s])
+        sent = np.sort(recs["sent"][recs["session"] == s])
+        assert np.allclose(sent[1:], mine[:-1], atol=1e-9)
+
+
+@pytest.mark.parametrize("m", [5, 16])
+def test_concurrency_littles_law(monkeypatch, m):
+    doc, _ = run("concurrency.sq", monkeypatch, sets={"M": m}, horizon=150, warmup=15)
+    reqs = pool(doc, "reqs")
+    assert reqs["holders"] + reqs["queue"] == pytest.approx(m, rel=1e-9)
+    req = doc["requests"]
+    little = req["completed"] / req["duration"] * req["e2el"]["mean"]
+    # the requests in flight at the horizon (M of them, at most one E2E each) are out of the window's count
+    assert m * (1 - 1.5 * req["e2el"]["mean"] / req["duration"]) <= little <= m * (1 + 1e-9)
+
+
+def test_concurrency_find_largest_m():
+    kw = dict(seeds="1", horizon=150, warmup=15, workers=0, progress=False)
+    _cols, rows = serq_sweep.find(str(HERE / "concurrency.sq"), "requests.tpot.mean <= 0.02", ("M", "1:64:1"), **kw)
+    (row,) = rows
+    assert (row["outcome"], row["M"], row["fails"]) == ("found", 10, 11)
+    table = serq_sweep.sweep(str(HERE / "concurrency.sq"), sets={"M": [1, 4, 10, 11]}, **kw)
+    tpot = table.sort_values("M")["requests.tpot.mean"].tolist()
+    thr = table.sort_values("M")["requests.output_throughput"].tolist()
+    assert tpot == sorted(tpot) and thr == sorted(thr)
+    assert tpot[2] <= 0.02 < tpot[3]
