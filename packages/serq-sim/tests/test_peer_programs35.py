@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
+import serq_sim
 import serq_sweep
 from peers import run_both
 
@@ -396,3 +397,31 @@ def test_concurrency_find_largest_m():
     thr = table.sort_values("M")["requests.output_throughput"].tolist()
     assert tpot == sorted(tpot) and thr == sorted(thr)
     assert tpot[2] <= 0.02 < tpot[3]
+
+
+# long_context.sq
+
+
+def test_long_context_rejects_exactly_the_prompts_beyond_the_cache(monkeypatch):
+    # 1000 requests, all ended (a request in flight at a horizon would be asked and not yet served)
+    doc, recs = run("long_context.sq", monkeypatch, horizon=float("inf"), arrivals=1000)
+    r = serq_sim.run(compiled("long_context.sq"), horizon=float("inf"), arrivals=1000)
+    asked, served = r.observe("asked"), r.observe("served")
+    prompt = dict(zip(np.asarray(asked.sessions).tolist(), np.asarray(asked.values).tolist()))
+    done = set(np.asarray(served.sessions).tolist())
+    refused = sorted(n for s, n in prompt.items() if s not in done)
+    beyond = sorted(n for n in prompt.values() if np.ceil(n / 16) * 16 > 2000 * 16)
+    kv = pool(doc, "kv")
+    assert refused == beyond and kv["rejections"] == len(refused) > 0
+    assert recs["prompt"].max() <= 32000 and len(recs["prompt"]) == kv["admissions"]
+    # the exponential tail: exp(-32000 / 8000) of the requests, within 3 binomial standard deviations
+    p, n = np.exp(-4), len(prompt)
+    assert abs(len(refused) / n - p) <= 3 * np.sqrt(p * (1 - p) / n)
+    (note,) = [w for w in doc["notes"] if "rejected" in w]
+    assert note.startswith(f"warning: pool kv rejected {len(refused)} hold(s) that can never fit its capacity 32000")
+
+
+def test_long_context_more_blocks_reject_fewer(monkeypatch):
+    got = [pool(run("long_context.sq", monkeypatch, sets={"blocks": b}, horizon=1000)[0], "kv")["rejections"]
+           for b in (1000, 2000, 4000)]
+    assert got[0] > got[1] > got[2]  # the same prompts (one seed): the tail beyond each cache
