@@ -425,3 +425,25 @@ def test_long_context_more_blocks_reject_fewer(monkeypatch):
     got = [pool(run("long_context.sq", monkeypatch, sets={"blocks": b}, horizon=1000)[0], "kv")["rejections"]
            for b in (1000, 2000, 4000)]
     assert got[0] > got[1] > got[2]  # the same prompts (one seed): the tail beyond each cache
+
+
+# engine_gauges.sq
+
+
+def test_engine_gauges_are_littles_law_request_by_request(monkeypatch):
+    # drained (500 arrivals, no warm-up): each gauge's integral over the run is a sum over the requests
+    doc, recs = run("engine_gauges.sq", monkeypatch, horizon=float("inf"), arrivals=500, warmup=0)
+    assert doc["requests"]["completed"] == 500 and (recs["preemptions"] == 0).all()
+    end, g = doc["requests"]["duration"], doc["gauges"]
+    assert g["running"]["mean"] * end == pytest.approx((recs["last_token"] - recs["admitted"]).sum(), rel=1e-9)
+    assert g["waiting"]["mean"] * end == pytest.approx((recs["admitted"] - recs["sent"]).sum(), rel=1e-9)
+    assert g["running"]["max"] == 8  # max_num_seqs
+    assert g["waiting"]["mean"] > 0.1
+
+
+def test_engine_gauges_are_the_pool_table(monkeypatch):
+    doc, _ = run("engine_gauges.sq", monkeypatch, horizon=200, warmup=20)
+    g, reqs, kv = doc["gauges"], pool(doc, "reqs"), pool(doc, "kv")
+    assert g["running"]["mean"] == pytest.approx(reqs["holders"], rel=1e-9)
+    assert g["waiting"]["mean"] == pytest.approx(reqs["queue"], rel=1e-9)
+    assert g["kv_usage"]["mean"] * 8000 * 16 == pytest.approx(kv["used"], rel=1e-9)
