@@ -354,7 +354,8 @@ def test_weighted_pair_target_is_one_engine_each():
 
     with pytest.raises(TargetError) as info:
         target(compiled("weighted_pair.sq"))
-    assert "exactly one step stage; the program has 2 (`large`, `small`)" in str(info.value)
+    assert "exactly one step stage; the program has 2 (`large`, `small`): a target describes one vLLM instance, so " \
+        "describe each engine with a program of its own" in str(info.value)
 
 
 # concurrency.sq

@@ -34,7 +34,9 @@ def test_two_step_engines_are_refused_at_the_second(tmp_path):
     r = _serq(tmp_path, "vllm", "target", "two.sq")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.splitlines() == [
-        "two.sq:4:1: error: a vLLM target needs exactly one step stage; the program has 2 (`A`, `B`)",
+        "two.sq:4:1: error: a vLLM target needs exactly one step stage; the program has 2 (`A`, `B`): a target "
+        "describes one vLLM instance, so describe each engine with a program of its own (replicas of one "
+        "configuration are one family, `stage engine[N]`)",
         "  stage B : step { budget 8; cost 1; memory kv2; }",
         "  ^",
     ]
@@ -44,7 +46,9 @@ def test_two_step_engines_are_refused_at_the_second(tmp_path):
     r = _serq(tmp_path, "vllm", "target", "two.ir.json")
     assert r.returncode == 1
     assert r.stderr.strip() == ("two.ir.json: error: a vLLM target needs exactly one step stage; the program has 2 "
-                                "(`A`, `B`)")
+                                "(`A`, `B`): a target describes one vLLM instance, so describe each engine with a "
+                                "program of its own (replicas of one configuration are one family, `stage "
+                                "engine[N]`)")
 
 
 @pytest.mark.timeout(120)
@@ -56,7 +60,8 @@ def test_the_llmd_example_is_refused_at_its_decode_engine(tmp_path):
     lines = path.read_text().splitlines()
     where, msg = first.split(": error: ")
     row, col = map(int, where.rsplit(":", 2)[1:])
-    assert msg == "a vLLM target needs exactly one step stage; the program has 2 (`P`, `D`)"
+    assert msg.startswith("a vLLM target needs exactly one step stage; the program has 2 (`P`, `D`): a target "
+                          "describes one vLLM instance, so describe each engine with a program of its own")
     # the decode queue's serve, after `queue D[ND] : decode {`
     assert lines[row - 1].strip().startswith("serve step") and row > next(
         i for i, s in enumerate(lines, 1) if s.startswith("queue D["))

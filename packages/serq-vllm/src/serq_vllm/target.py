@@ -666,7 +666,11 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         names = ", ".join(f"`{s.name}`" for _, s in steps)
         raise TargetError(steps[1][1].span if steps else None,
                           f"a vLLM target needs exactly one step stage; the program has {len(steps)}"
-                          + (f" ({names})" if steps else ""), base)
+                          + (f" ({names})" if steps else "")
+                          # several: what to write instead (a P/D pair, unlike engines behind a router)
+                          + (": a target describes one vLLM instance, so describe each engine with a program of "
+                             "its own (replicas of one configuration are one family, `stage engine[N]`)"
+                             if len(steps) > 1 else ""), base)
     sid, stage = steps[0]
     kind = stage.kind
     if kind.memory is None:
