@@ -508,6 +508,9 @@ def build_report(sim) -> Report:
         from .errors import fmt_time
 
         notes.append(f"note: {why} at t={fmt_time(end)}{STOPPED_TAIL}")
+        if 0 < sim.warmup and end <= sim.warmup:  # (what was simulated was all warm-up: the figures are of no time, not of it)
+            notes.append(f"note: the run stopped before its warm-up's end (t={fmt_time(sim.warmup)}), so it measured "
+                         "nothing: no sample, and every time average and rate of no time (nan)")
     import serq
 
     result = Result(
