@@ -448,3 +448,11 @@ def test_engine_gauges_are_the_pool_table(monkeypatch):
     assert g["running"]["mean"] == pytest.approx(reqs["holders"], rel=1e-9)
     assert g["waiting"]["mean"] == pytest.approx(reqs["queue"], rel=1e-9)
     assert g["kv_usage"]["mean"] * 8000 * 16 == pytest.approx(kv["used"], rel=1e-9)
+
+
+def test_concurrency_vllm_request_would_hit_the_last_sequence(monkeypatch):
+    # match inf (vllm_request's): each prompt taken for the continuation of the client's last sequence
+    doc, recs = run("concurrency.sq", monkeypatch, sets={"M": 1, "shared": float("inf")}, horizon=30, warmup=0)
+    assert recs["cached"][0] == 0 and (recs["cached"][1:] == 992).all()  # reusable(1000): 62 blocks of 16
+    # the 8 tokens left and one iteration: 10.8 ms where the whole prompt's prefill takes 110 ms
+    assert np.allclose((recs["first_token"] - recs["sent"])[1:], 0.01 + 8 * 1e-4, atol=1e-9)
