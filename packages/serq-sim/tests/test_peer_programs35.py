@@ -456,3 +456,51 @@ def test_concurrency_vllm_request_would_hit_the_last_sequence(monkeypatch):
     assert recs["cached"][0] == 0 and (recs["cached"][1:] == 992).all()  # reusable(1000): 62 blocks of 16
     # the 8 tokens left and one iteration: 10.8 ms where the whole prompt's prefill takes 110 ms
     assert np.allclose((recs["first_token"] - recs["sent"])[1:], 0.01 + 8 * 1e-4, atol=1e-9)
+
+
+# llmd_scorers.sq
+
+
+def member(doc: dict, name: str, index) -> dict:
+    (s,) = [s for s in doc["stages"] if s["name"] == name and s["index"] == index]
+    return s
+
+
+def follow_ups(recs):
+    """Per follow-up turn: (on the replica of the turn before, its hit, reusable(K) of the turn before)."""
+    order = np.lexsort((recs["turn"], recs["session"]))
+    r = {k: v[order] for k, v in recs.items()}
+    out = []
+    for i in range(1, len(order)):
+        if r["session"][i] == r["session"][i - 1] and r["turn"][i] == r["turn"][i - 1] + 1:
+            k = r["prompt"][i - 1] + r["output"][i - 1]
+            out.append((r["engine"][i] == r["engine"][i - 1], r["cached"][i], (k - 1) // 16 * 16))
+    return out
+
+
+@pytest.mark.parametrize("wp", [0, 2])
+def test_llmd_scorers_hits_and_tokens_per_replica(monkeypatch, wp):
+    doc, recs = run("llmd_scorers.sq", monkeypatch, sets={"wp": wp}, horizon=float("inf"), warmup=0, arrivals=150)
+    assert doc["requests"]["completed"] == len(recs["prompt"])
+    assert (recs["cached"] <= np.maximum(0, (recs["prompt"] - 1) // 16 * 16)).all()
+    ups = follow_ups(recs)
+    same = [(c, want) for s, c, want in ups if s]
+    # a follow-up on its conversation's replica finds the whole last sequence in whole blocks
+    assert same and all(c == want for c, want in same)
+    share = len(same) / len(ups)
+    assert share > 0.99 if wp else 0.2 < share < 0.5  # the prefix scorer keeps a conversation home
+    for j in range(3):
+        mine = recs["engine"] == j
+        eng = member(doc, "engine", j)
+        want = (recs["prompt"][mine] - recs["cached"][mine] + recs["output"][mine] - 1).sum()
+        assert eng["tokens"] * eng["iterations"] == pytest.approx(want, rel=1e-12), j
+
+
+def test_llmd_scorers_prefix_scorer_paired():
+    table = serq_sweep.compare(str(HERE / "llmd_scorers.sq"), sets={"wp": [0, 2]}, seeds="1..3", horizon=200,
+                               warmup=20, workers=0, progress=False,
+                               figures=["requests.prefix_cache_hit_rate", "requests.ttft.mean"])
+    rows = {r["figure"]: r for r in table.to_dict("records")}
+    hit, ttft = rows["requests.prefix_cache_hit_rate"], rows["requests.ttft.mean"]
+    assert hit["diff"] > 0.2 and hit["diff"] > hit["ci_paired"], hit
+    assert ttft["diff"] < 0 and -ttft["diff"] > ttft["ci_paired"], ttft
