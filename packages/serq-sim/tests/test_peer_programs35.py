@@ -2,7 +2,13 @@
 run to its horizon on both simulator tiers and checked against an independent truth: the long-prefill
 threshold on a long and a short prompt traced iteration by iteration, and under load the short prompts'
 TTFT paired against no threshold; block_size at equal KV bytes by hand, a larger cache that preempts more
-(vLLM admits on the prompt alone) by hand, and the least cache without preemptions by ``find``."""
+(vLLM admits on the prompt alone) by hand, and the least cache without preemptions by ``find``; goodput and
+attainment under ``--slo`` recomputed from ``--records``; the largest rate of p99 TTFT <= 1 s by ``find``,
+checked at that rate and 10 % above; a trace replayed at twice its speed against the trace's own schedule
+(an engine of no cost) and by its tokens; two unlike engines behind a weighted router (the share, tokens
+per engine, the split by speed paired against an even one); --max-concurrency clients by hand and by
+Little's law; prompts beyond the KV cache rejected exactly; vLLM's running, waiting and KV-usage gauges as
+sums over the records; and llm-d's weighted scorers (the hit of a follow-up on its replica, exactly)."""
 
 from __future__ import annotations
 
