@@ -912,12 +912,13 @@ def _metric(frame: Any, name: str, where: str) -> Any:
                 return np.where(out > 1, span / (out - 1), np.nan)
         if name not in cols:
             raise UserError(f"{where}: --cdf {name} needs the records' columns {', '.join(need)} (it has "
-                            f"{_columns_listed(frame.columns)}){_a_sweeps_table(cols)}")
+                            f"{_columns_listed(frame.columns)}){_a_sweeps_table(cols)}{_a_dump_file(frame, where)}")
     if name not in cols:
         shown = clipped(name)
         raise UserError(f"{where}: --cdf {shown}: no column {shown} in the records and no metric of that name "
                         f"(metrics: {', '.join(RECORD_METRICS)}; columns: {_columns_listed(frame.columns)})"
-                        + _a_sweeps_table(cols) + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
+                        + _a_sweeps_table(cols) + _a_dump_file(frame, where)
+                        + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
     return _column_numbers(frame, name, name, where)
 
 
@@ -939,6 +940,25 @@ def _a_sweeps_table(cols: set) -> str:
         return ""
     return ("; it is a sweep's table, one row per run or point: --cdf reads the records, the file of serq run "
             "--records or serq sweep --records, and a table's figures are drawn with --x and --y")
+
+
+#: the header of an observe's file in a dump folder (serq_report.csv), which no records table has (theirs
+#: begin session, turn, time)
+DUMP_OBSERVE_COLUMNS = ["time", "session", "turn", "value"]
+
+
+def _a_dump_file(frame: Any, where: str) -> str:
+    """The hint of a --cdf given one observe's file of a dump folder (``serq run --dump DIR``'s ``DIR/ttft.csv``)
+    as if it were records: its CDF is drawn from the folder (it said only that the records' columns sent and
+    first_token are missing)."""
+    import os
+
+    if list(map(str, frame.columns)) != DUMP_OBSERVE_COLUMNS:
+        return ""
+    folder, base = os.path.split(where)
+    stem = base[:-4] if base.endswith(".csv") else base
+    return (f"; it is the samples of the observe {clipped(stem)} as serq run --dump writes them: their CDF is "
+            f"serq plot {clipped(folder or '.')} --cdf {clipped(stem)}, from the dump folder")
 
 
 def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
