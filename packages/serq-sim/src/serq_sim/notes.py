@@ -642,15 +642,17 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
                     + remedy)]
 
 
-def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float) -> list[str]:
+def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float, started: int = 1) -> list[str]:
     """A note on a run that drained (``drained``: :func:`few_samples`'s, the time it drained first) at ``at``
     and then stood idle to its horizon ``end`` for more than half the measured span ``end - warmup``: its
     rates and time averages are over that span (language.txt: "Time averages and rates use end - warmup",
     and end is the horizon without an arrival limit), so a batch of 8 requests done in 1.2 s under a horizon
-    of 100 reported 0.08 req/s, without a word; a horizon of inf ends such a run when it drains."""
+    of 100 reported 0.08 req/s, without a word; a horizon of inf ends such a run when it drains. None for a
+    run that started no session (``started``, the sessions started: ``Simulation.arrivals``), which the
+    warning that nothing starts a session tells, and of which "every session ended" says nothing true."""
     from .errors import fmt_time
 
-    if drained is None or not warmup < end < math.inf:
+    if drained is None or started < 1 or not warmup < end < math.inf:
         return []
     at = max(drained[0], warmup)
     idle = (end - at) / (end - warmup)

@@ -481,7 +481,7 @@ def build_report(sim) -> Report:
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
                               sim.arr_limit, _drained(sim))
-    notes += warn.idle_tail(_drained(sim), sim.warmup, end)
+    notes += warn.idle_tail(_drained(sim), sim.warmup, end, sim.arrivals)
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
