@@ -81,4 +81,5 @@ def test_a_pick_of_none_while_entries_are_cached_is_refused():
     assert head == (f"error: plugin '{Plugin.__module__}.Plugin' failed in its eviction order 'refusing' (pool p): "
                     "pick(pool) returned None while the pool caches 6 unit(s) in 1 entry (None is for a pool that "
                     "caches nothing: the pool would hold more than its capacity) (at t=2)")
-    assert hint.startswith("(run without it: SERQ_DISABLED_PLUGINS=")
+    assert hint.startswith(
+        "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)")

@@ -134,7 +134,7 @@ class Rough:
 
 
 PLUGIN = f"error: plugin '{__name__}.Rough'"
-HINT = f"(run without it: SERQ_DISABLED_PLUGINS={__name__}.Rough, or uninstall it)"
+HINT = "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)"
 
 STAGE = """stage svc : @boom;
 workload { arrive batch(2); }

@@ -205,4 +205,5 @@ def test_an_order_that_takes_entries_out_of_the_pool_is_refused(case, why):
     head, _, hint = str(e.value).partition("\n")
     assert head == (f"error: plugin '{__name__}._evict_run.<locals>.Plugin' failed in its eviction order "
                     f"'dropping' (pool p): pick(pool) {why} (at t=2)"), head
-    assert hint.startswith("(run without it: SERQ_DISABLED_PLUGINS=")
+    assert hint.startswith(
+        "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)")

@@ -211,7 +211,9 @@ def test_a_factory_that_never_returns_is_its_rows_error_in_a_sweeps_workers(site
 
 def test_a_format_name_another_plugin_registers_names_both(site, tmp_path):
     """serq-acme4 registers ``jsonl``; a second plugin registering it too is one message naming both plugins
-    and how to run without either, when the formats are collected (a report is written)."""
+    and how to run without either, when the formats are collected (a report is written): the installed one
+    by SERQ_DISABLED_PLUGINS, the one this process registers by leaving it out (SERQ_DISABLED_PLUGINS, which
+    the message named it by, does not block an object registered in-process)."""
 
     class Other:
         @hookimpl
@@ -225,8 +227,8 @@ def test_a_format_name_another_plugin_registers_names_both(site, tmp_path):
     other = f"{Other.__module__}.{Other.__qualname__}"
     assert str(e.value).splitlines() == [
         f"error: report format 'jsonl' is registered twice: by acme4 (serq-acme4 0.4.0) and by {other}",
-        f"(run without one of them: SERQ_DISABLED_PLUGINS=acme4 or SERQ_DISABLED_PLUGINS={other}, or uninstall "
-        "one; `serq plugins` lists them)"]
+        f"(run without one of them: SERQ_DISABLED_PLUGINS=acme4 or leave {other} out of the plugins this process "
+        "registers, or uninstall one; `serq plugins` lists them)"]
 
 
 class Never:
@@ -319,3 +321,32 @@ def test_the_plugins_order_chooses_what_spills_to_the_named_tier(tmp_path, monke
     assert (kv["spills"], kv["evicted_entries"], kv["evicted_units"]) == (1, 1, 3.0)
     assert doc["stages"][1]["name"] == "link" and doc["stages"][1]["completions"] == 1
     assert cpu["evicted_entries"] == 0
+
+
+class Refuses:
+    """A preemption policy whose victim is no session."""
+
+    @hookimpl
+    def serq_sim_register_preemption_policies(self, register):
+        from serq_sim.policies import PreemptionPolicy
+
+        class Wait(PreemptionPolicy):
+            def victim(self, pool, grower):
+                return "nobody"
+
+        register("wait", Wait)
+
+
+def test_a_plugin_this_process_registers_is_told_to_be_left_out(tmp_path, monkeypatch):
+    """An object given in plugins= has no entry point: SERQ_DISABLED_PLUGINS=module.Class, which its message
+    told, leaves it registered and failing as before; the message says to leave it out."""
+    name = f"{Refuses.__module__}.{Refuses.__qualname__}"
+    monkeypatch.setenv("SERQ_DISABLED_PLUGINS", name)
+    pm = get_plugin_manager(plugins=[Refuses()])
+    with pytest.raises(PluginError) as e:
+        serq_sim.run(compiled(tmp_path, WAIT, pm), pm=pm, seed=1)
+    first, hint = str(e.value).splitlines()[:2]
+    assert first.startswith(f"error: plugin '{name}' failed in its preemption policy 'wait' (pool p): victim(pool, "
+                            "grower) returned 'nobody', which is not one of the candidates")
+    assert hint == ("(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this "
+                    "process registers it)")

@@ -84,7 +84,7 @@ class Broken:
 
 
 HEAD = f"error: plugin '{Formats.__module__}.Formats' "
-RUN_WITHOUT = f"(run without it: SERQ_DISABLED_PLUGINS={Formats.__module__}.Formats, or uninstall it)"
+RUN_WITHOUT = "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)"
 
 
 def manager():

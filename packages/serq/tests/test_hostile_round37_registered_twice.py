@@ -47,7 +47,7 @@ def test_one_plugins_name_registered_twice_names_it_once(hook, kind, name):
     assert str(e.value).splitlines() == [
         f"error: plugin '{plugin}' registers the {kind} '{name}' twice: a name is registered once (its second "
         f"register('{name}', …) is refused)",
-        f"(run without it: SERQ_DISABLED_PLUGINS={plugin}, or uninstall it)"]
+        "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)"]
 
 
 def test_two_plugins_one_name_names_both_as_before():
@@ -57,7 +57,8 @@ def test_two_plugins_one_name_names_both_as_before():
         collect(pm, "serq_sim_register_stage_kinds", "stage kind")
     assert str(e.value).splitlines() == [
         f"error: stage kind 'k' is registered twice: by {__name__}.Other and by second",
-        f"(run without one of them: SERQ_DISABLED_PLUGINS={__name__}.Other or SERQ_DISABLED_PLUGINS=second, or "
+        f"(run without one of them: leave {__name__}.Other out of the plugins this process registers or "
+        "SERQ_DISABLED_PLUGINS=second, or "
         "uninstall one; `serq plugins` lists them)"]
 
 

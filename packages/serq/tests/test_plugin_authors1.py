@@ -573,5 +573,5 @@ def test_a_class_given_in_process_is_named_by_its_name():
         f"error: plugin '{__name__}._MethodsPlugin' cannot be registered: the hook serq_register_commands is a "
         "method of the class _MethodsPlugin, which serQ calls without an instance: a plugin is an instance of it "
         "(plugin = _MethodsPlugin()), or the hook is a @staticmethod",
-        f"(run without it: SERQ_DISABLED_PLUGINS={__name__}._MethodsPlugin, or uninstall it)"]
+        "(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)"]
     get_plugin_manager(plugins=[_MethodsPlugin()])  # an instance is registered

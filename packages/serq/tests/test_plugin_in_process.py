@@ -38,8 +38,7 @@ def _message(plugin) -> tuple[str, BaseException]:
         get_plugin_manager(autoload=False, plugins=[serq_sim.plugin, plugin])
     text = str(e.value)
     assert not re.search(r"0x[0-9a-f]+|\b\d{9,}\b", text), text  # no memory address, no id()
-    assert text.endswith(f"(run without it: SERQ_DISABLED_PLUGINS={__name__}.{type(plugin).__name__}, or "
-                         "uninstall it)"), text
+    assert text.endswith("(run without it: leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it)"), text
     return text.splitlines()[0], e.value.__cause__
 
 

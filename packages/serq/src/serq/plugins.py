@@ -670,7 +670,8 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
             name = _object_name(p)
             valid = isinstance(e, pluggy.PluginValidationError)
             raise PluginError(_failed_plugin(name, None, "cannot be registered", e, where=not valid,
-                                             reason=_without_ids(str(e), p, name) if valid else None)) from e
+                                             reason=_without_ids(str(e), p, name) if valid else None,
+                                             given=not isinstance(p, types.ModuleType))) from e
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as e:
@@ -679,7 +680,8 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         dist = next((d for p, d in pm.list_plugin_distinfo() if p is e.plugin), None)
         unknown = _unknown_hook(pm, e.plugin)
         reason, at = unknown if unknown is not None else (_without_ids(str(e), e.plugin, name), None)
-        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False, at=at, reason=reason)) from None
+        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False, at=at, reason=reason,
+                                         given=pm.is_registered(e.plugin) and _given(pm, e.plugin))) from None
     for plugin, hook in pm.unmarked:
         caller = getattr(pm.hook, hook, None)
         if caller is not None and caller.has_spec() and pm.is_registered(plugin):
@@ -724,13 +726,32 @@ def _origin(dist: Any) -> str:
 REASON_WIDTH = 2000
 
 
+#: how to run without a plugin object this process registered (``get_plugin_manager(plugins=[obj])``,
+#: ``pm.register(obj)``), which has no entry point for SERQ_DISABLED_PLUGINS to block, nor a distribution
+GIVEN_HINT = "leave it out of get_plugin_manager(plugins=[…]) or pm.register(…), where this process registers it"
+
+
+def _given(pm: pluggy.PluginManager, plugin: Any) -> bool:
+    """Whether ``plugin`` is an object (not a module) this process registered itself under pluggy's name for it
+    (its ``id()``, or a class's bare ``__name__``), no entry point's: SERQ_DISABLED_PLUGINS does not block it
+    under the name messages give it (:func:`plugin_name`, ``module.Class``), nor is there a distribution to
+    uninstall. A module registered in-process is named, and blocked, by its ``__name__``."""
+    if isinstance(plugin, types.ModuleType) or plugin_distribution(pm, plugin) is not None:
+        return False
+    name = pm.get_name(plugin)
+    return name not in getattr(pm, "entry_names", ()) and (not name or name == str(id(plugin)) or (
+        isinstance(plugin, type) and name == plugin.__name__))
+
+
 def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, where: bool = True,
-                   at: tuple[str, int] | None = None, reason: str | None = None) -> str:
+                   at: tuple[str, int] | None = None, reason: str | None = None, given: bool = False) -> str:
     """The one message of a plugin that failed (to load, in a hook, in what it registered): which plugin
     (its entry point's name and its distribution), what went wrong (the exception, and, with ``where``,
     the line of code that raised it: the innermost of its traceback that is not serQ's own
     (:func:`raising_line`), or ``at``, ``(file, line)``; or
-    ``reason`` instead of an exception), and how to run without it."""
+    ``reason`` instead of an exception), and how to run without it (``given``: an object this process
+    registered, :func:`_given`, which SERQ_DISABLED_PLUGINS does not block: :data:`GIVEN_HINT`; it was told to
+    set SERQ_DISABLED_PLUGINS=module.Class, which changed nothing, "or uninstall it")."""
     origin = _origin(dist)
     project = getattr(dist, "project_name", None) if dist is not None else None
     if reason is None:
@@ -741,6 +762,8 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
     if at is None and where and exc is not None:
         at = raising_line(exc)
     here = f" at {printable(at[0])}:{at[1]}" if at is not None and at[0][:1] != "<" else ""
+    if given:
+        return f"error: plugin {printable(name)!r}{origin} {what}: {reason}{here}\n(run without it: {GIVEN_HINT})"
     return (f"error: plugin {printable(name)!r}{origin} {what}: {reason}{here}\n"
             f"(run without it: SERQ_DISABLED_PLUGINS={printable(name)}, or uninstall {project or 'it'})")
 
@@ -869,7 +892,7 @@ def plugin_message(pm: pluggy.PluginManager, plugin: Any, what: str, exc: BaseEx
     """The one message of ``plugin`` (of ``pm``) that ``what`` (``failed in FUNCTION``, ``registers a
     stage kind wrongly in HOOK``): :func:`_failed_plugin`'s."""
     return _failed_plugin(plugin_name(pm, plugin), plugin_distribution(pm, plugin), what, exc, at=at,
-                          reason=reason)
+                          reason=reason, given=_given(pm, plugin))
 
 
 def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1370,13 +1393,21 @@ def _run_without(*providers: Any) -> str:
         if mod is not None and mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
             continue
         dist = plugin_distribution(p.pm, p.plugin)
-        found.append((printable(plugin_name(p.pm, p.plugin)), getattr(dist, "project_name", None)))
+        found.append((printable(plugin_name(p.pm, p.plugin)), getattr(dist, "project_name", None),
+                      _given(p.pm, p.plugin)))
     if not found:
         return ""
     if len(found) == 1:
-        name, project = found[0]
+        name, project, given = found[0]
+        if given:
+            return f"\n(run without it: {GIVEN_HINT})"
         return f"\n(run without it: SERQ_DISABLED_PLUGINS={name}, or uninstall {project or 'it'})"
-    ways = " or ".join(f"SERQ_DISABLED_PLUGINS={name}" for name, _project in found)
+    # (an object this process registered is left out of the manager, not blocked: _given)
+    if all(given for *_, given in found):
+        return f"\n(run without one of them: leave {' or '.join(n for n, *_ in found)} out of the plugins this " \
+               "process registers)"
+    ways = " or ".join(f"leave {name} out of the plugins this process registers" if given else
+                       f"SERQ_DISABLED_PLUGINS={name}" for name, _project, given in found)
     return f"\n(run without one of them: {ways}, or uninstall one; `serq plugins` lists them)"
 
 
