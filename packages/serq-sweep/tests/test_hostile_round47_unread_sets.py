@@ -1,4 +1,4 @@
-"""A ``--set`` name whose values make one program is said before the runs.
+"""A ``--set`` name whose values make one program is said before the runs (a ``--def`` name's bodies too).
 
 ``serq sweep p.sq --set unused=1,2`` of a program that reads ``unused`` nowhere ran the same runs once a value,
 and its rows differed only in their keys: a table that read as if the knob had no effect, without a word. A
@@ -20,7 +20,10 @@ pytestmark = pytest.mark.timeout(120)
 
 SERQ = str(Path(sys.executable).parent / "serq")
 
-PROGRAM = """let lambda = 0.5;
+PROGRAM = """def unused_def() = 1;
+def service() = 1;
+
+let lambda = 0.5;
 let unused = 3;
 let capped = 1;
 
@@ -32,7 +35,7 @@ workload {
 
 session {
   set t0 = now;
-  run svc (max(capped, 1));
+  run svc (max(capped, service()));
   observe response = now - t0;
   end;
 }
@@ -86,10 +89,20 @@ def test_serq_compare_says_it_too(tmp_path):
     assert r.stderr.splitlines()[0] == _words("unused", "unused=1, unused=2")
 
 
+def test_a_definition_the_program_never_calls(tmp_path):
+    r = _serq(tmp_path, "sweep", "p.sq", "--def", "unused_def=1", "--def", "unused_def=2", "--workers", "0")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == (
+        "serq: warning: --def unused_def: its bodies make one program (unused_def=1, unused_def=2 compile alike): the "
+        "program calls `unused_def` nowhere, or only where these bodies come to the same, so each of them runs the "
+        "same runs")
+
+
 @pytest.mark.parametrize("args", [
     ["--set", "lambda=0.5,1"],                                                   # read: two programs
     ["--set", "unused=1,2", "--set", "lambda=0.5,1", "--zip", "unused,lambda"],  # zipped with a read name
     ["--set", "unused=1"],                                                       # one value: nothing to compare
+    ["--def", "service=1", "--def", "service=2"],                                # called: two programs
 ])
 def test_no_word_where_the_values_make_programs_of_their_own(tmp_path, args):
     r = _serq(tmp_path, "sweep", "p.sq", *args, "--workers", "0")

@@ -606,7 +606,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     compiled: set[str] = set()  # (what the points' compiles wrote on stderr: each warning once)
     # (each point's IR but its constants, as a digest, where some --set name has several values: _unread_sets)
-    unread: list[bytes] | None = [] if any(a.kind == "set" and len(set(a.values)) > 1 for a in axes) else None
+    unread: list[bytes] | None = [] if any(a.kind in ("set", "def") and len(set(a.values)) > 1 for a in axes) else None
     clauses: set[str] = set()  # (the traces the programs' own clauses name, each read once: load_program_trace)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
@@ -656,14 +656,14 @@ def _bare_digest(program) -> bytes:
 
 def _unread_sets(axes: Sequence[Axis], grid: Sequence[Mapping[str, Any]], digests: Sequence[bytes],
                  said: Any) -> list[str]:
-    """The warnings of the ``--set`` names whose values make one program at every point of the other axes
+    """The warnings of the ``--set`` (and ``--def``) names whose values make one program at every point of the other axes
     (``digests``: :func:`_bare_digest` of each point of ``grid``): a let the program reads nowhere, or only
     where its values come to the same (``max(x, 5)`` of 1 and 2). Each value of such a name runs the same
     runs, and its rows differed only in their keys, without a word. Names zipped with another, each of whose
     values meets the others' once, are not judged."""
     out = []
     for a in axes:
-        if a.kind != "set" or len(set(a.values)) < 2:
+        if a.kind not in ("set", "def") or len(set(a.values)) < 2:
             continue
         groups: dict[tuple, dict[Any, bytes]] = {}
         for params, digest in zip_(grid, digests):
@@ -673,9 +673,14 @@ def _unread_sets(axes: Sequence[Axis], grid: Sequence[Mapping[str, Any]], digest
         if judged and all(len(set(g.values())) == 1 for g in judged):
             shown = [f"{a.name}={show_value(v)}" for v in list(judged[0])[:3]]
             more = ", …" if len(judged[0]) > 3 else ""
-            out.append(f"warning: {said('set', a.name)}: its values make one program ({', '.join(shown)}{more} "
-                       f"compile alike): the program reads `{a.name}` nowhere, or only where these values come to "
-                       "the same, so each of them runs the same runs")
+            if a.kind == "set":
+                out.append(f"warning: {said('set', a.name)}: its values make one program ({', '.join(shown)}{more} "
+                           f"compile alike): the program reads `{a.name}` nowhere, or only where these values come "
+                           "to the same, so each of them runs the same runs")
+            else:
+                out.append(f"warning: {said('def', a.name)}: its bodies make one program ({', '.join(shown)}{more} "
+                           f"compile alike): the program calls `{a.name}` nowhere, or only where these bodies come "
+                           "to the same, so each of them runs the same runs")
     return out
 
 
