@@ -35,16 +35,22 @@ run { horizon 5; seed 1; }
 """
 
 
+SWEEP = ["sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv", "--records", "r.csv"]
+
+
 def _sweep(tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([SERQ, "sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o",
-                           "t.csv", "--records", "r.csv"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run([SERQ, *SWEEP], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture
-def swept(tmp_path):
+def swept(tmp_path, serq_in_process, monkeypatch):
+    """The sweep's files, made by the sweep in this process (what a test checks is the child process run on
+    them after its edit)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
-    r = _sweep(tmp_path)
+    with monkeypatch.context() as m:
+        m.chdir(tmp_path)
+        r = serq_in_process(*SWEEP)
     assert r.returncode == 0, r.stderr
     return tmp_path
 
