@@ -44,25 +44,28 @@ def _refused(r: subprocess.CompletedProcess, message: str) -> None:
     assert r.stderr == message + "\n", r.stderr
 
 
-def _dump(tmp_path: Path, rename: dict[str, str] | None = None) -> Path:
-    """A dump of PROGRAM (its observes renamed in its IR by ``rename``)."""
+def _dump(tmp_path: Path, here, rename: dict[str, str] | None = None) -> Path:
+    """A dump of PROGRAM (its observes renamed in its IR by ``rename``), made by ``here`` (serq_in_process: the
+    commands in this process, in ``tmp_path``; what a test checks is the serq plot run on it after)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
     source = "p.sq"
-    if rename:
-        r = _serq(tmp_path, "ir", "p.sq")
-        assert r.returncode == 0, r.stderr
-        ir = json.loads(r.stdout)
-        for o in ir["observes"]:
-            o["name"] = rename.get(o["name"], o["name"])
-        (tmp_path / "p.ir.json").write_text(json.dumps(ir))
-        source = "p.ir.json"
-    r = _serq(tmp_path, "run", source, "--dump", "d", "-o", "report.txt")
+    with pytest.MonkeyPatch.context() as m:
+        m.chdir(tmp_path)
+        if rename:
+            r = here("ir", "p.sq")
+            assert r.returncode == 0, r.stderr
+            ir = json.loads(r.stdout)
+            for o in ir["observes"]:
+                o["name"] = rename.get(o["name"], o["name"])
+            (tmp_path / "p.ir.json").write_text(json.dumps(ir))
+            source = "p.ir.json"
+        r = here("run", source, "--dump", "d", "-o", "report.txt")
     assert r.returncode == 0, r.stderr
     return tmp_path / "d"
 
 
-def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path):
-    _dump(tmp_path)
+def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path, serq_in_process):
+    _dump(tmp_path, serq_in_process)
     _refused(_serq(tmp_path, "plot", "d", "--gauge", "../response", "-o", "a.svg"),
              "error: d: no gauge ../response in the dump (gauges there: q)")
     _refused(_serq(tmp_path, "plot", "d", "--cdf", "gauge/q", "-o", "a.svg"),
@@ -74,8 +77,8 @@ def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path):
     assert r.returncode == 0 and (tmp_path / "a.svg").exists(), r.stderr
 
 
-def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path):
-    d = _dump(tmp_path, {"response": "a/b", "other": "Ö ü"})
+def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path, serq_in_process):
+    d = _dump(tmp_path, serq_in_process, {"response": "a/b", "other": "Ö ü"})
     assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%C3%96%20%C3%BC.csv", "a%2Fb.csv",
                                                                   "serq-dump.json"]
     for name in ("a/b", "Ö ü"):
@@ -85,8 +88,8 @@ def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path):
              "error: d: no observe a%2Fb in the dump (observes there: a/b, Ö ü)")
 
 
-def test_names_that_differ_in_case_are_each_their_own_file(tmp_path):
-    d = _dump(tmp_path, {"response": "X", "other": "x"})
+def test_names_that_differ_in_case_are_each_their_own_file(tmp_path, serq_in_process):
+    d = _dump(tmp_path, serq_in_process, {"response": "X", "other": "x"})
     assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%58.csv", "serq-dump.json", "x.csv"]
     xs = {}
     for name in ("X", "x"):
@@ -113,8 +116,8 @@ def test_the_rule_inverts_the_writers():
     (["d", "--gauge", "q", "--y", "b"], "--y and --gauge"),
     (["r.csv", "--cdf", "x", "--x", "seed"], "--x and --cdf"),
 ])
-def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, args, message):
-    _dump(tmp_path)
+def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, serq_in_process, args, message):
+    _dump(tmp_path, serq_in_process)
     (tmp_path / "r.csv").write_text("session,turn,time,x\n0,0,1,2\n")
     r = _serq(tmp_path, "plot", *args, "-o", "a.svg")
     assert r.returncode == 2, r.stderr
@@ -124,10 +127,10 @@ def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, args, 
 
 @pytest.mark.parametrize("args, read", [(["--cdf", "response"], "d/response.csv"), (["--gauge", "q"], "d/gauge/q.csv")])
 @pytest.mark.parametrize("how", ["symlink", "hardlink"])
-def test_the_picture_is_never_written_over_a_dump_file_it_read(tmp_path, args, read, how):
+def test_the_picture_is_never_written_over_a_dump_file_it_read(tmp_path, serq_in_process, args, read, how):
     # the plot's inputs were the folder alone: -o x.svg, a link to d/response.csv, replaced the samples
     # with the picture
-    d = _dump(tmp_path)
+    d = _dump(tmp_path, serq_in_process)
     before = (tmp_path / read).read_bytes()
     link = tmp_path / "x.svg"
     link.symlink_to(tmp_path / read) if how == "symlink" else link.hardlink_to(tmp_path / read)
