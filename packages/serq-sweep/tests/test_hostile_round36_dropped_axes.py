@@ -36,10 +36,18 @@ run { horizon 10; seed 1; }
 """
 
 
-def _sweep(folder: Path, out: str, records: str, *args: str, dropped: str | None = None) -> str:
-    r = subprocess.run([SERQ, "sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", out,
-                        "--records", records, *args], capture_output=True, text=True, cwd=folder, timeout=50,
-                       stdin=subprocess.DEVNULL)
+def _sweep(folder: Path, out: str, records: str, *args: str, dropped: str | None = None, here=None) -> str:
+    """The sweep in ``folder`` as a child process; or, given ``here`` (serq_in_process), in this process: for the
+    sweeps that make the tables a test then resumes (what is checked is the resumed sweep, a child process)."""
+    argv = ["sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", out, "--records", records,
+            *args]
+    if here is None:
+        r = subprocess.run([SERQ, *argv], capture_output=True, text=True, cwd=folder, timeout=50,
+                           stdin=subprocess.DEVNULL)
+    else:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(folder)
+            r = here(*argv)
     assert r.returncode == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if "are no figure a run reports" in line]
     if dropped is None:
@@ -73,9 +81,9 @@ def _same(folder: Path, ext: str) -> None:
     (("--set", "b=1,2"), (), "b"),
     (("--def", "gap=0.5", "--def", "gap=0.25"), (), "gap"),  # (a definition's body is text: a figure of words)
 ])
-def test_a_name_no_longer_swept_is_left_out(folder, before, now, name):
-    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", *now)
-    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *before)
+def test_a_name_no_longer_swept_is_left_out(folder, serq_in_process, before, now, name):
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", *now, here=serq_in_process)
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *before, here=serq_in_process)
     said = _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *now, dropped=name)
     assert "(0 run now, 4 resumed)" in said
     header = (folder / "t.csv").read_text().splitlines()[0].split(",")
@@ -84,9 +92,9 @@ def test_a_name_no_longer_swept_is_left_out(folder, before, now, name):
     _same(folder, "csv")
 
 
-def test_a_swept_column_renamed_by_hand(folder):
-    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1")
-    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+def test_a_swept_column_renamed_by_hand(folder, serq_in_process):
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", here=serq_in_process)
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", here=serq_in_process)
     for name in ("t.csv", "r.csv"):
         rows = list(csv.reader(io.StringIO((folder / name).read_text())))
         rows[0][rows[0].index("lam")] = "Lam"
@@ -97,12 +105,12 @@ def test_a_swept_column_renamed_by_hand(folder):
     _same(folder, "csv")
 
 
-def test_columns_added_by_hand(folder):
+def test_columns_added_by_hand(folder, serq_in_process):
     # among the figures (after seed), they are refused since round 30 (a figure's column renamed by hand is one
     # too, and left out it was lost with its figure: test_known_defects_round30.py); before seed, where the swept
     # names stand, they are left out, said so
-    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1")
-    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", here=serq_in_process)
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", here=serq_in_process)
     lines = (folder / "t.csv").read_text().splitlines()
     (folder / "t.csv").write_text("".join(f"{line},{'note,' if i == 0 else 'x,'}{'' if i == 0 else '1'}\n"
                                           for i, line in enumerate(lines)))
@@ -117,18 +125,18 @@ def test_columns_added_by_hand(folder):
     _same(folder, "csv")
 
 
-def test_parquet_tables_too(folder):
+def test_parquet_tables_too(folder, serq_in_process):
     pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    _sweep(folder, "whole.parquet", "wr.parquet", "--set", "lam=0.5,1")
-    _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", "--set", "b=1,2")
+    _sweep(folder, "whole.parquet", "wr.parquet", "--set", "lam=0.5,1", here=serq_in_process)
+    _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", "--set", "b=1,2", here=serq_in_process)
     assert "(0 run now, 4 resumed)" in _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", dropped="b")
     _same(folder, "parquet")
 
 
-def test_the_names_swept_now_still_resume(folder):
+def test_the_names_swept_now_still_resume(folder, serq_in_process):
     # (the runs of b=2 are left out, said so; those of b=1 resume with b a swept name as before)
-    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", "--set", "b=1")
-    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", "--set", "b=1,2")
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", "--set", "b=1", here=serq_in_process)
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", "--set", "b=1,2", here=serq_in_process)
     assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", "--set", "b=1")
     _same(folder, "csv")
