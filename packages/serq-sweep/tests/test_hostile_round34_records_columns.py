@@ -25,10 +25,17 @@ SERQ = str(Path(sys.executable).parent / "serq")
 PROGRAM = delay_program(horizon=6, observe=False, record="wait = now - t0; at = now;")
 
 
-def _sweep(folder: Path, *args: str, files: tuple[str, ...] = ("p.sq",)) -> str:
-    r = subprocess.run([SERQ, "sweep", *files, "--set", "a=1,2", "--seeds", "1..2", "--workers", "0",
-                        "--no-progress", *args], capture_output=True, text=True, cwd=folder, timeout=50,
-                       stdin=subprocess.DEVNULL)
+def _sweep(folder: Path, *args: str, files: tuple[str, ...] = ("p.sq",), here=None) -> str:
+    """The sweep in ``folder`` as a child process; or, given ``here`` (serq_in_process), in this process: for the
+    sweeps that make the files a test then edits and resumes (what is checked is the resumed sweep)."""
+    argv = ["sweep", *files, "--set", "a=1,2", "--seeds", "1..2", "--workers", "0", "--no-progress", *args]
+    if here is None:
+        r = subprocess.run([SERQ, *argv], capture_output=True, text=True, cwd=folder, timeout=50,
+                           stdin=subprocess.DEVNULL)
+    else:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(folder)
+            r = here(*argv)
     assert r.returncode == 0, r.stderr
     return r.stderr
 
@@ -41,10 +48,10 @@ def _edit(path: Path, edit) -> None:
 
 
 @pytest.fixture
-def whole(tmp_path):
-    """A finished sweep into t.csv and r.csv, and the bytes of its records."""
+def whole(tmp_path, serq_in_process):
+    """A finished sweep into t.csv and r.csv (made in this process), and the bytes of its records."""
     (tmp_path / "p.sq").write_text(PROGRAM)
-    _sweep(tmp_path, "-o", "t.csv", "--records", "r.csv")
+    _sweep(tmp_path, "-o", "t.csv", "--records", "r.csv", here=serq_in_process)
     data = (tmp_path / "r.csv").read_bytes()
     assert data.startswith(b"point,a,seed,key,session,turn,time,wait,at\n") and data.count(b"\n") > 8
     return data
@@ -79,11 +86,11 @@ def test_an_added_column_keeps_the_runs(tmp_path, whole):
     assert "(0 run now, 4 resumed)" in said
 
 
-def test_parquet_records_without_a_declared_column_run_again(tmp_path):
+def test_parquet_records_without_a_declared_column_run_again(tmp_path, serq_in_process):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     (tmp_path / "p.sq").write_text(PROGRAM)
-    _sweep(tmp_path, "-o", "t.csv", "--records", "r.parquet")
+    _sweep(tmp_path, "-o", "t.csv", "--records", "r.parquet", here=serq_in_process)
     whole = pd.read_parquet(tmp_path / "r.parquet")
     whole.drop(columns=["wait"]).to_parquet(tmp_path / "r.parquet", index=False)
     said = _sweep(tmp_path, "-o", "t.csv", "--records", "r.parquet")
@@ -104,10 +111,10 @@ def test_a_journal_entry_without_a_declared_column_is_refused(tmp_path, whole):
                         "table req); remove the file or give --fresh\n")
 
 
-def test_two_programs_of_other_columns_resume_whole(tmp_path):
+def test_two_programs_of_other_columns_resume_whole(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "q.sq").write_text(PROGRAM.replace("wait = now - t0; at = now;", "gap = now - t0;"))
-    _sweep(tmp_path, "-o", "t.csv", "--records", "r.csv", files=("p.sq", "q.sq"))
+    _sweep(tmp_path, "-o", "t.csv", "--records", "r.csv", files=("p.sq", "q.sq"), here=serq_in_process)
     data = (tmp_path / "r.csv").read_bytes()
     assert data.startswith(b"point,program,a,seed,key,session,turn,time,wait,at,gap\n")
     said = _sweep(tmp_path, "-o", "t.csv", "--records", "r.csv", files=("p.sq", "q.sq"))
