@@ -54,8 +54,8 @@ def _plot(folder: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([SERQ, "plot", *args], cwd=folder, capture_output=True, text=True, timeout=100)
 
 
-HINT = ("; it is the samples of the observe ttft as serq run --dump writes them: their CDF is serq plot out --cdf "
-        "ttft, from the dump folder")
+HINT = ("; it is the samples of the observe ttft as serq run --dump writes them: their CDF is drawn from the dump "
+        "folder, serq plot out --cdf ttft -o FILE")
 
 
 def test_a_request_metric_of_a_dump_file(folder):

@@ -958,7 +958,7 @@ def _a_dump_file(frame: Any, where: str) -> str:
     folder, base = os.path.split(where)
     stem = base[:-4] if base.endswith(".csv") else base
     return (f"; it is the samples of the observe {clipped(stem)} as serq run --dump writes them: their CDF is "
-            f"serq plot {clipped(folder or '.')} --cdf {clipped(stem)}, from the dump folder")
+            f"drawn from the dump folder, serq plot {clipped(folder or '.')} --cdf {clipped(stem)} -o FILE")
 
 
 def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
