@@ -173,16 +173,27 @@ def _records_bomb(path: Path, key: str, n: int) -> None:
                              "time": np.ones(n), "wait": np.ones(n, dtype=np.int64)}), path, compression="zstd")
 
 
+SWEEP_RECORDS = ["sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.parquet", "--records", "r.parquet",
+                 "--max-samples", "1000"]
+
+
 def _sweep_records(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([SERQ, "sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.parquet", "--records",
-                           "r.parquet", "--max-samples", "1000"], capture_output=True, text=True, cwd=folder,
-                          timeout=100, stdin=subprocess.DEVNULL)
+    return subprocess.run([SERQ, *SWEEP_RECORDS], capture_output=True, text=True, cwd=folder, timeout=100,
+                          stdin=subprocess.DEVNULL)
 
 
-def test_records_in_parquet_of_more_rows_than_the_runs_wrote_are_refused(tmp_path):
+def _here(serq_in_process, folder: Path, *args: str):
+    """``serq ARGS…`` in this process, in ``folder``: for the commands that make the files a test then edits
+    (what it checks is the command run on them after, a child process)."""
+    with pytest.MonkeyPatch.context() as m:
+        m.chdir(folder)
+        return serq_in_process(*args)
+
+
+def test_records_in_parquet_of_more_rows_than_the_runs_wrote_are_refused(tmp_path, serq_in_process):
     pytest.importorskip("pyarrow")
     (tmp_path / "p.sq").write_text(RECORDS)
-    r = _sweep_records(tmp_path)
+    r = _here(serq_in_process, tmp_path, *SWEEP_RECORDS)
     assert r.returncode == 0, r.stderr
     import pandas as pd
 
@@ -201,10 +212,10 @@ def test_records_in_parquet_of_more_rows_than_the_runs_wrote_are_refused(tmp_pat
     assert (tmp_path / "r.parquet").read_bytes() == before
 
 
-def test_records_within_the_bound_resume(tmp_path):
+def test_records_within_the_bound_resume(tmp_path, serq_in_process):
     pytest.importorskip("pyarrow")
     (tmp_path / "p.sq").write_text(RECORDS)
-    assert _sweep_records(tmp_path).returncode == 0
+    assert _here(serq_in_process, tmp_path, *SWEEP_RECORDS).returncode == 0
     import pandas as pd
 
     table = pd.read_parquet(tmp_path / "t.parquet")
@@ -249,15 +260,18 @@ def test_a_flag_in_any_case_is_a_flag(cell, value):
     assert _parse_csv(cell) == value and type(_parse_csv(cell)) is type(value)
 
 
+# seed 2 at lam 0.6 and 0.3 stops at 30 events: interrupted True beside False
+PARTIAL_SWEEP = ["sweep", "p.sq", "--set", "lam=0.3,0.6", "--seeds", "1,2", "--max-events", "30", "--out", "r.csv",
+                 "--no-progress"]
+
+
 def _partial_sweep(folder: Path) -> subprocess.CompletedProcess:
-    # seed 2 at lam 0.6 and 0.3 stops at 30 events: interrupted True beside False
-    return subprocess.run([SERQ, "sweep", "p.sq", "--set", "lam=0.3,0.6", "--seeds", "1,2", "--max-events", "30",
-                           "--out", "r.csv", "--no-progress"], capture_output=True, text=True, cwd=folder, timeout=100)
+    return subprocess.run([SERQ, *PARTIAL_SWEEP], capture_output=True, text=True, cwd=folder, timeout=100)
 
 
-def test_a_table_saved_by_a_spreadsheet_resumes_and_plots(tmp_path):
+def test_a_table_saved_by_a_spreadsheet_resumes_and_plots(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
-    assert _partial_sweep(tmp_path).returncode in (0, 1)
+    assert _here(serq_in_process, tmp_path, *PARTIAL_SWEEP).returncode in (0, 1)
     written = (tmp_path / "r.csv").read_text()
     assert ",True," in written and ",False," in written
     saved = _spreadsheet(written)
@@ -284,11 +298,11 @@ def test_a_table_saved_by_a_spreadsheet_resumes_and_plots(tmp_path):
 # The records table too was read by places: its record's columns those after key, so a records table with
 # them moved before key (by hand) lost them and its runs ran again; by their names now (records.record_columns).
 
-def test_a_records_table_reordered_by_hand_resumes(tmp_path):
+def test_a_records_table_reordered_by_hand_resumes(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(RECORDS)
     args = [SERQ, "sweep", "p.sq", "--set", "lam=1,2", "--workers", "0", "--no-progress", "-o", "t.csv",
             "--records", "r.csv"]
-    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    r = _here(serq_in_process, tmp_path, *args[1:])  # (the table to reorder, made in this process)
     assert r.returncode == 0, r.stderr
     written = (tmp_path / "r.csv").read_text()
     rows = list(csv.reader(written.splitlines()))
