@@ -467,8 +467,8 @@ def lapsed_reads(pools) -> list[str]:
     warm-up (``Pool.lapsed_reads``, pools.release.transfer_release). The lease's end gave the KV to the cache
     (evictable since, or none without a cache clause), and the run counts the transfer's link and load as
     though the KV were all there: the latencies after it (a first token's) are optimistic. The spec says
-    nothing of such a read; the run goes on as written and the warning counts them (docs/language.md, "A
-    transfer after its lease")."""
+    nothing of such a read; the run goes on as written and the warning counts them (docs/simulator.md, "A
+    transfer after its lease"; docs/language.md, Sugar)."""
     found = [(label, n) for label, n in pools if n]
     if not found:
         return []

@@ -151,7 +151,7 @@ def transfer_release(sim, s, pool: Pool) -> None:
     longer kept: what the cache kept of it then, evictable since, and the link's time and the load count as
     though all of it were there. The spec says nothing of such a read; the run goes on as it is written and
     the pool counts it (``Pool.lapsed_reads``, after the warm-up), which the report's warning
-    ``lease-lapsed`` gives (notes.lapsed_reads; docs/language.md, "A transfer after its lease")."""
+    ``lease-lapsed`` gives (notes.lapsed_reads; docs/simulator.md, "A transfer after its lease")."""
     lapsed = s.lapsed
     if lapsed is not None and pool in lapsed and innermost(s, pool)[1] is None:
         lapsed.remove(pool)
