@@ -36,17 +36,25 @@ def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
+def _here(serq_in_process, cwd: Path, *args: str):
+    """``serq ARGS…`` in this process, in ``cwd``: for the runs that make the dump a test then plots (what it
+    checks is the serq plot run on it, a child process)."""
+    with pytest.MonkeyPatch.context() as m:
+        m.chdir(cwd)
+        return serq_in_process(*args)
+
+
 def test_the_dump_lists_what_it_wrote(tmp_path):
     serq_report.dump(serq_sim.run(serq_frontend.compile(source=A)), tmp_path / "out")
     assert json.loads((tmp_path / "out" / "serq-dump.json").read_text()) == {
         "serq-dump": 1, "observes": ["ttft", "other"], "gauges": ["q"]}
 
 
-def test_plot_takes_no_file_an_earlier_dump_left(tmp_path):
+def test_plot_takes_no_file_an_earlier_dump_left(tmp_path, serq_in_process):
     (tmp_path / "a.sq").write_text(A)
     (tmp_path / "b.sq").write_text(B)
-    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
-    assert _serq(tmp_path, "run", "b.sq", "--dump", "out").returncode == 0
+    assert _here(serq_in_process, tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    assert _here(serq_in_process, tmp_path, "run", "b.sq", "--dump", "out").returncode == 0
     assert (tmp_path / "out" / "ttft.csv").exists()  # left where it was: no file the user did not name is removed
     r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
     assert r.returncode == 1 and not (tmp_path / "t.png").exists()
@@ -59,17 +67,17 @@ def test_plot_takes_no_file_an_earlier_dump_left(tmp_path):
     assert (tmp_path / "l.png").stat().st_size > 0
 
 
-def test_a_folder_without_the_list_is_read_as_before(tmp_path):
+def test_a_folder_without_the_list_is_read_as_before(tmp_path, serq_in_process):
     (tmp_path / "a.sq").write_text(A)
-    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    assert _here(serq_in_process, tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
     (tmp_path / "out" / "serq-dump.json").unlink()
     r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
     assert r.returncode == 0, r.stderr
 
 
-def test_a_list_that_is_no_dump_s_is_named(tmp_path):
+def test_a_list_that_is_no_dump_s_is_named(tmp_path, serq_in_process):
     (tmp_path / "a.sq").write_text(A)
-    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    assert _here(serq_in_process, tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
     (tmp_path / "out" / "serq-dump.json").write_text('{"serq-dump": 1, "observes": "ttft"}')
     r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
     assert r.returncode == 1 and r.stderr == (  # at the value, the line quoted with a caret
