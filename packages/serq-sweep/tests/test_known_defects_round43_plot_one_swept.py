@@ -80,6 +80,6 @@ def test_two_swept_names_still_need_x(sweeps):
     assert r.stderr == ("error: serq plot TABLE --y response.mean needs --x NAME: the table sweeps L, S (--x is the "
                         "one swept name of a table that sweeps one)\n")
     assert not (sweeps / "b.svg").exists()
-    # no --y: as before
+    # no --y: the figure is what is missing
     r = serq(["plot", "one.points.csv", "--x", "L", "-o", "b.svg"], sweeps)
-    assert r.returncode == 2 and r.stderr == "error: serq plot TABLE needs --x NAME and --y FIGURE\n", r.stderr
+    assert r.returncode == 2 and r.stderr == "error: serq plot TABLE --x L needs --y FIGURE: the figure to draw against L\n", r.stderr

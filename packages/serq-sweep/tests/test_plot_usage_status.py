@@ -35,7 +35,8 @@ def _serq(capsys, *args: str) -> tuple[int, str]:
     (["d", "--cdf", "r", "--gauge", "g", "-o", "a.svg"], "error: --cdf and --gauge make two plots"),
     (["d", "--cdf", "r", "--x", "x", "-o", "a.svg"], "error: --x and --cdf make two plots"),
     (["d", "--gauge", "g", "--y", "y", "-o", "a.svg"], "error: --y and --gauge make two plots"),
-    (["t.csv", "--x", "x", "-o", "a.svg"], "error: serq plot TABLE needs --x NAME and --y FIGURE"),
+    (["t.csv", "--x", "x", "-o", "a.svg"], "error: serq plot TABLE --x x needs --y FIGURE: the figure to draw against x"),
+    (["t.csv", "-o", "a.svg"], "error: serq plot TABLE needs --x NAME and --y FIGURE"),
 ])
 def test_a_plot_flag_mistake_is_a_usage_error(here, capsys, args, head):
     code, err = _serq(capsys, *args)

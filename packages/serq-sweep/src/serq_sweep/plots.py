@@ -1281,6 +1281,9 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
                 raise UsageError(f"serq plot {src}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
                                  "--gauge NAME; a sweep's table takes --x NAME and --y FIGURE")
             if y is None:
+                if x is not None:  # (--x given: the figure is what is missing)
+                    raise UsageError(f"serq plot TABLE --x {clipped(x)} needs --y FIGURE: the figure to draw against "
+                                     f"{clipped(x)}")
                 raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
             # --y alone: the table's one swept name is the x (docs/sweep.md, serq plot)
             x, names = swept_x(src)
