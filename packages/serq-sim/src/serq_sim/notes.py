@@ -786,8 +786,8 @@ WARNING_CODES = (
     ("lease-lapsed", "N transfer(s) read KV after the lease that kept it had ended by its time"),
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
-    ("waits-for-ever", "N session(s) wait for ever "),
     ("coarse-clock", "the clock reached t=T, where its doubles are D apart "),
+    ("waits-for-ever", "N session(s) wait for ever "),
 )
 #: the code of a warning that carries none: one the simulator did not make (a plugin's note given as text,
 #: ``warning: …``; a plugin names its own kind with ``Note(text, code)``), or one of a JSON report written
