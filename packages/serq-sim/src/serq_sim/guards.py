@@ -960,9 +960,11 @@ def guard_engine(sim: Any) -> None:
 
     def checked_at(t, cb, arg=None):
         if not t >= sim.now:
+            # now by all its digits where %g's would not tell t from it (t one unit in the last place before it)
+            exact = _number(t) and t == t and (show_number(t) == show_number(sim.now) or float(show_number(sim.now)) <= t)
             raise breach(f"sim.at({t!r}, …): NaN is not a time" if t != t else
-                         f"sim.at({t!r}, …): an event before now (t={show_number(sim.now)}): the clock cannot go "
-                         "back", getattr(cb, "__self__", None))
+                         f"sim.at({t!r}, …): an event before now (t={show_number(sim.now, exact)}): the clock "
+                         "cannot go back", getattr(cb, "__self__", None))
         func = getattr(cb, "__func__", cb)
         try:
             why = judged[func, func is not cb]
@@ -1017,9 +1019,14 @@ def guard_engine(sim: Any) -> None:
         # a start before its arrival or after now was a negative wait or service in the report, NaN a NaN one
         started = job.started
         if started is not None and not (_number(started) and job.enqueued <= started <= sim.now):
+            # the bounds by all their digits where %g's would not tell the start from them: a start one unit in
+            # the last place before an arrival at 1/3 was told 'job.started is 0.33333333333333326, not a time
+            # from the job's arrival (t=0.333333)', which it seemed to be
+            lo, hi = show_number(job.enqueued), show_number(sim.now)
+            exact = _number(started) and (show_number(started) in (lo, hi) or float(lo) <= started <= float(hi))
             raise ContractError(f"sim.job_done({_stage_label(st)}, job): job.started is {_shown(started)}, not a "
-                                f"time from the job's arrival (t={show_number(job.enqueued)}) to now "
-                                f"(t={show_number(sim.now)})")
+                                f"time from the job's arrival (t={show_number(job.enqueued, exact)}) to now "
+                                f"(t={show_number(sim.now, exact)})")
         # the job counted out of present first (the report's present, utilisation by Little's law, and
         # queue(s) read it): a kind that did not counted every job it ever completed, and the report's
         # present of an infinite server at load 1 was 49, not 1, with no word
