@@ -158,3 +158,37 @@ def test_output_variance_paired_tpot():
     tpot, e2e = rows["requests.tpot.mean"], rows["requests.e2el.p99"]
     assert tpot["diff"] > tpot["ci_paired"] > 0  # spread outputs: more decoders beside each other
     assert e2e["diff"] > e2e["ci_paired"]         # and a far longer tail of E2E latency
+
+
+# admission.sq
+
+
+def test_admission_one_slot_by_hand(monkeypatch):
+    doc, recs = run("admission.sq", monkeypatch, sets={"max_seqs": 1, "n": 100},
+                    defs={"gap": "~det(0.001)", "output_len": "3"}, arrivals=2, warmup=0)
+    order = np.argsort(recs["session"])
+    # a100_qwen3_8b: a lone prefill of 100 tokens at context 0 is c + a 100 + b 100 (0 + 50); each decode of
+    # one request is c + d + e 112 (kv_decode counts the allocation, 101 or 102 tokens in 7 blocks of 16)
+    prefill = 0.013939 + 0.000051527 * 100 + 0.0000000040196 * 100 * 50
+    decode = 0.013939 + 0.00004105 + 0.00000013786 * 112
+    first = 0.001 + prefill
+    last = first + 2 * decode
+    assert recs["admitted"][order] == pytest.approx([0.001, last], abs=1e-12)
+    assert recs["first_token"][order] == pytest.approx([first, last + prefill], abs=1e-12)
+    assert recs["last_token"][order] == pytest.approx([last, last + prefill + 2 * decode], abs=1e-12)
+    assert stage(doc, "engine")["iterations"] == 6
+
+
+def test_admission_slots_against_kv(monkeypatch):
+    got = {}
+    for arm, sets in (("slots", {"max_seqs": 32, "blocks": 8010}), ("kv", {"max_seqs": 256, "blocks": 3600})):
+        doc, recs = run("admission.sq", monkeypatch, sets=sets, horizon=200, warmup=20, seed=1)
+        reqs, kv = pool(doc, "reqs"), pool(doc, "kv")
+        assert reqs["holders"] <= sets["max_seqs"]
+        assert int(recs["preemptions"].sum()) <= kv["preemptions"]
+        got[arm] = (kv["preemptions"], reqs["holders"], doc["requests"]["ttft"]["p99"],
+                    doc["requests"]["tpot"]["p99"])
+    assert got["slots"][0] == 0 and got["kv"][0] > 50
+    # about the same number running (29.6 and 29.2), yet the KV limit's tails are the longer
+    assert got["slots"][1] == pytest.approx(got["kv"][1], rel=0.05)
+    assert got["kv"][2] > 1.5 * got["slots"][2] and got["kv"][3] > 1.2 * got["slots"][3]
