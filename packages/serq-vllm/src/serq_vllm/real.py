@@ -115,6 +115,22 @@ def _not_ascii(text: Any) -> str:
     return f"; it is not ASCII: its `{shown}` is U+{ord(ch):04X}{' ' + name if name else ''}"
 
 
+def _steps_refused(v: Any) -> str:
+    """Why a request's ``arrive`` or ``think`` that is no non-negative integer is refused, as its message ends
+    (each was told 'the two sides round a fraction differently', a -1, a NaN, a "3" and a 2.0 too)."""
+    if isinstance(v, float) and math.isfinite(v) and v >= 0:
+        if v == int(v):
+            return f"{v!r}: a whole number is written without a point ({int(v)})"
+        return f"{v!r}: the two sides round a fraction differently"
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, str):
+        return f"the string {_quoted(v)}"
+    if isinstance(v, (int, float)):
+        return _quoted(v) if _int(v) or v == v else "NaN"
+    return f"{'an object' if isinstance(v, dict) else 'a list' if isinstance(v, list) else type(v).__name__}"
+
+
 def _quoted(v: Any, width: int = 60) -> str:
     """A value (or a key) of a scenario as a message quotes it: a string as ``repr`` gives it (a line break or
     an escape sequence in it escaped: an unknown key holding one split the message's line or drove the
@@ -207,8 +223,8 @@ def check_scenario(sc: Any) -> None:
                 "holds up the requests behind it, and serQ's pool rejects it; no answer to compare", ("requests", i))
         for k in ("arrive", "think"):
             if k in r and (not _int(r[k]) or r[k] < 0):
-                raise ScenarioError(f"{where}.{k}: must be a non-negative integer (a number of steps); "
-                                    "the two sides round a fraction differently", ("requests", i, k))
+                raise ScenarioError(f"{where}.{k}: must be a non-negative integer (a number of steps), "
+                                    f"not {_steps_refused(r[k])}", ("requests", i, k))
         if "turn" in r and not _int(r["turn"]):
             raise ScenarioError(f"{where}.turn: must be an integer", ("requests", i, "turn"))
         if "session" in r:
