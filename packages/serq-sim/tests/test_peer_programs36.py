@@ -192,3 +192,28 @@ def test_admission_slots_against_kv(monkeypatch):
     # about the same number running (29.6 and 29.2), yet the KV limit's tails are the longer
     assert got["slots"][1] == pytest.approx(got["kv"][1], rel=0.05)
     assert got["kv"][2] > 1.5 * got["slots"][2] and got["kv"][3] > 1.2 * got["slots"][3]
+
+
+# cost_per_mtok.sq
+
+
+def test_cost_per_mtok_find_and_price():
+    _cols, rows = serq_sweep.find(str(HERE / "cost_per_mtok.sq"), "requests.tpot.p99 <= 0.03",
+                                  ("Lambda", "0.5:20:0.5"), sets={"gpu": [0, 1]}, seeds="1..2", workers=0,
+                                  progress=False)
+    found = {r["gpu"]: (r["outcome"], r["Lambda"], r["fails"]) for r in rows}
+    assert found == {0: ("found", 4.5, 5.0), 1: ("found", 13.5, 14.0)}
+    per_mtok = {g: price * 1e6 / (3600 * found[g][1] * 200) for g, price in ((0, 2.0), (1, 4.0))}
+    assert per_mtok[0] == pytest.approx(0.617, abs=1e-3) and per_mtok[1] == pytest.approx(0.412, abs=1e-3)
+
+
+@pytest.mark.parametrize(("gpu", "lam"), [(0, 4.5), (1, 13.5)])
+def test_cost_per_mtok_throughput_at_the_rate_found(monkeypatch, gpu, lam):
+    doc, recs = run("cost_per_mtok.sq", monkeypatch, sets={"gpu": gpu, "Lambda": lam}, seed=1)
+    req = doc["requests"]
+    assert (recs["output"] == 200).all() and (recs["prompt"] == 1000).all()
+    # the engine keeps up: it serves the offered output rate, Lambda x E_o, within the Poisson count's noise
+    offered = lam * 200
+    assert req["output_throughput"] == pytest.approx(offered, rel=4 / math.sqrt(lam * 100))
+    assert req["total_output_tokens"] == 200 * req["completed"]
+    assert pool(doc, "kv")["preemptions"] == 0
