@@ -217,3 +217,34 @@ def test_cost_per_mtok_throughput_at_the_rate_found(monkeypatch, gpu, lam):
     assert req["output_throughput"] == pytest.approx(offered, rel=4 / math.sqrt(lam * 100))
     assert req["total_output_tokens"] == 200 * req["completed"]
     assert pool(doc, "kv")["preemptions"] == 0
+
+
+# warmup.sq
+
+
+def test_warmup_cut_is_the_records_sent_before_it(monkeypatch):
+    doc0, recs0 = run("warmup.sq", monkeypatch, sets={"W": 0}, horizon=300, seed=1)
+    live = [doc0["mean_live"]]
+    for w in (30, 100):
+        doc, recs = run("warmup.sq", monkeypatch, sets={"W": w}, horizon=300, seed=1)
+        kept = recs0["sent"] >= w
+        for col in ("session", "turn", "sent", "first_token", "last_token", "cached"):
+            assert np.array_equal(recs[col], recs0[col][kept]), col
+        ttft = recs0["first_token"][kept] - recs0["sent"][kept]
+        assert doc["requests"]["completed"] == kept.sum()
+        assert doc["requests"]["ttft"]["mean"] == pytest.approx(ttft.mean(), rel=1e-12)
+        live.append(doc["mean_live"])
+    # the sessions alive build up from none: the later the window starts, the more on average
+    assert live[0] < live[1] < live[2]
+
+
+def test_warmup_first_window_lighter():
+    first, later = [], []
+    for seed in range(1, 6):
+        r = serq_sim.run(compiled("warmup.sq", sets={"W": 0}), horizon=300, seed=seed)
+        recs = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
+        ttft = recs["first_token"] - recs["sent"]
+        window = (recs["sent"] // 30).astype(int)
+        first.append(ttft[window == 0].mean())
+        later.append(np.mean([ttft[window == k].mean() for k in range(1, 10)]))
+    assert np.mean(first) < np.mean(later) - 0.003
