@@ -74,6 +74,19 @@ def test_md1_pollaczek_khinchine(monkeypatch, lam):
     assert pool(doc, "kv")["preemptions"] == 0 and recs["cached"].sum() == 0
 
 
+def test_md1_target_and_slots():
+    from serq_vllm.target import TargetError, target
+
+    config = target(compiled("md1.sq"))["config"]
+    assert (config["max_num_batched_tokens"], config["max_num_seqs"]) == (1, 1)
+    with pytest.raises(TargetError, match="above the engine's budget 1"):
+        target(compiled("md1.sq", sets={"max_seqs": 256}))
+    # more slots change nothing: a request of one token is admitted and done within one iteration
+    docs = [json.loads(encode_json(serq_sim.run(compiled("md1.sq", sets={"max_seqs": s}), horizon=30, warmup=3)))
+            for s in (1, 256)]
+    assert docs[0]["requests"] == docs[1]["requests"] and docs[0]["observes"] == docs[1]["observes"]
+
+
 def test_md1_compare_variance_reduction_by_hand():
     """serq compare's paired difference, its CI and its variance reduction, against the same runs made one
     by one: the arms share each seed's arrivals (the gaps scaled), so the paired CI is far narrower."""
