@@ -861,11 +861,15 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT,
     import threading
     import time
 
+    from serq.errors import shown_path
     from serq.files import MAX_JSON
 
     if timeout is not None and not timeout > 0:
         raise ValueError(f"run_real_in: timeout must be a positive number of seconds, not {timeout!r}")
-    named = f"--python {python}" if named is None else named
+    # the interpreter's name as every message prints a file's (a --python of 5 000 characters was printed whole
+    # in each message, a line break in it split the message's line)
+    shown = shown_path(python)
+    named = f"--python {shown}" if named is None else named
     question = json.dumps(scenario).encode("utf-8")
     # a name without a folder is the file of that name here when there is one (the option names a path), else a
     # command looked for on PATH (python3): the file ./venv-python given as venv-python was looked for on PATH
@@ -934,7 +938,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT,
             tail = f"stopped by signal {-proc.returncode}"
         else:
             tail = f"exit status {proc.returncode}"
-        raise BridgeError(tail if tail.startswith("error:") else f"error: {python}: {tail}")
+        raise BridgeError(tail if tail.startswith("error:") else f"error: {shown}: {tail}")
     answer = None
     try:
         text = bytes(out.data).decode("utf-8")
