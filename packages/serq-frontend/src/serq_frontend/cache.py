@@ -118,8 +118,11 @@ def _cache_folder() -> str | None:
             # as a relative XDG_CACHE_HOME below: SERQ_CACHE_DIR=rel made ./rel in whatever folder serq ran in
             # (a program's folder someone sent included), and a ~ no shell expanded (a unit file, a .env) a
             # folder named ~ there; both caches are off, said once
-            _warn(env, f"SERQ_CACHE_DIR is {env!r}, not an absolute path: the caches are off (a relative "
-                       "folder would be made in whatever folder serq runs in)")
+            from serq.errors import PATH_WIDTH, clipped
+
+            # (quoted as a file's name is, cut past PATH_WIDTH characters: one of 5 000 was quoted whole)
+            _warn(env, f"SERQ_CACHE_DIR is {clipped(repr(env), PATH_WIDTH)}, not an absolute path: the caches are "
+                       "off (a relative folder would be made in whatever folder serq runs in)")
             return None
         d = path_str(env)
     else:
@@ -143,9 +146,9 @@ def _cache_folder() -> str | None:
         return None
     why = _untrusted(st)
     if why is not None:
-        from serq.errors import printable
+        from serq.errors import shown_path
 
-        _warn(str(d), f"not using the cache folder {printable(d)}: it {why} (make it your own and not writable "
+        _warn(str(d), f"not using the cache folder {shown_path(d)}: it {why} (make it your own and not writable "
                       "by others, or set SERQ_CACHE_DIR to another folder)")
         return None
     return d if os.access(d, os.W_OK) else None
@@ -222,7 +225,9 @@ def write_trusted(path: str | os.PathLike[str], data: bytes) -> None:
                 os.unlink(path)
         except OSError as e:
             what = "a folder that is not empty" if S_ISDIR(st.st_mode) else "what is not a file"
-            _warn(f"entry:{os.fspath(path)}", f"the cache cannot keep {os.fspath(path)}: {what} is there and "
+            from serq.errors import shown_path
+
+            _warn(f"entry:{os.fspath(path)}", f"the cache cannot keep {shown_path(os.fspath(path))}: {what} is there and "
                   f"cannot be removed ({e.strerror or e}); remove it, or what it would keep is made again at "
                   "every run")
             return
