@@ -77,6 +77,9 @@ class Point:
     index: int
     params: dict[str, Any]
     file: str
+    #: the program's IR as serq_ir.encode writes it, held compressed (serq_sweep.worker.packed: the IR given
+    #: as JSON is packed here); what a task sends and serq_sweep.worker.run_task reads. A point held its JSON,
+    #: 64 KB of examples/multi-turn/vllm.sq's, from the plan to the end of the sweep; packed it is 3 KB
     ir: bytes
     ir_hash: str
     inputs: list[str] = field(default_factory=list)
@@ -92,6 +95,11 @@ class Point:
     #: the ``--def`` bodies it was compiled with, by the name its spans give each (serq.loading.def_texts): a
     #: worker's message of a run-time error there is quoted with the body's line here (serq.errors.texts_quoted)
     texts: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from .worker import packed
+
+        self.ir = packed(self.ir)
 
     @property
     def label(self) -> str:

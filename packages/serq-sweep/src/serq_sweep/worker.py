@@ -15,6 +15,25 @@ _KEEP = 8
 _KEEPING = _thread.allocate_lock()
 
 
+def packed(ir: bytes) -> bytes:
+    """``ir``, the JSON of serq_ir.encode, compressed (zlib) as a sweep's point holds it and its tasks send it;
+    bytes packed already are as given. The JSON begins with ``{``, a zlib stream never does."""
+    if ir[:1] != b"{":
+        return ir
+    import zlib
+
+    return zlib.compress(ir, 6)
+
+
+def unpacked(ir: bytes) -> bytes:
+    """The JSON of :func:`packed` bytes (JSON given is as given)."""
+    if ir[:1] == b"{" or not ir:
+        return ir
+    import zlib
+
+    return zlib.decompress(ir)
+
+
 def _program(ir: bytes, ir_hash: str, name: str) -> Any:
     # kept by the IR sent and its name, not by ``ir_hash`` (the IR without spans and source): two programs
     # of one IR but for their text (a.sq and a copy of it one comment longer, a program and its kernel twin)
@@ -25,7 +44,7 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
     if program is None:
         import serq_ir
 
-        program = serq_ir.decode(ir, name=name)
+        program = serq_ir.decode(unpacked(ir), name=name)
         # under a lock: a Dask worker of several threads runs tasks at once, and two that dropped the oldest
         # program together dropped one key twice (a KeyError: the run failed with a traceback)
         with _KEEPING:
@@ -38,7 +57,7 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
 def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any], records: bool = False,
              trace: str | None = None, digest: str | None = None, pm: Any = None,
              plugins: Any = None) -> dict[str, Any]:
-    """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
+    """Run the program of IR ``ir`` (its JSON, or that :func:`packed`) under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
     "message", "warnings", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
     which) or ``error`` (a run-time error of the program; ``message`` is its diagnostic); ``wall`` the
