@@ -310,3 +310,33 @@ def test_batch_job_makespan_by_slots(monkeypatch):
         ends.append(json.loads(encode_json(r))["end"])
     assert ends[0] > ends[1] > ends[2] > ends[3]
     assert ends[4] == pytest.approx(ends[3], rel=0.02)  # the KV cache, not the slots, binds at 128
+
+
+# loadtest.sq
+
+
+@pytest.mark.parametrize("users", [5, 20])
+def test_loadtest_hits_and_tokens_by_hand(monkeypatch, users):
+    doc, recs = run("loadtest.sq", monkeypatch, sets={"M": users})
+    assert doc["requests"]["completed"] == 5 * users and pool(doc, "kv")["evicted_units"] == 0
+    for s in np.unique(recs["session"]):
+        mine = recs["session"] == s
+        order = np.argsort(recs["turn"][mine])
+        prompt, out, hit = (recs[c][mine][order] for c in ("prompt", "output", "cached"))
+        assert recs["turn"][mine][order].tolist() == [1, 2, 3, 4, 5]
+        k = np.concatenate([[0], prompt[:-1] + out[:-1]])  # the conversation so far
+        assert np.array_equal(prompt[1:] - k[1:] > 0, np.ones(4, bool))
+        assert hit.tolist() == [0] + [(x - 1) // 16 * 16 for x in k[1:]]
+    # prompts = computed + hits: the engine computed each prompt's miss and every output token but the last
+    eng = stage(doc, "engine")
+    computed = (recs["prompt"] - recs["cached"] + recs["output"] - 1).sum()
+    assert eng["tokens"] * eng["iterations"] == pytest.approx(computed, rel=1e-12)
+    req = doc["requests"]
+    assert req["prefix_cache_hit_rate"] == pytest.approx(recs["cached"].sum() / recs["prompt"].sum(), rel=1e-12)
+    # the users' time: each stayed for its requests and its thinks, all from t = 0; the last to leave ends it
+    stay = doc["observes"]["stay"]
+    think = stage(doc, "think")
+    assert stay["count"] == users
+    total = doc["observes"]["response"]["mean"] * 5 * users + think["completions"] * think["service"]
+    assert stay["mean"] * users == pytest.approx(total, rel=1e-9)
+    assert doc["mean_live"] * doc["end"] == pytest.approx(total, rel=1e-9)
