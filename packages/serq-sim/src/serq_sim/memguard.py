@@ -230,8 +230,11 @@ def parallel_runs() -> int:
     value = raw.strip()
     if not value:
         return 1
-    if value.isascii() and value.isdigit() and 1 <= int(value) <= 4096:
-        return int(value)
+    # (its digits past leading zeros, at most 4, first: int() of 5 000 digits raised a ValueError past Python's
+    # limit, a traceback)
+    digits = value.lstrip("0")
+    if value.isascii() and value.isdigit() and len(digits) <= 4 and 1 <= int(digits or "0") <= 4096:
+        return int(digits)
     from serq import numbers
 
     from .tier_env import env_error
