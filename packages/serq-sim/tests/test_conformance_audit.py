@@ -618,7 +618,7 @@ run { horizon 100; warmup 12; arrivals 2; }
     ("", "run d (serial - 1);", "<source>:4:22: error: at t=1, session 0: the run's work is negative (-1)"),
     # docs/language.md: a computed choose count outside 1 .. 100 000 is an error at the choose.
     ("", "choose j in serial by (0);",
-     "<source>:4:22: error: at t=1, session 0: choose j: the count of candidates is 0, not a whole number from 1 "
+     "<source>:4:34: error: at t=1, session 0: choose j: the count of candidates is 0, not a whole number from 1 "
      "to 100000"),
     # a computed draw outside its domain is an error at the draw.
     ("", "set x = ~uniform(serial, 0);",

@@ -817,7 +817,7 @@ RUN_ERRORS = [
     # choose among 0 candidates, computed
     ("stage s : fifo;\nworkload { arrive batch(2); }\nsession { set n = serial; choose j in n by (j); run s (1); }\n"
      "run { horizon 10; }\n",
-     "<source>:3:27: error: at t=0, session 0: choose j: the count of candidates is 0, not a whole number from 1 "
+     "<source>:3:39: error: at t=0, session 0: choose j: the count of candidates is 0, not a whole number from 1 "
      "to 100000"),
     # member() of a computed reference that names no member
     ("pool kv[2] { cap 3; }\nstage s : fifo;\nworkload { arrive batch(3); }\n"

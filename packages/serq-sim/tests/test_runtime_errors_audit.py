@@ -82,9 +82,9 @@ CASES = [
     # a choose over a computed count below 1
     ('choose_count',
      {'p.sq': 'stage s[3] : fifo;\nworkload { arrive batch(2); }\nsession {\n  run s[0] (1);\n  choose j in serial - 1 by (queue(s[j]));\n  run s[j] (1);\n}\n'},
-     '{d}/p.sq:5:3: error: at t=1, session 0: choose j: the count of candidates is -1, not a whole number from 1 to 100000\n' +
+     '{d}/p.sq:5:15: error: at t=1, session 0: choose j: the count of candidates is -1, not a whole number from 1 to 100000\n' +
      '    choose j in serial - 1 by (queue(s[j]));\n' +
-     '    ^'),
+     '                ^'),
     # an arrival's gap of 0 (no session: the arrival makes one)
     ('renewal_gap',
      {'p.sq': 'stage s : fifo;\nworkload { arrive renewal(1 - now); }\nsession {\n  run s (1);\n}\nrun { horizon 5; }\n'},

@@ -505,14 +505,16 @@ def amount_problem(what: str, x: float) -> str | None:
     return _not_negative(what, "are" if what == "the units" else "is", x)
 
 
-def choose_problem(n: float) -> str | None:
+def choose_problem(n: float, exact: bool = True) -> str | None:
     """Why ``n`` is no count of a ``choose``'s candidates (0 … n-1), or None: a whole number from 1 to
     :data:`MAX_MEMBERS` (a family's most members; each candidate's keys are evaluated, so a count of 1e9
-    or inf ran for ever)."""
+    or inf ran for ever). ``exact``: the count by all its digits (a constant, quoted as written); else as
+    every other number of a message (:func:`show_number`: a computed count at run time)."""
     if n != n:
         return "the count of candidates is NaN"
     if not 1 <= n <= MAX_MEMBERS or n != int(n):
-        return f"the count of candidates is {_show(n)}, not a whole number from 1 to {MAX_MEMBERS}"
+        return (f"the count of candidates is {show_number(n, exact=exact)}, not a whole number from 1 to "
+                f"{MAX_MEMBERS}")
     return None
 
 

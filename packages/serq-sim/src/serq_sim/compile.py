@@ -190,8 +190,10 @@ def _not_nan(fn, sim, message: str, span):
 
 def choose_message(name: str, n: float) -> str:
     """The run-time error of a ``choose`` whose count of candidates came out NaN, below 1, fractional or
-    beyond :data:`serq_ir.rules.MAX_MEMBERS` (both tiers; it chose 0, was cut, or ran for ever)."""
-    return f"choose {name}: {choose_problem(n)}"
+    beyond :data:`serq_ir.rules.MAX_MEMBERS` (both tiers; it chose 0, was cut, or ran for ever). The count is
+    shown as every run-time value is (serq_sim.errors.show: ``0.970374``, not its 17 digits), and the error
+    points at the count's expression."""
+    return f"choose {name}: {choose_problem(n, exact=False)}"
 
 
 def _div(a: float, b: float) -> float:
@@ -1105,8 +1107,9 @@ class Compiler:
                 out.append(f"{pad}_cn = {x(st.n)}")
                 out.append(f"{pad}if not (1.0 <= _cn <= {float(MAX_MEMBERS)!r} and _cn == int(_cn)):")
                 name = self.program.attributes[st.slot].name
+                # (at the count's expression, as a clause's value is told: clause_spans)
                 out.append(f"{pad}    raise E.error({self.obj(choose_message, '_cm')}({self.obj(name, '_nm')}, _cn), "
-                           f"{sid}, s)")
+                           f"{self.span_id(getattr(st.n, 'span', None))}, s)")
                 # a choose evaluates its keys for every candidate: at an instant its session's loop heads
                 # passed, it counts a pass a candidate (SPIN_LIMIT passes of a choose of 100 000 candidates,
                 # 10¹¹ keys, took days)

@@ -1307,7 +1307,7 @@ class _Gen(Compiler):
                 cur += [f"{pad}_n{g} = {x(st.n)}",
                         # a whole number of candidates, 1 to MAX_MEMBERS (compile.choose_message)
                         f"{pad}if not (1.0 <= _n{g} <= {float(MAX_MEMBERS)!r} and _n{g} == int(_n{g})):",
-                        f"{pad}    raise _err(_choosemsg({name}, _n{g}), {sid}, A, now)",
+                        f"{pad}    raise _err(_choosemsg({name}, _n{g}), {self.span_id(getattr(st.n, 'span', None))}, A, now)",
                         f"{pad}else:",
                         f"{pad}    _n{g} = int(_n{g})",
                         # at an instant the session's loop heads passed, a pass a candidate (compile.SPIN_LIMIT)
