@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from functools import partial
 
-from serq.errors import UserError
+from serq.errors import UserError, shown_path
 from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, number_at, read_text, value_at
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
@@ -151,7 +151,7 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             raise fault("time is 0: an iteration takes a positive time", ("time",))
         steps.append(tuple(row))
     if not steps:
-        raise UserError(f"{path}: error: no steps")
+        raise UserError(f"{shown_path(path)}: error: no steps")
     return steps
 
 
@@ -196,7 +196,7 @@ def fit_steps(steps, where: str = "") -> Fit:
     a = np.asarray(steps, dtype=np.float64)
     x = np.column_stack([np.ones(len(a)), a[:, :4]])
     t = a[:, 4]
-    head = f"{where}: error:" if where else "error:"
+    head = f"{shown_path(where)}: error:" if where else "error:"  # (a name as every message prints one)
     for j, term in enumerate(TERMS, 1):
         if not np.any(x[:, j]):
             raise UserError(f"{head} no step has {term} > 0: its coefficient {COEFFICIENTS[j]} cannot be fitted")

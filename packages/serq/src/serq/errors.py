@@ -367,16 +367,18 @@ def located(span, body: str, base: str | None = None, kind: str = "error") -> st
     for a place a message notes after its own line (a plugin's failure at a pool or a stage: serq_sim.guards)."""
     body = clipped_quotes(body)
     if span is None:
-        head = f"{base}: " if base else ""
+        head = f"{shown_path(base)}: " if base else ""
         return f"{head}{kind}: {body}"
-    out = f"{printable(span.file)}:{span.line}:{span.col}: {kind}: {body}" + source_excerpt(span.file, span.line,
-                                                                                              span.col, base)
+    # the files by :func:`shown_path`, as a compile's messages name them (a run's error at a program of a long
+    # name printed it whole, where serq check cut it)
+    out = f"{shown_path(span.file)}:{span.line}:{span.col}: {kind}: {body}" + source_excerpt(span.file, span.line,
+                                                                                               span.col, base)
     inner, skipped, outer = noted(getattr(span, "via", ()))
     for uses in (inner, outer):
         if uses is outer and skipped:
             out += f"\n{left_out(skipped)}"
         for use in uses:
-            out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of "
+            out += (f"\n{shown_path(use.file)}:{use.line}:{use.col}: note: in the expansion of "
                     f"`{printable(clipped(use.name))}`, used here" + source_excerpt(use.file, use.line, use.col, base))
     return out
 
@@ -385,13 +387,13 @@ def place(span) -> str:
     """``FILE:LINE:COL`` of an IR span on one line, and for a span in a definition's body each use that expanded
     it, the innermost first: ``lib.sq:3:5 in `f` used at p.sq:9:3`` (what :func:`located` writes as its notes,
     said short, for a note that names a place within its own line: a partial report's, a list of runs)."""
-    out = f"{printable(span.file)}:{span.line}:{span.col}"
+    out = f"{shown_path(span.file)}:{span.line}:{span.col}"
     inner, skipped, outer = noted(getattr(span, "via", ()))
     for uses in (inner, outer):
         if uses is outer and skipped:
             out += f" … {skipped} uses more …"
         for use in uses:
-            out += f" in `{printable(clipped(use.name))}` used at {printable(use.file)}:{use.line}:{use.col}"
+            out += f" in `{printable(clipped(use.name))}` used at {shown_path(use.file)}:{use.line}:{use.col}"
     return out
 
 
