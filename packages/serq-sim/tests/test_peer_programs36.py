@@ -340,3 +340,75 @@ def test_loadtest_hits_and_tokens_by_hand(monkeypatch, users):
     total = doc["observes"]["response"]["mean"] * 5 * users + think["completions"] * think["service"]
     assert stay["mean"] * users == pytest.approx(total, rel=1e-9)
     assert doc["mean_live"] * doc["end"] == pytest.approx(total, rel=1e-9)
+
+
+# tenants.sq
+
+C, D, E, A, BATT = 0.013939, 0.00004105, 0.00000013786, 0.000051527, 0.0000000040196  # a100_qwen3_8b's terms
+TRIO = {"gap": "~det(0.001)", "is_doc": "serial < 2", "doc_prompt": "serial == 0 ? 4096 : 2048",
+        "chat_prompt": "100", "doc_output": "2", "chat_output": "2"}
+
+
+@pytest.mark.parametrize("policy", [0, 1])
+def test_tenants_chat_behind_a_document_by_hand(monkeypatch, policy):
+    # a document of 4 096 tokens sent at 1 ms takes the budget for two iterations; a document of 2 048 (2 ms)
+    # and a chat request of 100 (3 ms) wait. In iteration 3 the first document decodes its last token
+    # (kv_decode 4 112: 257 blocks) and 2 047 tokens of budget are left: FCFS gives them to the document, the
+    # chat request waiting for iteration 4; priority admits the chat request first, the document after it
+    doc, recs = run("tenants.sq", monkeypatch, sets={"policy": policy}, defs=TRIO, arrivals=3, warmup=0)
+    order = np.argsort(recs["session"])
+    t1 = 0.001 + C + A * 2048 + BATT * 2048 * 1024
+    t2 = t1 + C + A * 2048 + BATT * 2048 * (2048 + 1024)
+    if policy == 0:
+        t3 = t2 + C + D + E * 4112 + A * 2047 + BATT * 2047 * 2047 / 2
+        t4 = t3 + C + A * 101 + BATT * (1 * (2047 + 0.5) + 100 * 50)
+        admitted, first = [0.001, t2, t3], [t2, t4, t4]
+    else:
+        t3 = t2 + C + D + E * 4112 + A * 2047 + BATT * (100 * 50 + 1947 * 1947 / 2)
+        # iteration 4: the chat request's decode (kv_decode 112) and the document's last 101 tokens at 1 947
+        t4 = t3 + C + D + E * 112 + A * 101 + BATT * 101 * (1947 + 101 / 2)
+        admitted, first = [0.001, t2, t2], [t2, t4, t3]
+    assert recs["admitted"][order] == pytest.approx(admitted, abs=1e-12)
+    assert recs["first_token"][order] == pytest.approx(first, abs=1e-12)
+    assert pool(doc, "kv")["preemptions"] == 0
+
+
+def keyed(d) -> dict:
+    """An observe's samples as {(session, turn): value}."""
+    return dict(zip(zip(d.sessions.tolist(), d.turns.tolist()), d.values.tolist()))
+
+
+def test_tenants_classes_split_the_ttft(monkeypatch):
+    for policy in (0, 1):
+        doc, _recs = run("tenants.sq", monkeypatch, sets={"policy": policy}, horizon=200, warmup=20, seed=1)
+        o = doc["observes"]
+        assert pool(doc, "kv")["preemptions"] == 0  # policy 0 is FCFS exactly
+        # the class observes are taken after the request's last token, as the library's response is: the
+        # same requests (done after the warm-up), not the library's ttft's (first token after it)
+        assert o["ttft_chat"]["count"] + o["ttft_docs"]["count"] == o["response"]["count"]
+        r = serq_sim.run(compiled("tenants.sq", sets={"policy": policy}), horizon=200, warmup=20, seed=1)
+        chat, docs, ttft, resp = (keyed(r.observe(n)) for n in ("ttft_chat", "ttft_docs", "ttft", "response"))
+        assert chat.keys() | docs.keys() == resp.keys() and not chat.keys() & docs.keys()
+        # each request's class sample is its TTFT (where the library's was taken after the warm-up too)
+        both = [k for k in chat.keys() | docs.keys() if k in ttft]
+        assert len(both) > 0.9 * len(ttft)
+        assert all({**chat, **docs}[k] == ttft[k] for k in both)
+
+
+def test_tenants_priority_paired():
+    table = serq_sweep.compare(str(HERE / "tenants.sq"), sets={"policy": [0, 1]}, seeds="1..8", horizon=300,
+                               warmup=30, workers=0, progress=False,
+                               figures=["ttft_chat.p99", "ttft_chat.mean", "ttft_docs.mean"])
+    rows = {r["figure"].removeprefix("observes."): r for r in table.to_dict("records")}
+    for f in ("ttft_chat.p99", "ttft_chat.mean"):  # the chat tenant's first tokens sooner
+        assert rows[f]["diff"] < 0 and abs(rows[f]["diff"]) > rows[f]["ci_paired"], rows[f]
+    docs = rows["ttft_docs.mean"]  # the documents' later: the same requests, served in another order
+    assert docs["diff"] > docs["ci_paired"] > 0, docs
+
+
+def test_tenants_target_refuses_the_queue_key():
+    from serq_vllm.target import TargetError, target
+
+    with pytest.raises(TargetError) as err:
+        target(compiled("tenants.sq"))
+    assert "queue" in str(err.value)
