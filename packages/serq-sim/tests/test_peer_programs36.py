@@ -412,3 +412,18 @@ def test_tenants_target_refuses_the_queue_key():
     with pytest.raises(TargetError) as err:
         target(compiled("tenants.sq"))
     assert "queue" in str(err.value)
+
+
+def test_docs_three_sets_under_a_warmup(monkeypatch):
+    """docs/vllm.md's figures of the three sets of requests a warm-up leaves: the library's ttft (first token
+    after it), response and the class observes (done after it), the requests table (sent after it)."""
+    doc, recs = run("tenants.sq", monkeypatch, horizon=200, warmup=20, seed=1)
+    o, req = doc["observes"], doc["requests"]
+    got = (o["ttft"]["count"], o["response"]["count"], o["ttft_chat"]["count"], o["ttft_docs"]["count"],
+           req["completed"])
+    assert got == (631, 622, 539, 83, 614)
+    weighted = (o["ttft_chat"]["mean"] * 539 + o["ttft_docs"]["mean"] * 83) / 622
+    text = " ".join((Path(__file__).parents[3] / "docs" / "vllm.md").read_text().split())
+    assert (f"`ttft` 631 samples of mean {o['ttft']['mean']:.5f} s, `response` 622 and the classes 539 + 83 of "
+            f"mean {weighted:.5f} s, the `requests` table 614 of mean {req['ttft']['mean']:.5f} s") in text
+    assert (recs["sent"] >= 20).all() and len(recs["sent"]) == 614
