@@ -142,11 +142,13 @@ def test_a_work_that_is_no_amount_names_the_plugin_the_stage_and_the_time(site, 
     prog = compiled(tmp_path, ROUTED.replace("@rvac(0)", "@liar(0)"), pm)
     with pytest.raises(PluginError) as e:
         serq_sim.run(prog, pm=pm, seed=1)
-    first, hint, note, line, caret = str(e.value).splitlines()
+    first, hint, note, line, caret, *read = str(e.value).splitlines()
+    # read by session 0's choose at t=0 (test_known_defects_round44_plugin_reads): the session and the statement
     assert first == (f"error: plugin '{Wrong.__module__}.{Wrong.__qualname__}' failed in its stage s[0]: work() returned {shown}, not a "
-                     "number at least 0 (at t=0)")
+                     "number at least 0 (at t=0, session 0)")
     assert note == f"{tmp_path / 'P.sq'}:1:1: note: stage s[0] is declared here"
     assert (line, caret) == ("  stage s[2] : @liar(0);", "  ^")
+    assert read[0] == f"{tmp_path / 'P.sq'}:3:40: note: session 0 read it here"
 
 
 def test_the_json_lines_are_every_observes_samples(site, tmp_path):

@@ -763,6 +763,10 @@ class Compiler:
             return f"E.obs_cachedin({ref}, s)"
         if e.name == "member":  # the checked member's own index
             return f"float({ref}.index)"
+        if isinstance(t, N.StageRef) and isinstance(self.program.stages[t.stage].kind, N.Extension):
+            # a third party's stage: read through E.read_by, which tells a failure of its queue(), busy() or
+            # work() where it was read (the statement) and by which session (serq_sim.guards.reading)
+            return f"E.read_by(E.obs_{e.name}, {ref}, {self.cur_span}, s)"
         return f"E.obs_{e.name}({ref}{args})"
 
     def _lambda(self, body, span):

@@ -1936,6 +1936,14 @@ class Simulation:
     def obs_queue(self, st) -> float:
         return st.queue()
 
+    def read_by(self, read, st, sid: int | None, s) -> float:
+        """``read(st)``, an observable of a third party's stage read by the statement of span ``sid`` of session
+        ``s`` (None: of none): a failure of the plugin there names them (serq_sim.guards.reading)."""
+        from .guards import reading
+
+        with reading(self, None if sid is None else self.spans[sid], s):
+            return read(st)
+
     def obs_busy(self, st) -> float:
         return st.busy()
 

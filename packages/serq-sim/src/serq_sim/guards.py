@@ -38,9 +38,11 @@ one too (:func:`serq.plugins.plugin_failure`, at :func:`serq_sim.run`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import weakref
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -90,10 +92,15 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, s
     (a pool's eviction order's ``key(entry)`` or ``pick(pool)`` and a stage's ``busy_level()`` have no session at
     hand, and named no place); and with the trace row ``session`` replays, when it is the session of the job or
     the growth at hand (serq_sim.errors.replay_text, the note of every run-time error of a trace session)."""
+    read = ""
     if sim is not None:
+        reader = getattr(getattr(sim, "plugin_jobs", None), "reader", None)
+        if reader is not None and session is None:  # (a stage's observable read by a statement: reading)
+            session = reader[1]
+            read = _read_note(sim, reader[0], session)
         reason = f"{reason} ({_when(sim, session)})"
     note = declared_share(sim) if at is SHARE else declared(at)
-    return PluginError(registry.plugin_message(name, what, reason) + note + _replayed(sim, session))
+    return PluginError(registry.plugin_message(name, what, reason) + note + read + _replayed(sim, session))
 
 
 #: what a share policy's failure concerns (:func:`failure`'s ``at``): the program's ``share NAME;``
@@ -801,6 +808,8 @@ class _Noted:
         #: a third party's preemption policy whose own ``victim`` the run asks -> ``(registry, name)``: what names
         #: its plugin where a grower it chose no victim for waits for ever (:func:`no_victim`)
         self.victims: dict[int, tuple[Any, str]] = {}
+        #: ``(span, session)`` of the statement reading a third party's stage's observable now (:func:`reading`)
+        self.reader: tuple[Any, Any] | None = None
 
 
 def _noted(sim: Any) -> _Noted:
@@ -892,6 +901,41 @@ def subject_of(e: BaseException, member: Any) -> None:
             pass
 
 
+@contextlib.contextmanager
+def reading(sim: Any, span: Any, session: Any) -> Iterator[None]:
+    """The block in which the statement at ``span`` of ``session`` (None: of none) reads an observable of a third
+    party's stage (``queue``, ``busy``, ``work``; Simulation.read_by): a failure of its plugin there, a value out of
+    range (:func:`failure`) or an exception of its own (:func:`run_failure`), names the session with the time and
+    notes the statement, as a run-time error of the statement does. It named the stage's declaration and the
+    time alone, so a ``choose`` reading a NaN ``work()`` did not say which session or statement."""
+    noted = _noted(sim)
+    before = noted.reader
+    noted.reader = (span, session)
+    try:
+        yield
+    except BaseException as e:
+        session_of(e, session)
+        if span is not None and getattr(e, "serq_read", None) is None:
+            try:
+                e.serq_read = span  # type: ignore[attr-defined]
+            except AttributeError:  # (an exception of __slots__: without the note)
+                pass
+        raise
+    finally:
+        noted.reader = before
+
+
+def _read_note(sim: Any, span: Any, session: Any) -> str:
+    """The note of the statement at ``span`` that read the stage (:func:`reading`), or nothing."""
+    if span is None:
+        return ""
+    from serq.errors import located
+
+    serial = getattr(session, "serial", None)
+    said = f"session {serial} read it here" if isinstance(serial, int) else "read here"
+    return "\n" + located(span, said, getattr(sim, "source", None), kind="note")
+
+
 def run_failure(message: str, e: BaseException, sim: Any) -> str:
     """``message``, :func:`serq.plugins.plugin_failure`'s of ``e`` raised in a plugin's code in the run, as
     :func:`failure` says a contract's breach: its first line ends with the simulated time (after the plugin's
@@ -908,7 +952,7 @@ def run_failure(message: str, e: BaseException, sim: Any) -> str:
     message = f"{head} ({_when(sim, session)}){nl}{rest}"
     subject = _subject(e, sim)
     note = declared_share(sim) if subject is SHARE else declared(subject)
-    return message + note + _replayed(sim, session)
+    return message + note + _read_note(sim, getattr(e, "serq_read", None), session) + _replayed(sim, session)
 
 
 def _subject(e: BaseException, sim: Any) -> Any:
