@@ -427,3 +427,18 @@ def test_docs_three_sets_under_a_warmup(monkeypatch):
     assert (f"`ttft` 631 samples of mean {o['ttft']['mean']:.5f} s, `response` 622 and the classes 539 + 83 of "
             f"mean {weighted:.5f} s, the `requests` table 614 of mean {req['ttft']['mean']:.5f} s") in text
     assert (recs["sent"] >= 20).all() and len(recs["sent"]) == 614
+
+
+def test_fleet_sizing_ttft_floor_of_a_prompt(monkeypatch):
+    """No fleet size brings a request's TTFT below its own prefill: ceil(n / B) iterations of at least c each,
+    a n for its tokens and b n^2 / 2 for their attention (the chunks' n (K + n/2) summed). A TTFT SLO of
+    0.5 s is beyond every prompt above 6 810 tokens, 3.3 % of an exponential of mean 2 000: the attainment
+    stops below 0.967 however many replicas serve."""
+    _doc, recs = run("fleet_sizing.sq", monkeypatch, sets={"N": 8, **DAY}, horizon=150, warmup=0, seed=1)
+    n = recs["prompt"]
+    floor = np.ceil(n / 2048) * 0.013939 + 0.000051527 * n + 0.0000000040196 * n * n / 2
+    ttft = recs["first_token"] - recs["sent"]
+    assert (ttft >= floor - 1e-12).all()
+    assert (floor[n > 6810] > 0.5).all() and (floor[n <= 6810] <= 0.5).all()
+    met = (ttft <= 0.5).mean()
+    assert met <= 1 - (n > 6810).mean() and met > 0.9
