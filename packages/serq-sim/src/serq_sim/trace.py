@@ -206,9 +206,10 @@ def nothing_to_replace(trace: str, source: str | None, given=None) -> SimError:
     with nothing to replace is refused, not ignored. ``source`` the program's file; ``given`` names what the
     caller gave (:func:`serq.loading.given_or_option`: ``--trace t.csv`` on the command line, ``trace=t.csv``
     for the Python API). The one message of every command and function that takes a trace."""
+    from serq.errors import shown_path
     from serq.loading import given_or_option
 
-    said = given_or_option(given)("trace", os.fspath(trace))
+    said = given_or_option(given)("trace", shown_path(os.fspath(trace)))  # (a long name was printed whole)
     return SimError(format_error(None, None, None, f"{said}: the program's workload reads no trace (no "
                                  "`trace \"FILE\"` clause) for it to replace", source))
 

@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines, shown_path
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
 from serq_ir.rules import show_number
@@ -144,7 +144,7 @@ def _read(table: Any) -> Any:
     except TableFault as e:
         raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the table: {_why(e)}") from None
+        raise UserError(f"{shown_path(path)}: cannot read the table: {_why(e)}") from None
 
 
 def _csv_frame(path: str) -> Any:
@@ -755,7 +755,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
     try:
         f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig")
     except OSError as e:
-        raise UserError(f"{path}: cannot read: {_why(e)}") from None
+        raise UserError(f"{shown_path(path)}: cannot read: {_why(e)}") from None
     from serq_sim.trace import csv_located
 
     from .core import TableFault, cell_fault, csv_rows, not_utf8_fault, repeated_column, unmarked_utf16
@@ -869,7 +869,7 @@ def _read_records(source: Any) -> Any:
     path = os.fspath(source)
     low = path.lower()
     if not low.endswith((".csv", ".parquet")):
-        raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
+        raise UserError(f"{shown_path(path)}: --cdf reads a dump folder or a records file (.parquet or .csv)")
     from .core import TableFault, read_parquet
     from .records import plotted_size
 
@@ -883,9 +883,9 @@ def _read_records(source: Any) -> Any:
         from serq.options import tables_written
 
         told = tables_written(path)
-        raise UserError(f"{path}: cannot read the records: {_why(e)}" + (f"; {told}" if told else "")) from None
+        raise UserError(f"{shown_path(path)}: cannot read the records: {_why(e)}" + (f"; {told}" if told else "")) from None
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the records: {_why(e)}") from None
+        raise UserError(f"{shown_path(path)}: cannot read the records: {_why(e)}") from None
 
 
 def _metric(frame: Any, name: str, where: str) -> Any:

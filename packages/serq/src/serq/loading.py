@@ -78,19 +78,22 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
     name = path_name(p)
     matches = _matches(reg, name)
     if not matches:
+        from .errors import shown_path
+
+        shown = shown_path(p)  # (a name of 5 000 characters was printed whole in each message below)
         for suffix, dist in sorted(KNOWN_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
             if name.endswith(suffix):
                 from .parts import how_to_have
 
-                raise UserError(f"{p}: no installed part loads {suffix} files; "
+                raise UserError(f"{shown}: no installed part loads {suffix} files; "
                                 f"{how_to_have(pm, dist, f'{dist}, or serq[all]')}")
         if not os.path.lexists(p):  # a file that is not there is told so, whatever its name (`serq sweep find`
             # read `find` as a FILE, and said its type was unknown), as a file of a loader's suffix is
             from .errors import missing_file_note
 
-            raise UserError(f"{p}: cannot read: {os.strerror(errno.ENOENT)}{missing_file_note(p)}")
+            raise UserError(f"{shown}: cannot read: {os.strerror(errno.ENOENT)}{missing_file_note(p)}")
         known = ", ".join(sorted(reg.names())) or "none"
-        raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
+        raise UserError(f"{shown}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
         given = given_or_option(options.given)
         raise UserError(f"{p}: {given('set')} and {given('def')} apply to source programs, not to IR files")
