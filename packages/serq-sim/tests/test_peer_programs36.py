@@ -442,3 +442,39 @@ def test_fleet_sizing_ttft_floor_of_a_prompt(monkeypatch):
     assert (floor[n > 6810] > 0.5).all() and (floor[n <= 6810] <= 0.5).all()
     met = (ttft <= 0.5).mean()
     assert met <= 1 - (n > 6810).mean() and met > 0.9
+
+
+# stall.sq
+
+STALL = {"gap": "~det(0.001)", "is_long": "serial == 1", "chat_prompt": "16", "chat_output": "6",
+         "long_output": "1", "long_prompt": "4096"}
+
+
+@pytest.mark.parametrize("b", [2048, 512])
+def test_stall_gaps_by_hand(monkeypatch, b):
+    doc, recs = run("stall.sq", monkeypatch, sets={"B": b}, defs=STALL, arrivals=2, warmup=0)
+    order = np.argsort(recs["session"])
+    first = 0.001 + C + A * 16 + BATT * 16 * 8  # the chat prompt alone
+    decode = C + D + E * 32  # beside it, one decoder of 17 to 21 tokens: two blocks
+    if b == 2048:
+        # the document arrives at 2 ms: chunks of 2 047 (what the decode leaves), 2 047 and 2
+        gaps = [decode + A * 2047 + BATT * 2047 * 2047 / 2, decode + A * 2047 + BATT * 2047 * (2047 + 2047 / 2),
+                decode + A * 2 + BATT * 2 * (4094 + 1), decode, decode]
+    else:
+        # chunks of 511 beside each of the chat request's five decodes
+        gaps = [decode + A * 511 + BATT * 511 * (511 * k + 511 / 2) for k in range(5)]
+    assert recs["first_token"][order][0] == pytest.approx(first, abs=1e-12)
+    assert recs["last_token"][order][0] == pytest.approx(first + sum(gaps), abs=1e-12)
+    itl = doc["requests"]["itl"]
+    assert itl["count"] == 5 and itl["mean"] == pytest.approx(np.mean(gaps), rel=1e-12)
+    assert stage(doc, "engine")["iterations"] == (6 if b == 2048 else 10)
+
+
+def test_stall_p99_not_monotone_in_the_budget():
+    table = serq_sweep.sweep(str(HERE / "stall.sq"), sets={"B": [512, 2048, 8192]}, seeds="1", horizon=300,
+                             warmup=30, workers=0, progress=False)
+    rows = {r["B"]: r for r in table.to_dict("records")}
+    p99 = {b: rows[b]["requests.itl.p99"] for b in rows}
+    ttft = {b: rows[b]["observes.ttft_long.mean"] for b in rows}
+    assert p99[2048] > 2 * p99[512] and p99[2048] > 2 * p99[8192]
+    assert ttft[512] > ttft[2048] > ttft[8192]
