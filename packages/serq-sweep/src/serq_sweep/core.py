@@ -507,7 +507,7 @@ def check_slo_program(program: Any, file: str, limits: Mapping[str, Any], given:
     from serq_sim.metrics import NO_REQUESTS, records_requests
 
     if not records_requests(program):
-        raise UserError(f"{file}: {named(given, 'slo')}: {NO_REQUESTS}")
+        raise UserError(f"{shown_path(file)}: {named(given, 'slo')}: {NO_REQUESTS}")
 
 
 def definition_forms(pm: Any, files: Sequence[str], axes: Sequence[Axis]) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -638,9 +638,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
 
         endless = no_end_refused(program, limits, given)  # (each run would be refused: said once, before them)
         if endless is not None:
-            raise UserError(f"{file}: {endless}")
+            raise UserError(f"{shown_path(file)}: {endless}")  # (as serq run names it)
         for w in never_ends(program):  # once a program, not once a point
-            w = f"{file}: {w}" if len(files) > 1 else w
+            w = f"{shown_path(file)}: {w}" if len(files) > 1 else w
             if w not in warnings:
                 warnings.append(w)
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm, replayed), inputs,

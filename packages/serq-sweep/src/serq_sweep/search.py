@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines
+from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines, shown_path
 from serq.loading import def_texts, given_or_option
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
@@ -302,7 +302,7 @@ def _refuse_no_end(program: Any, file: str, limits: dict[str, Any], given: Any) 
 
     endless = no_end_refused(program, limits, given)
     if endless is not None:
-        raise UserError(f"{file}: {endless}")
+        raise UserError(f"{shown_path(file)}: {endless}")  # (as serq run names it)
 
 
 def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
@@ -435,7 +435,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         core.check_slo_program(program_, file, limits, given)
         if name not in {c.name for c in program_.constants}:
             defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
-            raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
+            raise UserError(f"{shown_path(file)}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
                             + (defined or f"{_knob_hint(pm, file, name, [c.name for c in program_.constants], given)} "
                                f"(the knob {'--find' if cli else 'find'} searches is a let)"))
         # the programs the search runs first, the knob at its two ends (LO, and HI or the grid's last value),
