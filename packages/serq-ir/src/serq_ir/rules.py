@@ -410,8 +410,9 @@ def draw_problem(dist: str, args: list[float]) -> str | None:
 
     ``~exp(mean)``: mean ≥ 0; ``~uniform(lo, hi)``: finite, lo ≤ hi; ``~erlang(k, mean)``: k a whole
     number from 1 to :data:`MAX_PHASES`, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 < inf; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
-    ``~det(x)``: any number (it is x). Infinite means are allowed (the draw is inf)."""
-    if dist == "det":
+    ``~det(x)``: any number but NaN (it is x). Infinite means are allowed (the draw is inf). A NaN parameter
+    is no parameter of any law, ``~det``'s too (it was taken as the draw NaN, where ``~exp(NaN)`` was refused)."""
+    if dist == "det" and not any(a != a for a in args):
         return None
     shown = ", ".join(_show(a) for a in args)
     head = f"~{dist}({shown})"

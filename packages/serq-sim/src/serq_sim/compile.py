@@ -246,7 +246,7 @@ HELPERS: dict[str, Any] = {
     "_log": math.log,
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
-    "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
+    "_d_det": rand.d_det, "_k_det": rand.k_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
     "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli, "_k_branch_with": rand.k_branch_with,
     "_pu": rand.place_draw, "_part": functools.partial,
 }
@@ -674,9 +674,9 @@ class Compiler:
                 if e.dist == "exp" and all(isinstance(a, N.Num) for a in e.args):
                     return f"(-{args[0]} * _log(1.0 - _pu({self.draw_state()}, {place})))"
                 rv = f"_part(_pu, {self.draw_state()}, {place})"
-            if e.dist != "det" and not all(isinstance(a, N.Num) for a in e.args):
+            if not all(isinstance(a, N.Num) for a in e.args):
                 # computed parameters are checked when the draw is made (constant ones were, at link time
-                # or by serq_ir.validate)
+                # or by serq_ir.validate); ~det's too, for NaN (rand.k_det)
                 sid = self.span_id(getattr(e, "span", None))
                 kind = "branch_with" if branch_with_draw(e) else e.dist
                 return f"_k_{kind}({rv}, {', '.join(args)}, {self.draw_fail(sid)})"

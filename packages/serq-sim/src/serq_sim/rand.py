@@ -240,6 +240,12 @@ def _bad(dist, args, fail, sid, who, t):
     fail(draw_problem(dist, list(args)), sid, who, t)
 
 
+def k_det(rnd, x, fail, sid, who, t):
+    if x != x:  # a NaN parameter, as every law's (serq_ir.rules.draw_problem)
+        _bad("det", (x,), fail, sid, who, t)
+    return x
+
+
 def k_exp(rnd, mean, fail, sid, who, t):
     if not mean >= 0:
         _bad("exp", (mean,), fail, sid, who, t)
