@@ -63,9 +63,9 @@ def test_md1_pollaczek_khinchine(monkeypatch, lam):
     c = 0.010
     rho = lam * c
     wq = rho * c / (2 * (1 - rho))
-    doc, recs = run("md1.sq", monkeypatch, sets={"Lambda": lam}, horizon=300, warmup=20, seed=1)
+    doc, recs = run("md1.sq", monkeypatch, sets={"Lambda": lam}, horizon=200, warmup=20, seed=1)
     o = doc["observes"]["ttft"]
-    covers(o, wq + c, 0.08)
+    covers(o, wq + c, 0.12)
     covers(doc["requests"]["queue"], wq, 0.25)
     assert doc["requests"]["prefill"]["mean"] == pytest.approx(c)  # the service is deterministic
     assert stage(doc, "engine")["utilisation"] == pytest.approx(rho, abs=0.02)
