@@ -2,8 +2,14 @@
 horizon on both simulator tiers and checked against an independent truth: the step engine of one token an
 iteration as the M/D/1 queue (three requests by hand, the Pollaczek-Khinchine mean, Little's law), and the
 variance reduction ``serq compare`` reports recomputed from the per-seed runs; a fleet sized for a diurnal
-day (each quarter's arrivals against its rate, the fewest replicas by ``find``); and the spread of output
-lengths at one mean (the records' outputs, Little's law on the request slots, the TPOT paired)."""
+day (each quarter's arrivals against its rate, the fewest replicas by ``find``, the TTFT floor of a prompt's
+own prefill); the spread of output lengths at one mean (the records' outputs, Little's law, the TPOT
+paired); admission bound by slots against the KV cache (one slot by hand, the tails); the cost of a million
+tokens on two step costs (``find`` per GPU, the throughput at the rate found); the warm-up (the report at W
+as the records sent after W); an offline batch job (two requests by hand, every token accounted for, the
+makespan against the slots); a load test of chat users (each turn's prefix-cache hit by hand, prompts =
+computed + hits); two tenants under FCFS and priority (by hand behind a running prefill, paired); and the
+decode stall of a long prompt's chunks (a decoder's gaps by hand, the ITL p99 against the budget)."""
 
 from __future__ import annotations
 
