@@ -529,7 +529,7 @@ def scheduler_address(path: str) -> str:
     from serq.errors import printable
     from serq.files import not_utf8, read_input
 
-    said = f"--dask {clipped(path)}"
+    said = f"--dask {clipped(printable(str(path)))}"  # (a line break in the name split the message's line)
     try:
         data = read_input(path, limit=MAX_SCHEDULER_FILE, what="a scheduler file")
     except OSError as e:

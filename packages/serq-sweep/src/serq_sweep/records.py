@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, printable
+from serq.errors import UsageError, UserError, printable, shown_path
 from serq.files import MAX_LINE, open_input
 
 from .core import (
@@ -456,7 +456,7 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
         except (OSError, ValueError, KeyError, ImportError, csv.Error) as e:
             from .core import unreadable
 
-            raise UserError(f"{file}: cannot read the records to resume from ({unreadable(file, e)}); remove it or give "
+            raise UserError(f"{shown_path(file)}: cannot read the records to resume from ({unreadable(file, e)}); remove it or give "
                             f"{fresh}") from None
     from .core import journal_entries
 
