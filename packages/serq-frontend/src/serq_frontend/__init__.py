@@ -387,6 +387,33 @@ def deeper_recursion(depth: int) -> Any:
     return _RECURSION.raised(lambda limit: depth if limit < depth else None)
 
 
+def _declarations(module: Any) -> list[tuple[str, int, int]]:
+    """``(name, line, col)`` of each pool, stage and let ``module`` declares (at the declaration's place)."""
+    from . import ast as A
+
+    return [(item.name, item.pos.line, item.pos.col) for item in module.items
+            if isinstance(item, (A.PoolItem, A.StageItem, A.Let)) and getattr(item, "pos", None) is not None]
+
+
+def _note_declared(ctx: Any, name: str, before: Any, after: Any) -> None:
+    """Note on ``ctx`` the declarations the rewrite of the plugin's sugar layer ``name`` added (those of
+    ``after`` that ``before`` had not), by the layer and its plugin (Context.layer_declared)."""
+    had = set(_declarations(before))
+    added = [d for d in _declarations(after) if d not in had]
+    if not added:
+        return
+    by = f"the sugar layer {name!r}"
+    pm = ctx.extensions.pm
+    if pm is not None:
+        from serq.plugins import collect
+
+        reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name)
+        if name in reg:
+            by += f" (plugin {reg.provider(name)})"
+    for d in added:
+        ctx.layer_declared[d] = by
+
+
 def _kind_of(obj: Any) -> str:
     return "None" if obj is None else f"an object of type {type(obj).__name__}"
 
@@ -402,8 +429,11 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
+            before = module
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
+            if isinstance(module, A.Module) and not any(layer is b for b in own):
+                _note_declared(ctx, layer.name, before, module)
             if not isinstance(module, A.Module):  # the next pass, or the linker, would fail on it
                 found = _layer_error(ctx.extensions.pm, layer.name, f"failed in the rewrite of its sugar layer {layer.name!r}",
                                      f"rewrite(module, ctx) returned {_kind_of(module)}, not a "

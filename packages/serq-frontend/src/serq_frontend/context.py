@@ -48,6 +48,9 @@ class Context:
         #: the stage kinds and policies the plugins of the compile's manager register (serq.extensions)
         self.extensions = Extensions(pm)
         self.module: A.Module | None = None
+        #: the declarations a plugin's sugar layer added to the program, ``(name, line, col)`` -> ``the sugar
+        #: layer 'L' of plugin 'P'`` (serq_frontend._desugar): a name declared twice says whose each is
+        self.layer_declared: dict[tuple[str, int, int], str] = {}
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}
         #: where each let's name is written (for a message refusing the name)
@@ -97,6 +100,20 @@ class Context:
                              "statements) in all; compute a part once with `set`")
 
     # -- constants ---------------------------------------------------------------------------------
+
+    def declared_twice(self, name: str, first: Pos, second: Pos) -> str:
+        """``NAME is declared twice (first at L:C)``, with the sugar layer and its plugin that declared either,
+        when a plugin's layer did (:attr:`layer_declared`): it named neither, and the place of a layer's
+        declaration is the layer's statement, which declares nothing the user wrote."""
+        by_first = self.layer_declared.get((name, first.line, first.col))
+        by_second = self.layer_declared.get((name, second.line, second.col))
+        out = f"`{name}` is declared twice (first at {first.line}:{first.col}"
+        if by_first is not None:
+            out += f", by {by_first} for its statement there"
+        out += ")"
+        if by_second is not None:
+            out += f"; here by {by_second} for its statement"
+        return out
 
     def set_module(self, module: A.Module) -> None:
         self.module = module
@@ -174,8 +191,7 @@ class Context:
             if not isinstance(item, A.Let):
                 continue
             if item.name in out:
-                raise self.error(A.name_at(item), f"`{item.name}` is declared twice (first at "
-                                 f"{self.let_pos[item.name].line}:{self.let_pos[item.name].col})")
+                raise self.error(A.name_at(item), self.declared_twice(item.name, self.let_pos[item.name], item.pos))
             self.let_pos[item.name] = item.pos
             self.let_name_pos[item.name] = A.name_at(item)
             if item.name in self.sets:

@@ -254,8 +254,7 @@ class Linker:
                 at = A.name_at(item)
                 if name in self.pools or name in self.stages:
                     other = self.pools.get(name) or self.stages[name]
-                    raise self.error(at, f"`{name}` is declared twice (first at "
-                                     f"{other.item.pos.line}:{other.item.pos.col})")
+                    raise self.error(at, ctx.declared_twice(name, other.item.pos, item.pos))
                 if name in self.lets:
                     raise self.error(at, f"the {what} `{name}` has the name of a `let`")
                 why = declared_name_problem(what, name, False)  # (a trace's columns: collect_attributes)
