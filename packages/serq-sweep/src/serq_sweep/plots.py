@@ -769,7 +769,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
                 raise not_utf8_fault(path) from None
             unmarked_utf16(path, header)
             if header is None or "time" not in header or "value" not in header:
-                raise UserError(f"{path}:1: error: not a dump's CSV (its header has no columns time and value)")
+                raise UserError(f"{shown_path(path)}:1: error: not a dump's CSV (its header has no columns time and value)")
             # a column named twice (value,value: the first was read, the other ignored) is refused at the second
             repeated_column(path, header, reader.line_num)
             it, iv = header.index("time"), header.index("value")
@@ -796,7 +796,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         except TableFault as e:
             raise UserError(csv_located(path, e.line, e.col, f"not a dump's CSV ({e.why})")) from None
         except csv.Error as e:
-            raise UserError(f"{path}:{max(reader.line_num, 1)}: error: not a dump's CSV ({e})") from None
+            raise UserError(f"{shown_path(path)}:{max(reader.line_num, 1)}: error: not a dump's CSV ({e})") from None
     return ts, vs
 
 
@@ -1159,7 +1159,7 @@ def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
 
     ext = split_suffix(path)[1].lower().lstrip(".")
     if ext not in FORMATS:  # the form of the flag's value: a usage error (serq.errors.UsageError), status 2
-        raise UsageError(f"-o {path}: a plot is .svg, .png or .pdf")
+        raise UsageError(f"-o {shown_path(path)}: a plot is .svg, .png or .pdf")
     buf = io.BytesIO()
     meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": {"Software": None}}[ext]
     import matplotlib
@@ -1236,7 +1236,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     # a table's --out is of serq sweep (serq.errors.UsageError: a UserError to a caller of this function);
     # what SOURCE holds is an error of that input (status 1)
     if out is not None and split_suffix(out)[1].lower().lstrip(".") not in FORMATS:
-        raise UsageError(f"-o {out}: a plot is .svg, .png or .pdf")
+        raise UsageError(f"-o {shown_path(out)}: a plot is .svg, .png or .pdf")
     if log is not None and log not in LOG_AXES:  # (click's choice says so of --log)
         raise UsageError(f"--log {log!r}: the axes on a log scale are x, y or xy")
     if cdf_of and gauge:
@@ -1270,7 +1270,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             print(printable_lines(_no_requests_warning(hue, left_out, where)), file=sys.stderr, flush=True)
     elif cdf_of or gauge:
         if not (isinstance(src, str) and os.path.isdir(src)):
-            raise UserError(f"{src}: --gauge reads a dump folder (serq run --dump DIR)")
+            raise UserError(f"{shown_path(src)}: --gauge reads a dump folder (serq run --dump DIR)")
         if hue is not None:
             raise UserError("--hue draws a line per value of a swept name: of a sweep's table, or of the "
                             "records of serq sweep --records")
@@ -1278,7 +1278,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     else:
         if x is None or y is None:
             if isinstance(src, str) and os.path.isdir(src):  # (it asked a dump folder for a table's flags)
-                raise UsageError(f"serq plot {src}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
+                raise UsageError(f"serq plot {shown_path(src)}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
                                  "--gauge NAME; a sweep's table takes --x NAME and --y FIGURE")
             if y is None:
                 if x is not None:  # (--x given: the figure is what is missing)
@@ -1293,7 +1293,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
                 raise UsageError(f"serq plot TABLE --y {clipped(y)} needs --x NAME: {swept} (--x is the one "
                                  "swept name of a table that sweeps one)")
         if isinstance(src, str) and os.path.isdir(src):
-            raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
+            raise UserError(f"{shown_path(src)}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
         if where:
             from .rows import selected
 
