@@ -51,9 +51,9 @@ def test_a_span_file_name_past_the_bound_is_refused_at_it(tmp_path, command):
 def test_a_span_file_name_at_the_bound_still_runs(tmp_path):
     (tmp_path / "p.ir.json").write_text(_ir(tmp_path, "y" * 4096))
     assert _serq(tmp_path, "check", "p.ir.json").returncode == 0
-    r = _serq(tmp_path, "run", "p.ir.json")  # (the run-time error of its work, at the span: the name whole)
-    assert r.returncode == 1
-    assert r.stderr.startswith("y" * 4096 + ":3:") and "the run's work is negative (-1)" in r.stderr
+    r = _serq(tmp_path, "run", "p.ir.json")  # (the run-time error of its work, at the span: the name as every
+    assert r.returncode == 1  # message prints a file's, serq.errors.shown_path, cut around '…' past 240 characters)
+    assert r.stderr.startswith("y" * 120 + "…" + "y" * 119 + ":3:") and "the run's work is negative (-1)" in r.stderr
 
 
 @pytest.mark.parametrize("field", ["source", "trace"])

@@ -737,14 +737,17 @@ def load(path: str | Path, *, check: Callable[[Program], tuple[str, str] | None]
 
         note = missing_file_note(name) if isinstance(e, FileNotFoundError) else ""
         raise IRError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}{note}") from None
+    from serq.errors import shown_path
+
+    shown = shown_path(name)  # the name as the messages print it (a long one was printed whole in each)
     try:
-        program = decode(data, name=name)
+        program = decode(data, name=shown)
         found = check(program) if check is not None else None
         if found is not None:
             at, message = found
-            raise at_path(name, message, at if at.startswith("$") else f"$.{at}")
+            raise at_path(shown, message, at if at.startswith("$") else f"$.{at}")
     except IRError as e:
-        raise locate(data, e, name) from None
+        raise locate(data, e, shown) from None
     return written_origins(program, name)
 
 
