@@ -1493,14 +1493,23 @@ class Linker:
         forms = {(p.pool, None if p.index is None else p.index.value if type(p.index) is ir.Num else ...): p
                  for p in self.leased}
         leased = list(forms.values())
-        for s, r in self.loose_releases:
+        # the releases outside a hold, then the second releases in one block (each told once, at its place)
+        for s, r, first in [(s, r, None) for s, r in self.loose_releases] + self.again_releases:
             at = s.ref.pos
             key = (at.file, at.line, at.col)
             if key in seen or not rules.names_none(leased, r):
                 continue
             seen.add(key)
             fam, ref = s.ref.dotted, _written_ref(s.ref)
-            if s.verb == "release":
+            if first is not None:
+                text = (f"`{s.verb} {ref}` gives nothing back: `{first.verb} {ref}` at {first.pos.line}:{first.pos.col}, in "
+                        f"the same block, gave back the allocation on `{fam}` of the hold around it, no other hold "
+                        f"around holds `{fam}`, and no hold of the program leases `{fam}`, so the session holds "
+                        "nothing there when it runs (a release gives back the innermost hold's allocation that is "
+                        "left, and then the lease a hold took)")
+                if s.verb != "release":
+                    text += "; the transfer reads KV the session no longer holds"
+            elif s.verb == "release":
                 text = (f"`release {ref}` gives nothing back: it stands in no hold of `{fam}`, and no hold of "
                         f"the program leases `{fam}`, so the session holds nothing there when it runs (a release "
                         f"outside a hold ends the lease a hold took, `hold {ref} (…) {{ … }} lease {ref} (t)`)")
@@ -1510,21 +1519,6 @@ class Linker:
                         "gave it back at its end, to the cache, where it may be evicted before the read, and the "
                         f"transfer's release ends nothing; keep the KV for the read: `lease {ref} (inf)` after "
                         "that hold's block")
-            self.ctx.reporter.warn(at, text)
-        for s, r, first in self.again_releases:
-            at = s.ref.pos
-            key = (at.file, at.line, at.col)
-            if key in seen or not rules.names_none(leased, r):
-                continue
-            seen.add(key)
-            fam, ref = s.ref.dotted, _written_ref(s.ref)
-            text = (f"`{s.verb} {ref}` gives nothing back: `{first.verb} {ref}` at {first.pos.line}:{first.pos.col}, in the same "
-                    f"block, gave back the allocation on `{fam}` of the hold around it, no other hold around "
-                    f"holds `{fam}`, and no hold of the program leases `{fam}`, so the session holds nothing "
-                    "there when it runs (a release gives back the innermost hold's allocation that is left, and "
-                    "then the lease a hold took)")
-            if s.verb != "release":
-                text += "; the transfer reads KV the session no longer holds"
             self.ctx.reporter.warn(at, text)
 
     def seed(self, value: Any) -> int:
