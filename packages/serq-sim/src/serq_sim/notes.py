@@ -642,7 +642,7 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
                     + remedy)]
 
 
-def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float, started: int = 1) -> list[str]:
+def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float, started: int) -> list[str]:
     """A note on a run that drained (``drained``: :func:`few_samples`'s, the time it drained first) at ``at``
     and then stood idle to its horizon ``end`` for more than half the measured span ``end - warmup``: its
     rates and time averages are over that span (language.txt: "Time averages and rates use end - warmup",

@@ -478,10 +478,11 @@ def build_report(sim) -> Report:
     thinking = (time_mean(sim.a_live, sim.b_live, span), math.fsum(pl.queue for pl in pools),
                 [(member_label(st), s.present) for st, s in zip(sim.stages, stages) if isinstance(st, DelayStage)])
     notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit, thinking)
+    drained = _drained(sim)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
-                              sim.arr_limit, _drained(sim))
-    notes += warn.idle_tail(_drained(sim), sim.warmup, end, sim.arrivals)
+                              sim.arr_limit, drained)
+    notes += warn.idle_tail(drained, sim.warmup, end, sim.arrivals)
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
