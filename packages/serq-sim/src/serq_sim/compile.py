@@ -1292,8 +1292,7 @@ def _transfer_pair(load, release) -> bool:
     and a release of one pool family at one place. Its release is refused at run time when its member is the
     one the load filled (indexes that came out equal; the linker refuses equal constants): it would give back
     the very hold the load has just filled (rules.transfer_itself_message)."""
-    return (isinstance(load, N.Load) and isinstance(release, N.Release) and load.span is not None
-            and load.span == release.span and load.pool.pool == release.pool.pool)
+    return _transfer_of(load, release) and load.pool.pool == release.pool.pool
 
 
 def _session_serial(f_locals: dict) -> int | None:
