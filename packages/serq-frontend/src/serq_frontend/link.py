@@ -33,6 +33,7 @@ from .names import (
     TRACE_ATTRIBUTES,
     arity_problem,
     attribute_kind,
+    binding_outside,
     declared_name_problem,
 )
 from .names import supplied as _supplied
@@ -509,8 +510,7 @@ class Linker:
         if not idx and v.pos is not None and v.pos in self.ctx.notes.get("bindings_read_outside", ()):
             # a binding its body does not read is substituted into the header alone: read after its hold, it
             # is told as one its body reads is (sugar.admission._scan_outside), not as a name nobody gave
-            raise self.error(v.pos, f"`{name}` is an `at admission` binding, readable only inside the holds that "
-                             "bind it")
+            raise self.error(v.pos, binding_outside(name))
         # an aggregate's index read where the program's text is written, outside every aggregate over it (in
         # one's body it is written out; a definition's body read inside one reads the program's name)
         agg = (self.ctx.notes.get("aggregate_indexes", {}).get(name)

@@ -162,3 +162,10 @@ def declared_not_defined(name: str, what: str) -> str:
     form = {"a stage": f"; a session runs it with `run {name} (…);`",
             "a pool": f"; a session holds it with `hold {name} (…) {{ … }}`"}.get(what, "")
     return f"`{name}(…);`: `{name}` is {what}, not a statement definition{form}"
+
+
+def binding_outside(name: str) -> str:
+    """The message for ``name``, an ``at admission`` binding, read outside every hold that binds it: by the
+    sugar layer where the hold's body reads the binding (sugar.admission), and by the linker where it does not
+    (the binding then has no attribute for the read to find: Linker.var)."""
+    return f"`{name}` is an `at admission` binding, readable only inside the holds that bind it"

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from .. import ast as A
-from ..names import CONTEXT, LIVE_OBSERVABLES, language_name
+from ..names import CONTEXT, LIVE_OBSERVABLES, binding_outside, language_name
 from ..parser import grammar_text
 from . import SugarLayer
 from .aggregates import own_index
@@ -213,8 +213,7 @@ def _scan_outside(ctx: Any, adm: Admission, stmts: list[Any], inside: frozenset[
             for x in A.walk_expr(r):
                 if type(x) is A.Var and x.simple in adm.bound and x.simple not in here:
                     if x.simple in adm.attrs:
-                        raise ctx.error(x.pos, f"`{x.simple}` is an `at admission` binding, readable only "
-                                        "inside the holds that bind it")
+                        raise ctx.error(x.pos, binding_outside(x.simple))
                     if x.pos is not None:
                         outside.add(x.pos)
         for b in A.blocks_of(s):
