@@ -984,6 +984,17 @@ def _subject(e: BaseException, sim: Any) -> Any:
     return None
 
 
+def _seems_within(x: Any, lo: float, hi: float) -> bool:
+    """Whether ``x``, a time a third party gave outside ``[lo, hi]``, would seem inside it were the bounds shown
+    as every number of a message is (``show_number``'s %g): its digits are a bound's, or it lies between the
+    bounds as shown. The breach then shows the bounds by all their digits. (False for what is no number, or
+    NaN.)"""
+    if not _number(x):
+        return False
+    shown_lo, shown_hi = show_number(lo), show_number(hi)
+    return show_number(x) in (shown_lo, shown_hi) or float(shown_lo) <= x <= float(shown_hi)
+
+
 def guard_engine(sim: Any) -> None:
     """``sim.at`` and ``sim.job_done`` checked, for a run with a third party's stage kind or policy."""
     at = sim.at
@@ -1005,7 +1016,7 @@ def guard_engine(sim: Any) -> None:
     def checked_at(t, cb, arg=None):
         if not t >= sim.now:
             # now by all its digits where %g's would not tell t from it (t one unit in the last place before it)
-            exact = _number(t) and t == t and (show_number(t) == show_number(sim.now) or float(show_number(sim.now)) <= t)
+            exact = _seems_within(t, sim.now, math.inf)
             raise breach(f"sim.at({t!r}, …): NaN is not a time" if t != t else
                          f"sim.at({t!r}, …): an event before now (t={show_number(sim.now, exact)}): the clock "
                          "cannot go back", getattr(cb, "__self__", None))
@@ -1066,8 +1077,7 @@ def guard_engine(sim: Any) -> None:
             # the bounds by all their digits where %g's would not tell the start from them: a start one unit in
             # the last place before an arrival at 1/3 was told 'job.started is 0.33333333333333326, not a time
             # from the job's arrival (t=0.333333)', which it seemed to be
-            lo, hi = show_number(job.enqueued), show_number(sim.now)
-            exact = _number(started) and (show_number(started) in (lo, hi) or float(lo) <= started <= float(hi))
+            exact = _seems_within(started, job.enqueued, sim.now)
             raise ContractError(f"sim.job_done({_stage_label(st)}, job): job.started is {_shown(started)}, not a "
                                 f"time from the job's arrival (t={show_number(job.enqueued, exact)}) to now "
                                 f"(t={show_number(sim.now, exact)})")
