@@ -40,3 +40,15 @@ def covers(figure: dict, truth: float, width: float) -> None:
     """The CI of ``figure`` covers ``truth`` and its half-width is at most ``width`` of it."""
     assert abs(figure["mean"] - truth) <= figure["ci"], (figure["mean"], figure["ci"], truth)
     assert figure["ci"] <= width * truth, (figure["ci"], truth)
+
+
+def stage(doc: dict, name: str) -> dict:
+    """The one stage ``name`` of the JSON report ``doc``."""
+    (s,) = [s for s in doc["stages"] if s["name"] == name]
+    return s
+
+
+def pool(doc: dict, name: str) -> dict:
+    """The one pool ``name`` of the JSON report ``doc``."""
+    (p,) = [p for p in doc["pools"] if p["name"] == name]
+    return p

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
-from peers import covers
+from peers import covers, pool, stage
 from tiers import same_json
 
 HERE = Path(__file__).parent / "peer_programs31"
@@ -28,16 +28,6 @@ def run(name: str, monkeypatch, *, sets=None, text=None, **kw) -> dict:
     else:
         prog = serq_frontend.compile(source=text, sets=sets or {})
     return same_json(prog, monkeypatch, **kw)
-
-
-def pool(doc: dict, name: str) -> dict:
-    (p,) = [p for p in doc["pools"] if p["name"] == name]
-    return p
-
-
-def stage(doc: dict, name: str) -> dict:
-    (s,) = [s for s in doc["stages"] if s["name"] == name]
-    return s
 
 
 def mmck(a: float, c: int, k: int) -> tuple[float, float]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
-from peers import covers, run_both
+from peers import covers, pool, run_both, stage
 
 HERE = Path(__file__).parent / "peer_programs32"
 
@@ -31,16 +31,6 @@ def run(name: str, monkeypatch, *, sets=None, text=None, **kw):
     else:
         prog = serq_frontend.compile(source=text, sets=sets or {})
     return run_both(prog, monkeypatch, **kw)
-
-
-def stage(doc: dict, name: str) -> dict:
-    (s,) = [s for s in doc["stages"] if s["name"] == name]
-    return s
-
-
-def pool(doc: dict, name: str) -> dict:
-    (p,) = [p for p in doc["pools"] if p["name"] == name]
-    return p
 
 
 def little(doc: dict, name: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 import serq_frontend
 import serq_sim
 import serq_sweep
-from peers import run_both
+from peers import pool, run_both, stage
 
 HERE = Path(__file__).parent / "peer_programs35"
 
@@ -33,16 +33,6 @@ def run(name: str, monkeypatch, *, sets=None, defs=None, **kw):
     """(JSON report, records as numpy columns or None) of peer_programs35/NAME on the default tier and the
     general engine, which must give the same bytes and the same records."""
     return run_both(compiled(name, sets=sets, defs=defs), monkeypatch, **kw)
-
-
-def stage(doc: dict, name: str) -> dict:
-    (s,) = [s for s in doc["stages"] if s["name"] == name]
-    return s
-
-
-def pool(doc: dict, name: str) -> dict:
-    (p,) = [p for p in doc["pools"] if p["name"] == name]
-    return p
 
 
 def conserved(doc: dict) -> float:
