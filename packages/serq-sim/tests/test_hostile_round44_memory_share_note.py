@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -79,12 +80,17 @@ run { horizon 10000000; warmup 0; seed 1; }
 def test_a_run_under_a_tiny_share_says_so(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERQ_MEMORY")}
-    env["SERQ_MEMORY_SHARE"] = "1e-9"
+    # (a share that leaves the run some 20 MiB of the memory available now: a share that left it less than
+    # memguard.MIN_ROOM, 16 MiB, is refused, as 1e-9 of it is since, which this test gave)
+    free = memguard.available()
+    assert free is not None
+    share = f"{20 * 2**20 / free[0]:.3g}"
+    env["SERQ_MEMORY_SHARE"] = share
     r = subprocess.run([SERQ, "run", "p.sq", "--json"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                        stdin=subprocess.DEVNULL, env=env)
     assert r.returncode == 3, r.stderr
     notes = [n for n in json.loads(r.stdout)["notes"] if "memory limit" in n]
     assert len(notes) == 1, notes
-    assert "in use (the run may grow by 1e-09 of it, " in notes[0]
-    assert " KiB: SERQ_MEMORY_SHARE=1e-09)" in notes[0]
+    assert f"in use (the run may grow by {share} of it, " in notes[0]
+    assert re.search(rf" (19|20|21) MiB: SERQ_MEMORY_SHARE={share}\)", notes[0]), notes[0]
     assert HALF not in notes[0]

@@ -57,13 +57,15 @@ def test_a_scenario_beyond_the_room_is_refused_before_its_run(monkeypatch):
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="no /proc: no memory guard")
 def test_the_command_refuses_it_in_one_line(tmp_path):
     f = tmp_path / "sc.json"
-    f.write_text(json.dumps(_scenario(2)))
-    # a share of the available memory no request fits in (a billionth: some bytes)
+    f.write_text(json.dumps(_scenario(10_000)))
+    # a share of the available memory that leaves the run some 17 MiB, less than the 10 000 requests' 21 MiB (a
+    # share that left less than 16 MiB, memguard.MIN_ROOM, is refused as such: a billionth of it, which this gave)
+    share = f"{17 * 2**20 / memguard.available()[0]:.3g}"
     r = subprocess.run([SERQ, "vllm", "scenario", str(f)], capture_output=True, text=True, timeout=60,
-                       env={**__import__("os").environ, "SERQ_MEMORY_SHARE": "1e-9"}, stdin=subprocess.DEVNULL)
+                       env={**__import__("os").environ, "SERQ_MEMORY_SHARE": share}, stdin=subprocess.DEVNULL)
     assert r.returncode == 1 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
-    assert r.stderr.startswith(f"error: {f}: the scenario's 2 requests would take some 4 KiB at the run's peak")
+    assert r.stderr.startswith(f"error: {f}: the scenario's 10000 requests would take some 21 MiB at the run's peak")
     # the guard off: no refusal of the command's own
     r = subprocess.run([SERQ, "vllm", "scenario", str(f)], capture_output=True, text=True, timeout=60,
                        env={**__import__("os").environ, "SERQ_MEMORY_SHARE": "off"}, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0 and json.loads(r.stdout)["done"] == {"0": 1, "1": 1}, r.stderr
+    assert r.returncode == 0 and len(json.loads(r.stdout)["done"]) == 10_000, r.stderr

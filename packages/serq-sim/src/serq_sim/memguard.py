@@ -155,8 +155,10 @@ def memory_guard() -> MemoryGuard | None:
         used = int(fields[field]) * page
         room = max(soft - used, 0)
         limits.append((field, used + int(room * SHARE), soft, name))
-    share = machine_share()
-    free = available() if share is not None else None
+    free = available()
+    share = machine_share(free)
+    if share is None:
+        free = None
     kept: dict[str, str] = {}
     if free is not None:  # statm: ..., resident (what the machine's memory holds), ...
         used = int(fields[1]) * page
@@ -188,7 +190,14 @@ def _share_kept(share: float, free: int) -> str:
 WORKERS_VAR = "SERQ_MEMORY_WORKERS"
 
 
-def machine_share() -> float | None:
+#: the least a share of the machine's memory (SERQ_MEMORY_SHARE, divided among parallel runs) may leave a run to grow
+#: by: what it takes before its first event (its compiled program, the fast tier's buffers: 0.5 to 9 MiB for the
+#: examples), twice over. A share that left less stopped the run at its first check, at t = 0, a partial report of
+#: nothing (``SERQ_MEMORY_SHARE=1e-320``)
+MIN_ROOM = 16 * 2**20
+
+
+def machine_share(free: tuple[int, str] | None | bool = True) -> float | None:
     """The share of the memory available when a run begins that its resident memory may grow by:
     ``SERQ_MEMORY_SHARE``, a number above 0 and at most 1 (unset or empty: :data:`SHARE`), or ``off``
     (``None``: no bound of the machine's, only a ulimit's). A run that needs more than half of what a busy
@@ -198,7 +207,11 @@ def machine_share() -> float | None:
     In a process that is one of N runs in parallel on this machine (a sweep's local workers, started with
     :data:`WORKERS_VAR` set to N) the share is divided by N: each worker read the memory available when its
     own run began, the same memory, and N workers each growing by half of it ran the machine out (the kernel's
-    OOM killer, a point's worker lost); together they now grow by the share at most."""
+    OOM killer, a point's worker lost); together they now grow by the share at most.
+
+    ``free``: the memory available (:func:`available`; ``True``: read it now). A share it gives that leaves the run
+    less than :data:`MIN_ROOM` to grow by, where a larger share would leave that much, is refused too, the message
+    saying the shares this machine takes (:func:`_too_small`): such a run stopped at its first check, t = 0."""
     raw = os.environ.get("SERQ_MEMORY_SHARE", "")
     value = raw.strip().lower()
     if not value:
@@ -220,7 +233,42 @@ def machine_share() -> float | None:
             raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the "
                             f"run may grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no "
                             "bound but a ulimit's)" + _hint(value, float, numbers.NUMBER_HINT))
+        if free is True:
+            free = available()
+        if free is not None:
+            _too_small(raw, share, free)
     return share / parallel_runs()
+
+
+def _too_small(raw: str, share: float, free: tuple[int, str]) -> None:
+    """Refuse ``SERQ_MEMORY_SHARE`` (``raw``, read as ``share``) where the room it leaves a run of the ``free`` bytes
+    available, divided among the parallel runs, is less than :data:`MIN_ROOM` and a share of at most 1 would leave
+    that much: a :class:`serq.errors.UserError` naming the variable and the shares from the least that does to 1."""
+    runs = parallel_runs()
+    if free[0] // runs < MIN_ROOM or int(free[0] * share / runs) >= MIN_ROOM:
+        return  # (the machine's memory is what is short, not the share; or the share leaves room enough)
+    import math
+
+    least = MIN_ROOM * runs / free[0]
+    step = 10.0 ** (math.floor(math.log10(least)) - 2)
+    shown = math.ceil(least / step) * step  # (3 digits, rounded up: the least share shown is taken)
+    while int(free[0] * float(f"{shown:.3g}") / runs) < MIN_ROOM:
+        shown += step
+    room = int(free[0] * share / runs)
+    among = f", divided among {runs} runs at once (SERQ_MEMORY_WORKERS)" if runs > 1 else ""
+    from .tier_env import env_error
+
+    raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the run may "
+                    f"grow by, on this machine a number from {shown:.3g} to 1, or 'off' (no bound but a ulimit's): "
+                    f"{share:.3g} of the {_mib(free[0])} {free[1]}{among} leaves it {_size(room)}, less than the "
+                    f"{_mib(MIN_ROOM)} a run may take before its first event")
+
+
+def _size(n: int) -> str:
+    """``n`` bytes in MiB, KiB or bytes, whichever shows it above 1."""
+    if n >= 2**20:
+        return _mib(n)
+    return f"{n / 2**10:.0f} KiB" if n >= 2**10 else f"{n} bytes"
 
 
 def parallel_runs() -> int:
