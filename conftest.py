@@ -30,7 +30,7 @@ _KEY = "SERQ_CACHE_DIR"
 # examples: a test that passed cannot fail on the next run, or on CI, by drawing other examples (a random
 # draw of vllm.sq under a budget of 12.5 made one fail once in a while), and no `.hypothesis` folder is
 # written into the tree. A test's own settings keep what they say (the fuzzers' SERQ_FUZZ_SEED).
-# SERQ_HYPOTHESIS_SEARCH=1 draws fresh examples, to search further.
+# SERQ_HYPOTHESIS_SEARCH=1 (a switch: serq.switches) draws fresh examples, to search further.
 try:
     from hypothesis import settings as _hypothesis_settings
 except ImportError:  # pragma: no cover - a part's tests installed without it
@@ -38,8 +38,11 @@ except ImportError:  # pragma: no cover - a part's tests installed without it
 else:
     _hypothesis_settings.register_profile("serq", derandomize=True, database=None)
     _hypothesis_settings.register_profile("serq-search", database=None)
-    _hypothesis_settings.load_profile("serq-search" if os.environ.get("SERQ_HYPOTHESIS_SEARCH", "") not in
-                                      ("", "0") else "serq")
+    from serq.switches import switch as _switch
+
+    # (serq.switches' rule, as every SERQ_* switch: 'off', 'no', 'false', any case, are off; it read any value but
+    # blank and '0' as on, so SERQ_HYPOTHESIS_SEARCH=off drew fresh examples)
+    _hypothesis_settings.load_profile("serq-search" if _switch("SERQ_HYPOTHESIS_SEARCH", False) else "serq")
 
 
 def pytest_configure(config):

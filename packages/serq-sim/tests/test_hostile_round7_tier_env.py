@@ -56,7 +56,7 @@ def test_the_command_says_it_once(tmp_path):
                        timeout=60, env={**os.environ, "SERQ_SIM_TIER": "genral"}, stdin=subprocess.DEVNULL)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == ("error: the environment variable SERQ_SIM_TIER is 'genral': it is 'general' (every run on "
-                        "the general engine) or unset, empty or 'fast' (the fast tier where a program allows it)\n")
+                        "the general engine) or unset, empty or 'fast' (the fast tier where a program allows it), either word in any case\n")
 
 
 def test_both_tiers_still_agree(tmp_path):

@@ -53,4 +53,4 @@ def test_share_that_is_no_number_in_range_has_no_hint(monkeypatch, text):
     monkeypatch.setenv("SERQ_MEMORY_SHARE", text)
     with pytest.raises(UserError) as e:
         machine_share()
-    assert str(e.value).endswith("or 'off' (no bound but a ulimit's)")
+    assert str(e.value).endswith("or 'off' in any case (no bound but a ulimit's)")

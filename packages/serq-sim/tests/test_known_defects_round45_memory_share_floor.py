@@ -31,8 +31,8 @@ def _machine(monkeypatch, tmp_path, free: int) -> None:
 
 def _refusal(share: str, least: str, room: str, among: str = "", free: str = "8192 MiB") -> str:
     return (f"error: the environment variable SERQ_MEMORY_SHARE is '{share}': it is the share of the memory available "
-            f"when a run begins that the run may grow by, on this machine a number from {least} to 1, or 'off' (no "
-            f"bound but a ulimit's): {float(share):.3g} of the {free} {memguard.MACHINE}{among} leaves it {room}, less "
+            f"when a run begins that the run may grow by, on this machine a number from {least} to 1, or 'off' in any case "
+            f"(no bound but a ulimit's): {float(share):.3g} of the {free} {memguard.MACHINE}{among} leaves it {room}, less "
             "than the 16 MiB a run may take before its first event")
 
 

@@ -21,10 +21,10 @@ PROGRAM = ("let lambda = 0.8;\nstage svc : fifo;\nworkload { arrive poisson(lamb
            "session { set t0 = now; run svc (~exp(1)); observe response = now - t0; end; }\n"
            "run { horizon 5; seed 1; }\n")
 TIER = ("error: the environment variable SERQ_SIM_TIER is 'abc': it is 'general' (every run on the general "
-        "engine) or unset, empty or 'fast' (the fast tier where a program allows it)\n")
+        "engine) or unset, empty or 'fast' (the fast tier where a program allows it), either word in any case\n")
 SHARE = ("error: the environment variable SERQ_MEMORY_SHARE is '2': it is the share of the memory available when a "
-         "run begins that the run may grow by, a number above 0 and at most 1 (unset or empty: 0.5), or 'off' (no "
-         "bound but a ulimit's)\n")
+         "run begins that the run may grow by, a number above 0 and at most 1 (unset or empty: 0.5), or 'off' in any "
+         "case (no bound but a ulimit's)\n")
 
 
 def _serq(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

@@ -120,7 +120,7 @@ SWEPT = ("let lambda = 0.8;\nstage svc : fifo;\nworkload { arrive poisson(lambda
          "session { set t0 = now; run svc (~exp(1)); observe response = now - t0; end; }\n"
          "run { horizon 5; seed 1; }\n")
 ENV_ERROR = ("error: the environment variable SERQ_SIM_TIER is 'bogus': it is 'general' (every run on the general "
-             "engine) or unset, empty or 'fast' (the fast tier where a program allows it)")
+             "engine) or unset, empty or 'fast' (the fast tier where a program allows it), either word in any case")
 DIED = ("error: p.sq: the worker process running point 1, seed 1 ended without its result (killed by signal 9): "
         "something in the run (a plugin's code, a lack of memory) ended the process")
 OWN = "p.sq:4:30: error: at t=0.5, session 0: a run's own error"

@@ -231,8 +231,8 @@ def machine_share(free: tuple[int, str] | None | bool = True) -> float | None:
             from .tier_env import env_error
 
             raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the "
-                            f"run may grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no "
-                            "bound but a ulimit's)" + _hint(value, float, numbers.NUMBER_HINT))
+                            f"run may grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' in any "
+                            "case (no bound but a ulimit's)" + _hint(value, float, numbers.NUMBER_HINT))
         if free is True:
             free = available()
         if free is not None:
@@ -259,7 +259,8 @@ def _too_small(raw: str, share: float, free: tuple[int, str]) -> None:
     from .tier_env import env_error
 
     raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the run may "
-                    f"grow by, on this machine a number from {shown:.3g} to 1, or 'off' (no bound but a ulimit's): "
+                    f"grow by, on this machine a number from {shown:.3g} to 1, or 'off' in any case (no bound but a "
+                    "ulimit's): "
                     f"{share:.3g} of the {_mib(free[0])} {free[1]}{among} leaves it {_size(room)}, less than the "
                     f"{_mib(MIN_ROOM)} a run may take before its first event")
 

@@ -1,6 +1,8 @@
 """``SERQ_SIM_TIER``, read in one place: ``general`` runs every program on the general engine with the
 reference code (the differential tests compare it with the fast tier, byte for byte); unset, empty or
-``fast`` is the default, the fast tier where a program allows it. Any other value is an error naming it:
+``fast`` is the default, the fast tier where a program allows it; the words are read in any case and without the
+blanks around them (``GENERAL``), as every word a ``SERQ_*`` variable takes is (``off`` of ``SERQ_MEMORY_SHARE``,
+serq.switches' ``on``/``off``), and the message says so. Any other value is an error naming it:
 a typo (``SERQ_SIM_TIER=genral``) silently ran the fast tier, so a comparison of the two tiers compared the
 fast tier with itself."""
 
@@ -20,7 +22,7 @@ def forced_general() -> bool:
     if value in VALUES:
         return VALUES[value]
     raise env_error("SERQ_SIM_TIER", raw, "'general' (every run on the general engine) or unset, empty or 'fast' "
-                    "(the fast tier where a program allows it)")
+                    "(the fast tier where a program allows it), either word in any case")
 
 
 def check_environment() -> None:
