@@ -1,0 +1,560 @@
+"""Conformance of language.txt §2, §3 and pool-reference.txt, program-reference.txt by hand, round 39: every
+sentence of the pool reference once more (the `evict` orders and their ties, an ended session's keys, the
+Evict moment's `waiting`, `spill`'s predicate, `reuse` and `cache (0)`, `preempt by` on a pool no stage
+counts, `queue by` with `waited`, `reserve held` with blocks and growth, rejection after block rounding and
+the state-dependent hold that waits), `let` and `def` with `--set` and `--def`, the run block against the
+command line, and the workload's arrival processes, turns and `init`.
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
+reports and every observe's samples the same bytes); the observes are asserted as (session, time, value)
+and the report's figures as its JSON reads them. Every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+from conform import check_by_hand
+from tiers import same_json
+
+# ---------------------------------------------------------------------------------------------------------
+# Eviction: the orders, their ties, the keys of a live and of an ended session, `waiting`, spills
+# ---------------------------------------------------------------------------------------------------------
+
+EVICT_SIZES = """
+pool kv { cap 10; evict by (KEY); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) {
+    hold kv (serial == 2 ? 2 : 3) { run d (serial + 1); } cache (4);
+    run d (5 - serial);
+    observe c = cachedin(kv);
+  } else {
+    run d (4);
+    hold kv (6) { observe a = now; }
+  }
+}
+run { horizon 10; }
+"""
+
+# s0, s1 and s2 cache 3, 3 and 2 at 1, 2 and 3 (cache (4) keeps min(4, 3) of a hold of 3). At 4 s3's 6
+# beside the 8 cached is 14 > 10: entries go (whole: no block) until 6 + cached <= 10.
+EVICT = [
+    # by (size): s2's 2 first (8 → 6, still 12 > 10), then s0 and s1 tie at 3 and the release order takes
+    # s0 (→ 3): s1 keeps 3. evicted 5 units, 2 entries; cached 3·1 + 6·1 + 8·1 + 3·6 = 35 / 10.
+    ("evict_by_size_ties_in_release_order", EVICT_SIZES.replace("KEY", "size"),
+     {"c": [(0, 6.0, 0.0), (1, 6.0, 3.0), (2, 6.0, 0.0)], "a": [(3, 4.0, 4.0)]},
+     {("kv", None): {"evicted_entries": 2, "evicted_units": 5.0, "cached": 3.5, "used": 1.5}}),
+    # by (-size): s0 and s1 tie at -3, s0 released first goes (→ 5, 11 > 10), then s1 (-3) before s2
+    # (-2): s2 keeps 2. evicted 6; cached 3 + 6 + 8 + 2·6 = 29 / 10.
+    ("evict_by_minus_size_ties_in_release_order", EVICT_SIZES.replace("KEY", "-size"),
+     {"c": [(0, 6.0, 0.0), (1, 6.0, 0.0), (2, 6.0, 2.0)], "a": [(3, 4.0, 4.0)]},
+     {("kv", None): {"evicted_entries": 2, "evicted_units": 6.0, "cached": 2.9}}),
+    # by (serial): the entry of the least serial first whatever its release time: s1 caches 3 at 1, s0 3 at
+    # 2 (lru would take s1's). At 3 s2's 4 beside 6 cached is 10 > 8: s0's (serial 0) goes, 4 + 3 <= 8, and
+    # s1's stays, where lru would have kept s0's. Both read at 5.
+    ("evict_by_an_attribute_not_the_release_time", """
+pool kv { cap 8; evict by (serial); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (3) { run d (2 - serial); } cache (3);
+    run d (3 + serial);
+    observe c = cachedin(kv);
+  } else {
+    run d (3);
+    hold kv (4) { run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 5.0, 0.0), (1, 5.0, 3.0)]}, {("kv", None): {"evicted_entries": 1, "evicted_units": 3.0}}),
+    # by (age) with block 2: the youngest first (a most-recently-used order), a block at a time from the
+    # tail. s0 caches 4 at 1, s1 4 at 2; at 3 s2's 2 beside 8 is 10 > 8: one block of s1's (age 1 < 2)
+    # goes, s1 keeps 2. No entry evicted whole; 2 units. cached 4·1 + 8·1 + 6·7 = 54 / 10.
+    ("evict_by_age_a_block_from_the_youngest", """
+pool kv { cap 8; block 2; evict by (age); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (4) { run d (serial + 1); } cache (4);
+    run d (3 - serial);
+    observe c = cachedin(kv);
+  } else {
+    run d (3);
+    hold kv (2) { observe a = now; run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 4.0, 4.0), (1, 4.0, 2.0)], "a": [(2, 3.0, 3.0)]},
+     {("kv", None): {"evicted_entries": 0, "evicted_units": 2.0, "cached": 5.4, "used": 1.4}}),
+]
+
+# pool-reference.txt, evict: keys read "the entry's session's attributes: current while the session lives,
+# as they were at its last release after it has ended". s0 caches 4 with k = 1 at 1 and then sets k = 9;
+# s1 caches 3 with k = 5 at 1.5 and ends. At 3 s2's 4 beside 7 cached is 11 > 8: one entry goes.
+EVICT_KEYS = """
+pool kv { cap 8; evict by (k); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    set k = 1;
+    hold kv (4) { run d (1); } cache (4);
+    set k = 9;
+    branch (LIVE) { run d (5); observe c = cachedin(kv); }
+  } else { branch (serial == 1) {
+    set k = 5;
+    hold kv (3) { run d (1.5); } cache (3);
+  } else {
+    run d (3);
+    hold kv (4) { observe a = now; }
+  } }
+}
+run { horizon 10; }
+"""
+
+EVICT += [
+    # s0 alive: its key is its current k, 9 > 5: s1's 3 go. cached 4·0.5 + 7·1.5 + 4·7 = 40.5 / 10.
+    ("evict_key_of_a_live_session_is_its_current_attribute", EVICT_KEYS.replace("LIVE", "1"),
+     {"c": [(0, 6.0, 4.0)], "a": [(2, 3.0, 3.0)]},
+     {("kv", None): {"evicted_units": 3.0, "cached": 4.05}}),
+    # s0 ended at 1: its key is k at its last release, 1 < 5: s0's 4 go. cached 2 + 10.5 + 3·7 = 33.5 / 10.
+    ("evict_key_of_an_ended_session_is_its_attribute_at_release", EVICT_KEYS.replace("LIVE", "0"),
+     {"a": [(2, 3.0, 3.0)]},
+     {("kv", None): {"evicted_units": 4.0, "cached": 3.35}}),
+    # docs/language.md, `waiting`: 1 while the entry's session waits in a pool's queue. s0 caches 2 at 1 and
+    # waits for g (held by s2 over [0,5]); s1 caches 2 at 2 and ends. At 3 s3's 4 beside 4 cached is 8 > 6:
+    # by (waiting) takes s1's (0) before s0's (1), the older: s0 finds its 2 when g admits it at 5. g's
+    # waits 4 and 0; kv cached 2 + 4 + 2·7 = 20 / 10.
+    ("evict_by_waiting_keeps_a_waiting_sessions_prefix", """
+pool kv { cap 6; evict by (waiting); }
+pool g { cap 1; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) {
+    hold kv (2) { run d (1); } cache (2);
+    hold g (1) { observe c = cachedin(kv); }
+  } else { branch (serial == 1) {
+    hold kv (2) { run d (2); } cache (2);
+  } else { branch (serial == 2) {
+    hold g (1) { run d (5); }
+  } else {
+    run d (3);
+    hold kv (4) { observe a = now; }
+  } } }
+}
+run { horizon 10; }
+""", {"c": [(0, 5.0, 2.0)], "a": [(3, 3.0, 3.0)]},
+     {("kv", None): {"evicted_units": 2.0, "cached": 2.0, "used": 0.6},
+      ("g", None): {"wait": 2.0, "queue": 0.4}}),
+    # spill's `when (size >= 3)`: s0's 2 (cached at 1) and s1's 4 (at 2) are both evicted at 3 for s2's 6
+    # (lru: s0's first); only s1's is written, over pcie at [3,7], and lands in cpu at 7. At 8 s0 reads 0
+    # and 0, s1 4 in cpu and 0 in kv. cpu's cached: the 4 take their room from 3: 4·7 / 10.
+    ("spill_predicate_reads_the_entrys_size", """
+pool kv { cap 6; spill cpu via pcie (size) when (size >= 3); }
+pool cpu { cap 100; }
+stage pcie : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (2 + 2 * serial) { run d (serial + 1); } cache (6);
+    run d (7 - serial);
+    observe c = cachedin(cpu) * 10 + cachedin(kv);
+  } else {
+    run d (3);
+    hold kv (6) { run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 8.0, 0.0), (1, 8.0, 40.0)]},
+     {("kv", None): {"spills": 1, "evicted_entries": 2, "evicted_units": 6.0},
+      ("cpu", None): {"cached": 2.8}, ("pcie", None): {"completions": 1, "service": 4.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EVICT], ids=[c[0] for c in EVICT])
+def test_eviction_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `cache` and `reuse`: the dead remainder, `cache (0)`, a hold without `cache`; blocks in every allocation
+# ---------------------------------------------------------------------------------------------------------
+
+CACHE = [
+    # §3: "consumes at most ρ units of its own cached prefix (cached := what it consumed); the rest of that
+    # entry stays in the cache as a dead entry … unusable, until evicted". 6 cached at 1; `reuse (4)`
+    # consumes 4 (c 4), 2 stay dead: cachedin 0 in the body, and 8 + 2 fit 10. At 2 the hold caches 8 (j);
+    # the hold of 9 consumes the 8 (k) and 9 + 2 > 10 evicts the dead 2. At 3 it caches 9. cached: 2 over
+    # [1,2] (the 6 consumed at 1), 0 over [2,3], 9 over [3,10]: 65 / 10; used 6 + 8 + 9 = 23 / 10.
+    ("reuse_leaves_a_dead_remainder_evicted_later", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (6) { run d (1); } cache (6);
+  hold kv (8) reuse (4) { observe c = cached; observe i = cachedin(kv); run d (1); } cache (8);
+  observe j = cachedin(kv);
+  hold kv (9) { observe k = cached; run d (1); } cache (9);
+  observe l = cachedin(kv);
+}
+run { horizon 10; }
+""", {"c": [(0, 1.0, 4.0)], "i": [(0, 1.0, 0.0)], "j": [(0, 2.0, 8.0)], "k": [(0, 2.0, 8.0)],
+      "l": [(0, 3.0, 9.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 2.0, "cached": 6.5, "used": 2.3}}),
+    # a hold without `cache` leaves the session's prefix where it is (5 read inside and after it); `cache
+    # (0)` consumes (within its allocation: 2 of the 5, c 2; 3 stay dead) and keeps nothing: 0 after it.
+    # cached 5 over [1,2], the dead 3 over [2,10]: 29 / 10; used 5 + 3 + 2 = 10 / 10.
+    ("a_hold_without_cache_and_cache_zero", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (5) { run d (1); } cache (5);
+  hold kv (3) { observe i = cachedin(kv); run d (1); }
+  observe j = cachedin(kv);
+  hold kv (2) { observe c = cached; run d (1); } cache (0);
+  observe k = cachedin(kv);
+}
+run { horizon 10; }
+""", {"i": [(0, 1.0, 5.0)], "j": [(0, 2.0, 5.0)], "c": [(0, 2.0, 2.0)], "k": [(0, 3.0, 0.0)]},
+     {("kv", None): {"cached": 2.9, "used": 1.0, "evicted_units": 0.0}}),
+    # pool-reference.txt, block: "Allocations round up, and cache entries are kept … in blocks". A hold of
+    # 5 on blocks of 4 takes 8; its `cache (7)` keeps min(7, 8) = 7 rounded down to blocks: 4. A grow of 3
+    # adds a whole block to a hold of 1 (4): 8 (docs/language.md, "A grow adds whole blocks").
+    ("blocks_round_holds_up_and_caches_down", """
+pool kv { cap 16; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (5) { observe u = used(kv); run d (1); } cache (7);
+  observe c = cachedin(kv);
+  hold kv (1) { grow kv (3); observe g = used(kv); run d (1); }
+}
+run { horizon 10; }
+""", {"u": [(0, 0.0, 8.0)], "c": [(0, 1.0, 4.0)], "g": [(0, 1.0, 8.0)]},
+     {("kv", None): {"used": 1.6, "cached": 3.6}}),
+    # pool-reference.txt: a hold whose units, independent of the deployment's state, exceed the capacity
+    # after block rounding is rejected and its session ends. cap 10, block 4: 10 rounds to 12 > 10, so s0
+    # is rejected (no `f`), though 10 <= 10; s1's 8 fits.
+    ("a_hold_rejected_after_block_rounding", """
+pool kv { cap 10; block 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold kv (serial == 0 ? 10 : 8) { observe a = now; run d (1); } observe f = now; }
+run { horizon 10; }
+""", {"a": [(1, 0.0, 0.0)], "f": [(1, 1.0, 1.0)]},
+     {("kv", None): {"rejections": 1, "admissions": 1, "over_cap": 0}}),
+    # the same for a reserve: 1 reserving 9 rounds to 12 > 10 (rejected); 1 reserving 7 to 8 (fits).
+    ("a_reserve_rejected_after_block_rounding", """
+pool kv { cap 10; block 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold kv (1) reserve (serial == 0 ? 9 : 7) { observe a = now; run d (1); } observe f = now; }
+run { horizon 10; }
+""", {"a": [(1, 0.0, 0.0)], "f": [(1, 1.0, 1.0)]},
+     {("kv", None): {"rejections": 1, "admissions": 1, "used": 0.4}}),
+    # pool-reference.txt: "State-dependent demand waits for admission and is reported as over_cap if it
+    # still exceeds capacity at the end of the run": units of used(kv) + 11 wait (never admitted), and the
+    # report counts the hold over_cap, no rejection; its session is live to the end (queue 1 throughout).
+    ("a_state_dependent_hold_above_the_cap_waits", """
+pool kv { cap 10; }
+workload { arrive batch(1); }
+session { hold kv (used(kv) + 11) { observe a = now; } }
+run { horizon 5; }
+""", {"a": []}, {("kv", None): {"rejections": 0, "admissions": 0, "over_cap": 1, "queue": 1.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CACHE], ids=[c[0] for c in CACHE])
+def test_cache_reuse_and_blocks_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `preempt by` on a pool no stage counts, `queue by` with `waited`, `reserve held`
+# ---------------------------------------------------------------------------------------------------------
+
+PREEMPT_BY = """
+pool kv { cap 6; preempt by (prio); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set prio = PRIO;
+  branch (serial < 2) {
+    hold kv (2) { observe a = now; run d (2 + serial); }
+  } else {
+    hold kv (2) { observe a = now; run d (1); grow kv (1); observe g = now; run d (1); }
+  }
+  observe f = now;
+}
+run { horizon 10; }
+"""
+
+POOLS = [
+    # pool-reference.txt, preempt: "Candidates are holders resident in the stage whose memory is this pool.
+    # If no stage names it as memory, candidates are holders with an active hold scope"; the least key
+    # goes. prio 3, 1, 2: s2's grow at 1 (6 + 1 > 6) preempts s1 (prio 1): its run is cut, its 2 given
+    # back, and it re-enters the queue's head; s2 grows (5). s1's 2 fit when s0 ends at 2: d over [2,5].
+    # waits 0, 0, 0, 1 over 4 admissions; used 2·2 + 2·1 + 2·3 + 2·1 + 3·1 = 17 / 10.
+    ("preempt_by_least_key_on_a_pool_no_stage_counts",
+     PREEMPT_BY.replace("PRIO", "serial == 0 ? 3 : serial == 1 ? 1 : 2"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (1, 2.0, 2.0)], "g": [(2, 1.0, 1.0)],
+      "f": [(0, 2.0, 2.0), (2, 2.0, 2.0), (1, 5.0, 5.0)]},
+     {("kv", None): {"preemptions": 1, "admissions": 4, "wait": 0.25, "used": 1.7}}),
+    # "ties go to the last admitted": prio 1, 1, 2: s0 and s1 tie and s1, admitted after s0, goes; the
+    # same timeline as above (s0 the victim would have been re-admitted at 2 and ended at 4).
+    ("preempt_by_ties_go_to_the_last_admitted", PREEMPT_BY.replace("PRIO", "serial < 2 ? 1 : 2"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (1, 2.0, 2.0)],
+      "f": [(0, 2.0, 2.0), (2, 2.0, 2.0), (1, 5.0, 5.0)]},
+     {("kv", None): {"preemptions": 1, "admissions": 4}}),
+    # "the grower can be its own victim": prio 5, 5, 0. s2 preempts itself at 1, re-enters the head and its
+    # 2 fit at once (4 + 2 <= 6): admitted again at 1, it runs d (1) and grows at 2, after s0's end at 2
+    # (scheduled first) left room: 2 + 2 + 1 <= 6. g 2, f 3.
+    ("preempt_by_the_grower_its_own_victim", PREEMPT_BY.replace("PRIO", "serial == 2 ? 0 : 5"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (2, 1.0, 1.0)], "g": [(2, 2.0, 2.0)],
+      "f": [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0)]},
+     {("kv", None): {"preemptions": 1, "admissions": 4, "wait": 0.0, "stuck": 0}}),
+]
+
+AGING = """
+pool kv { cap 1; queue by (prio - waited); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set prio = serial == 1 ? P1 : 4;
+  run d (serial == 0 ? 0 : serial == 1 ? 0.1 : 1.5);
+  hold kv (1) { observe a = now; run d (2); }
+}
+run { horizon 10; }
+"""
+
+POOLS += [
+    # pool-reference.txt, queue: "waited supplies seconds since the current hold entered the queue", the keys
+    # read again before each admission attempt. s0 holds [0,2]; s1 (prio 5) queues at 0.1, s2 (prio 4) at
+    # 1.5. At 2: s1 5 - 1.9 = 3.1 < s2 4 - 0.5 = 3.5: s1 at 2, s2 at 4. waits 0, 1.9, 2.5.
+    ("queue_by_prio_minus_waited_the_aged_first", AGING.replace("P1", "5"),
+     {"a": [(0, 0.0, 0.0), (1, 2.0, 2.0), (2, 4.0, 4.0)]},
+     {("kv", None): {"wait": 4.4 / 3, "queue": 0.44}}),
+    # s1's prio 5.5: 5.5 - 1.9 = 3.6 > 3.5: s2 at 2, s1 at 4. waits 0, 3.9, 0.5.
+    ("queue_by_prio_minus_waited_the_urgent_first", AGING.replace("P1", "5.5"),
+     {"a": [(0, 0.0, 0.0), (2, 2.0, 2.0), (1, 4.0, 4.0)]},
+     {("kv", None): {"wait": 4.4 / 3, "queue": 0.44}}),
+    # pool-reference.txt, reserve held: u = max(0, r - a); a new reservation needs used + Σu + r <= cap,
+    # growth by d used + Σ_{others} u + d <= cap. s0 holds 2 reserving 8 (u 6). At 0.5 s1 reads free(kv)
+    # = 10 - 2 - 6 = 2, and its 3 wait (2 + 6 + 3 > 10). At 1 s0 grows 4 into its own reservation (2 + 4
+    # <= 10; u 2): s1 still waits (6 + 2 + 3 > 10) until s0's end at 2. waits 0, 1.5; used 2 + 6 + 3 = 11
+    # / 10.
+    ("reserve_held_counts_against_admission_not_the_own_growth", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (2) reserve (8) { run d (1); grow kv (4); observe g = now; run d (1); }
+  } else {
+    run d (0.5);
+    observe fr = free(kv);
+    hold kv (3) { observe a = now; run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"g": [(0, 1.0, 1.0)], "fr": [(1, 0.5, 2.0)], "a": [(1, 2.0, 2.0)]},
+     {("kv", None): {"wait": 0.75, "used": 1.1, "admissions": 2}}),
+    # "r_i is the larger of units and reserve, evaluated at admission and rounded up to blocks": cap 13,
+    # block 4. s0 holds 4 reserving 5 → 8: u 4. s1's 4 at 0.1: 4 + 4 + 4 = 12 <= 13. s2's 1 (→ 4) at 0.2:
+    # 8 + 4 + 4 = 16 > 13 (with r unrounded, 8 + 1 + 4 = 13 would fit) waits for s1's end at 1.1: 8 + 4 + 4
+    # - 4 = 12.
+    ("reserve_held_rounds_the_reservation_to_blocks", """
+pool kv { cap 13; block 4; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (0.1 * serial);
+  branch (serial == 0) { hold kv (4) reserve (5) { run d (2); } }
+  else { hold kv (serial == 1 ? 4 : 1) { observe a = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"a": [(1, 0.1, 0.1), (2, 1.1, 1.1)]}, {("kv", None): {"admissions": 3}}),
+    # "Growth by d requires used + Σ_{i≠grower} u_i + d <= cap": s0 holds 2 reserving 6 (u 4). s1's 2 fit
+    # (2 + 4 + 2 <= 10); at 1 its grow of 3 (4 + 4 + 3 > 10) waits (preempt none) until s0's end at 3.
+    ("reserve_held_counts_against_another_holds_growth", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) reserve (6) { run d (3); } }
+  else { hold kv (2) { run d (1); grow kv (3); observe g = now; run d (1); } observe f = now; }
+}
+run { horizon 10; }
+""", {"g": [(1, 3.0, 3.0)], "f": [(1, 4.0, 4.0)]}, {("kv", None): {"preemptions": 0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
+def test_preemption_queue_order_and_reservations_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `preempt by` keys at the Victim moment on a step stage's memory; `requeue tail` resets `waited`
+# ---------------------------------------------------------------------------------------------------------
+
+VICTIMS = [
+    # pool-reference.txt, preempt: keys may read `position` ("the position its hold has computed on the
+    # pool"), and the candidates are the residents of the stage whose memory the pool is: s2 holds 1 at a
+    # delay stage (position 0, the least) and is no candidate. cap 6, block 1. s0 (1 unit) decodes 5 from
+    # 0, s1 (2 units) from 1: positions after [2,3] are s0 3 (grown to 3), s1 2. At 3 s0's growth to 4 (6 +
+    # 1 > 6... 1 + 3 + 2 = 6, +1 > 6) preempts s1 (position 2 < 3); s1's 2 come back at 5, when s0 is done
+    # (4 + 1 + 2 > 6 until then), and it decodes its 5 again over [5,10]. tokens 1 + 2 + 2 + 1 + 1 + 5 over
+    # 10 iterations; used s2 10, s0 1 + 2 + 3 + 4 + 5, s1 2·2 + 2 + 2 + 3 + 4 + 5: 45 / 20.
+    ("preempt_by_position_among_the_engines_residents", """
+pool kv { cap 6; block 1; preempt by (position); }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { hold kv (1) { run d (10); } }
+  else {
+    run d (serial);
+    hold kv (serial + 1) { observe a = now; run e decode (5) growing kv; }
+    observe f = now;
+  }
+}
+run { horizon 20; }
+""", {"a": [(0, 0.0, 0.0), (1, 1.0, 1.0), (1, 5.0, 5.0)], "f": [(0, 5.0, 5.0), (1, 10.0, 10.0)]},
+     {("e", None): {"iterations": 10, "tokens": 1.2},
+      ("kv", None): {"preemptions": 1, "admissions": 4, "used": 2.25, "wait": 0.5}}),
+    # pool-reference.txt: "requeue tail treats it as a newcomer: … queue by places it by its keys, with
+    # waited reset to 0". queue by (-waited): the longest wait first. s2 holds 2 over [0,0.5], s0 2 over
+    # [0,3]; s1 waits from 0.1 and is admitted at 0.5 (its wait 0.4); s3 queues at 0.8. At 1.5 s1's grow
+    # (4 + 1 > 4) preempts s1 itself (the last admitted): back in the queue its waited is 0 against s3's
+    # 0.7, so s3 goes first (2 + 2 <= 4; counted from s1's first entry at 0.1, 1.4 would have put s1
+    # first). s3 ends at 2.5 and s1 is admitted; its grow at 3.5 fits (s0 ended at 3). Waits 0, 0, 0.4,
+    # 0.7, 1: 2.1 / 5; queue 2.1 / 10.
+    ("requeue_tail_resets_waited_for_queue_by", """
+pool kv { cap 4; preempt by (-admission) requeue tail; queue by (-waited); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (3); } }
+  else { branch (serial == 1) {
+    run d (0.1);
+    hold kv (2) { observe a = now; run d (1); grow kv (1); observe g = now; run d (1); }
+  } else { branch (serial == 2) {
+    hold kv (2) { run d (0.5); }
+  } else {
+    run d (0.8);
+    hold kv (2) { observe a = now; run d (1); }
+  } } }
+}
+run { horizon 10; }
+""", {"a": [(1, 0.5, 0.5), (3, 1.5, 1.5), (1, 2.5, 2.5)], "g": [(1, 3.5, 3.5)]},
+     {("kv", None): {"preemptions": 1, "admissions": 5, "wait": 0.42, "queue": 0.21, "stuck": 0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in VICTIMS], ids=[c[0] for c in VICTIMS])
+def test_victims_and_requeues_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Workloads: turns and `init`, the run block's `arrivals` with a warm-up
+# ---------------------------------------------------------------------------------------------------------
+
+WORKLOADS = [
+    # §3, Workload: "init runs at arrival, turn at every turn statement"; docs/language.md: a `turn;`
+    # counts the turn, then runs the `turn` block. s0: K 10 at arrival; turn 1 K 11 (sample at 1, before
+    # the warm-up 2: dropped), turn 2 at 1.5 K 13, sampled at 2.5, then 2 < 2 fails: end. s1: K 20, 21,
+    # 23 (at 2.5), and turn 3 at 3 K 26 (at 4). `turns` after the warm-up: s1's third only. d over [2,10]:
+    # 0.5 + 0.5 + 0.5 + 1 present, completions at 2.5, 2.5, 3, 4 of 1, 1, 0.5, 1.
+    ("turns_init_and_the_turn_block_under_a_warmup", """
+stage d : delay;
+workload { arrive batch(2); init { set K = 10 * (serial + 1); } turn { set K = K + turn_no; } }
+session {
+  loop {
+    turn;
+    run d (1);
+    observe k = K * 100 + turn_no;
+    branch (turn_no < 2 + serial) { run d (0.5); } else { end; }
+  }
+}
+run { horizon 10; warmup 2; }
+""", {"k": [(0, 2.5, 1302.0), (1, 2.5, 2302.0), (1, 4.0, 2603.0)]},
+     {"turns": 1, "ended": 2, "arrivals": 2, ("d", None): {"present": 0.3125, "completions": 4,
+                                                        "service": 0.875}}),
+    # program-reference.txt, run: "the run ends when the N-th session has arrived and every session has
+    # ended … its rates and time averages are over end − warmup". renewal(1): arrivals at 1, 2, 3 (the
+    # first after one gap) into fifo of 1.5: [1,2.5], [2.5,4], [4,5.5]: end 5.5, horizon kept at 100.
+    # Over [1,5.5]: throughput 3 / 4.5, present (1 + 1 + 0.5 + 2 + 1.5) / 4.5, waits 0, 0.5, 1.
+    ("arrivals_end_the_run_when_it_drains", """
+stage d : fifo;
+workload { arrive renewal(1); }
+session { run d (1.5); observe f = now; }
+run { horizon 100; arrivals 3; warmup 1; }
+""", {"f": [(0, 2.5, 2.5), (1, 4.0, 4.0), (2, 5.5, 5.5)]},
+     {"end": 5.5, "horizon": 100.0, "warmup": 1.0, "arrivals": 3,
+      ("d", None): {"throughput": 3 / 4.5, "present": 6 / 4.5, "wait": 0.5, "utilisation": 1.0}}),
+    # §2: "poisson(rate) starts with an arrival at time zero": with `arrivals 1` the one arrival is at 0
+    # whatever the draws, and the run ends with its session at 2.
+    ("poisson_first_arrival_at_zero", """
+stage d : fifo;
+workload { arrive poisson(0.001); }
+session { run d (2); observe f = now; }
+run { horizon 100; arrivals 1; }
+""", {"f": [(0, 2.0, 2.0)]}, {"end": 2.0, "arrivals": 1, ("d", None): {"utilisation": 1.0}}),
+    # a closed population of 2 replaces each session as it ends: d (1) from 0, 1, 2, 3; at the horizon 3.5
+    # 8 have arrived and 6 ended; 2 present throughout.
+    ("closed_replaces_each_ended_session", """
+stage d : delay;
+workload { arrive closed(2); }
+session { run d (1); observe f = now; }
+run { horizon 3.5; }
+""", {"f": [(0, 1.0, 1.0), (1, 1.0, 1.0), (2, 2.0, 2.0), (3, 2.0, 2.0), (4, 3.0, 3.0), (5, 3.0, 3.0)]},
+     {"arrivals": 8, "ended": 6, ("d", None): {"present": 2.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in WORKLOADS], ids=[c[0] for c in WORKLOADS])
+def test_workloads_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# `let` and `def` with `--set` and `--def` (program-reference.txt)
+# ---------------------------------------------------------------------------------------------------------
+
+LETS = """
+let a = 2;
+let b = a * 3 + 1;
+def f(x) = x * x + b;
+def svc() = 1;
+stage d : delay;
+workload { arrive batch(1); }
+session { observe o1 = b; observe o2 = f(1 + 1); run d (svc()); observe t = now - 0; }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("sets, defs, want", [
+    # b = 2·3 + 1 = 7; f(1 + 1) = (1 + 1)·(1 + 1) + 7 = 11 (the argument put in inside parentheses, not
+    # 1 + 1·1 + 1 + 7 = 10); svc() 1.
+    ({}, {}, (7.0, 11.0, 1.0)),
+    # --set a=5: the program "written with that value": b = 16 (a later let reads the value set), f(2) 20.
+    ({"a": 5}, {}, (16.0, 20.0, 1.0)),
+    # --set b=0 sets b itself: f(2) = 4.
+    ({"b": 0}, {}, (0.0, 4.0, 1.0)),
+    # --def svc=3: the body given from outside, the run of d 3.
+    ({}, {"svc": "3"}, (7.0, 11.0, 3.0)),
+    # --def f='x + b': its parameters stay the written ones: 2 + 7.
+    ({}, {"f": "x + b"}, (7.0, 9.0, 1.0)),
+])
+def test_set_and_def_override_the_program(monkeypatch, sets, defs, want):
+    js = same_json(serq_frontend.compile(source=LETS, sets=sets, defs=defs), monkeypatch)
+    assert tuple(js["observes"][k]["mean"] for k in ("o1", "o2", "t")) == want
