@@ -197,6 +197,8 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
         return 0
     if isinstance(e, n.Num):
         v = _const(e, "chunk", base)
+        if v < 0:
+            raise _negative_chunk(e, v, base)
         if math.isinf(v):
             return 0
         if v <= 0:
@@ -209,6 +211,11 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
         return _whole(v, "long_prefill_token_threshold", "the engine's chunk cap", _span(e), base)
     if isinstance(e, n.Cond):  # the lone-request exception: `… ? c : inf`, either way round
         truth = _truth(e.test)
+        # a negative cap is refused, taken or not: `long_prefill(reqs, C)` of C -5 folds its test `C > 0` to 0, and
+        # its branch inf gave the threshold 0 (no cap), where `serq vllm scenario` refuses a negative chunk
+        for x in (e.then, e.orelse):
+            if isinstance(x, n.Num) and _value(x) < 0:
+                raise _negative_chunk(x, _value(x), base)
         # a branch the test never takes has no setting (`C > 0 && … ? C : inf` with C 0)
         live = [x for x, dead in ((e.then, truth is False), (e.orelse, truth is True)) if not dead]
         finite = [_chunk(x, base, False) for x in live if isinstance(x, n.Num)]
@@ -216,6 +223,14 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
             return max(finite)
     raise TargetError(_span(e), "the engine's chunk is neither a constant nor `test ? c : inf`, so it has no "
                       "vLLM setting", base)
+
+
+def _negative_chunk(e: n.Num, v: float, base: str | None) -> TargetError:
+    """The error of a chunk cap ``v`` below 0 (``e``), in the words of ``serq vllm scenario``'s refusal of a negative
+    'chunk' (a ``--set`` that gave it is noted after it: serq.loading.sets_noted)."""
+    return TargetError(_span(e), f"the engine's chunk cap is {show_number(v, exact=True)}, negative: vLLM's "
+                       "long_prefill_token_threshold is a whole number, at least 0 (0: no long-prefill threshold, which "
+                       "a chunk of 0 or inf says)", base)
 
 
 def _walk(e: Any) -> Any:
