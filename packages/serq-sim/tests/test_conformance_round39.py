@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-from conform import check_by_hand
+from conform import check_by_hand, report_json, run, run_error
 from tiers import same_json
 
 # ---------------------------------------------------------------------------------------------------------
@@ -558,3 +558,185 @@ run { horizon 10; }
 def test_set_and_def_override_the_program(monkeypatch, sets, defs, want):
     js = same_json(serq_frontend.compile(source=LETS, sets=sets, defs=defs), monkeypatch)
     assert tuple(js["observes"][k]["mean"] for k in ("o1", "o2", "t")) == want
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reservations ending, leases and victims, spills a block at a time, the warm-up over pools and gauges
+# ---------------------------------------------------------------------------------------------------------
+
+MORE = [
+    # pool-reference.txt, reserve held: "Reservations end with the hold's scope, release or preemption;
+    # leases retain none"; "Each hold counts separately, including nested holds". cap 10. s0 holds 2
+    # reserving 8; s1's 2 reserving 8 and s2's outer 1 reserving 4 wait (2 + 6 + 8 > 10). At 0.2 s0's
+    # release ends its reservation: free 10; s1 is admitted (8 <= 10), s2 still waits (2 + 6 + 4 > 10), and
+    # s3's 3 (queued at 0.1) behind it. At 3.2 s1's scope ends: its lease keeps 2, no reservation; s2's
+    # outer hold (2 + 4 <= 10: used 3, u 3) and then s3's 3 (3 + 3 + 3 <= 10), ahead of s2's inner hold,
+    # which joined the queue after it; the inner (6 + 3 + 4 > 10) waits for s3's end at 4.2, and there
+    # free is 10 - (2 + 1 + 1) - (3 + 3) = 0.
+    ("reservations_end_with_release_and_scope_and_nest", """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (2) reserve (8) { run d (0.2); release kv; observe r = free(kv); run d (2); } }
+  else { branch (serial == 1) { hold kv (2) reserve (8) { run d (3); } lease kv (inf); run d (5); }
+  else { branch (serial == 2) {
+    hold kv (1) reserve (4) { hold kv (1) reserve (4) { observe n = free(kv); run d (10); } }
+  } else {
+    run d (0.1); hold kv (3) { observe a = now; run d (1); }
+  } } }
+}
+run { horizon 20; }
+""", {"r": [(0, 0.2, 10.0)], "n": [(2, 4.2, 0.0)], "a": [(3, 3.2, 3.2)]},
+     {("kv", None): {"admissions": 5, "wait": 1.5}}),
+    # pool-reference.txt: "Cached prefixes are evicted when units are allocated, not when reserved". s0's
+    # 6 cached at 1; s1's 2 reserving 8 at 1.5 fit (0 + 8 <= 10) and allocate 2 beside the 6 (8 <= 10): no
+    # eviction, s0 reads 6 at 2; s1's grow of 4 at 2.5 (6 + 6 > 10) evicts the entry: 0 at 3. cached 6 over
+    # [1,2.5]; used 6 + 2 + 6 = 14 / 10.
+    ("a_reservation_evicts_nothing_until_allocated", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (6) { run d (1); } cache (6);
+    run d (1); observe a = cachedin(kv);
+    run d (1); observe b = cachedin(kv);
+  } else {
+    run d (1.5);
+    hold kv (2) reserve (8) { run d (1); grow kv (4); run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"a": [(0, 2.0, 6.0)], "b": [(0, 3.0, 0.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 6.0, "cached": 0.9, "used": 1.4}}),
+    # pool-reference.txt, preempt: the victim "releases its hold and caches its computed prefix. It re-enters
+    # the hold's first pool's queue to execute the hold again with computed set to the position reached".
+    # s0 holds a (1) and kv (3), loads 2 (position 2). s1's grow at 1 (4 + 2 > 5) preempts s0 (prio 0): kv
+    # caches min(3, 2) = 2, and s0 waits in a's queue (queued(a) 1, queued(kv) 0) until s1's end at 2; then
+    # it consumes its 2 (cached 2, computed 2: c 22). kv caches 2 over [1,2] and [7,10]; a's wait 1 over 2
+    # admissions, kv's 0 (the wait is its first pool's).
+    ("a_victim_waits_in_its_holds_first_pool_with_computed", """
+pool a { cap 1; }
+pool kv { cap 5; preempt by (prio); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set prio = serial;
+  branch (serial == 0) {
+    hold a (1), kv (3) { observe c = cached * 10 + computed; load kv (2 - cached); run d (5); } cache (3);
+    observe f = now;
+    observe k = cachedin(kv);
+  } else {
+    run d (0.5);
+    hold kv (1) { run d (0.5); grow kv (2); observe g = now; observe q = queued(a) * 10 + queued(kv); run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 0.0, 0.0), (0, 2.0, 22.0)], "f": [(0, 7.0, 7.0)], "k": [(0, 7.0, 2.0)], "g": [(1, 1.0, 1.0)],
+      "q": [(1, 1.0, 10.0)]},
+     {("a", None): {"wait": 0.5, "queue": 0.1, "admissions": 2},
+      ("kv", None): {"wait": 0.0, "admissions": 3, "preemptions": 1, "cached": 0.8, "used": 2.15}}),
+    # "Leases are not candidates": s0 leases 2 and holds 1 more; s1's grow at 1 (4 + 2 > 5) preempts s0
+    # (prio 0) by its hold alone: the lease keeps its 2 (used 2 + 3 = 5 after the growth), and s0's hold
+    # waits for s1's end at 2. At 7 the lease still holds its 2 (inf, until the session ends).
+    ("a_preemption_takes_the_hold_not_the_lease", """
+pool kv { cap 5; preempt by (prio); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set prio = serial;
+  branch (serial == 0) {
+    hold kv (2) { run d (0.1); } lease kv (inf);
+    hold kv (1) { observe a = now; run d (5); }
+    observe u = used(kv);
+  } else {
+    run d (0.5);
+    hold kv (1) { run d (0.5); grow kv (2); observe u = used(kv); run d (1); }
+  }
+}
+run { horizon 10; }
+""", {"a": [(0, 0.1, 0.1), (0, 2.0, 2.0)], "u": [(1, 1.0, 5.0), (0, 7.0, 2.0)]},
+     {("kv", None): {"preemptions": 1, "admissions": 4, "used": 2.34, "wait": 0.25}}),
+    # docs/language.md, "each block is a spill of its own": s1's 6 at 2 beside s0's 6 cached (block 2, cap
+    # 8) evict two blocks from s0's tail, two writes of 2 on the fifo link: [2,4] and [4,6]. s0 reads cpu and
+    # kv as 0 and 2 at 2, 2 and 2 at 4.5, 4 and 2 at 6.5. No entry evicted whole; the second write waited 2.
+    ("spill_a_block_at_a_time_over_a_fifo_link", """
+pool kv { cap 8; block 2; spill cpu via pcie (size) when (1); }
+pool cpu { cap 100; block 2; }
+stage pcie : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (6) { run d (1); } cache (6);
+    run d (1);
+    observe a = cachedin(cpu) * 10 + cachedin(kv);
+    run d (2.5);
+    observe b = cachedin(cpu) * 10 + cachedin(kv);
+    run d (2);
+    observe c = cachedin(cpu) * 10 + cachedin(kv);
+  } else { run d (2); hold kv (6) { run d (1); } }
+}
+run { horizon 10; }
+""", {"a": [(0, 2.0, 2.0)], "b": [(0, 4.5, 22.0)], "c": [(0, 6.5, 42.0)]},
+     {("kv", None): {"spills": 2, "evicted_entries": 0, "evicted_units": 4.0, "cached": 2.2},
+      ("cpu", None): {"cached": 3.2}, ("pcie", None): {"wait": 1.0, "completions": 2}}),
+    # a warm-up of 2 over the pool figures: s0's 3 (cached at 0.5) is evicted at 1 for s1 and spilled
+    # ([1,2]), s1's at 2 for s2 ([2,3]), s3's 5 > 4 is rejected at 3. From 2: admissions 1 (s2, at the
+    # warm-up instant), evictions 1, spills 1, rejections 1; used 3·0.5 / 8, cached 3·7.5 / 8; cpu holds 6
+    # from 2; pcie completes 2 (at 2 and 3); `ended` 2 (s2 at 2.5, s3 at 3).
+    ("the_warmup_cuts_the_pool_figures", """
+pool kv { cap 4; spill cpu via pcie (1) when (1); }
+pool cpu { cap 100; }
+stage pcie : fifo;
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  run d (serial);
+  hold kv (serial == 3 ? 5 : 3) { run d (0.5); } cache (3);
+}
+run { horizon 10; warmup 2; }
+""", {}, {"ended": 2, "arrivals": 4,
+          ("kv", None): {"admissions": 1, "evicted_entries": 1, "spills": 1, "rejections": 1, "used": 0.1875,
+                         "cached": 2.8125},
+          ("cpu", None): {"cached": 6.0}, ("pcie", None): {"completions": 2, "throughput": 0.25},
+          ("d", None): {"completions": 3, "service": 5.5 / 3, "present": 0.1875}}),
+    # §3, Gauges: the time average over [warmup, end] and "the least and greatest value held for a positive
+    # time" there: used 5 over [0,1], 2 over [1,2], 0 after; from 1.5 to 4: 2·0.5 / 2.5, min 0, max 2 (the
+    # 5 before the warm-up not among them).
+    ("a_gauge_after_the_warmup", """
+pool kv { cap 10; }
+stage d : delay;
+gauge u = used(kv);
+workload { arrive batch(2); }
+session { hold kv (serial == 0 ? 3 : 2) { run d (serial + 1); } }
+run { horizon 4; warmup 1.5; }
+""", {}, {("gauge", "u"): {"mean": 0.4, "min": 0.0, "max": 2.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
+def test_reservations_victims_spills_and_warmup_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# program-reference.txt, run: "It is an error if the deadline passes with fewer than N arrivals or with a
+# session still live"; docs/language.md: "an arrival at exactly the horizon is counted". renewal(5) with
+# arrivals 3: the arrivals are at 5, 10 and 15.
+@pytest.mark.parametrize("horizon, work, outcome", [
+    (12, 0, "only 2 arrivals by the horizon"),
+    (15, 0, 15.0),                                   # the third at the horizon itself, done at once
+    (15, 1, "1 session still live at the horizon (not drained)"),
+    (16, 1, 16.0),                                   # drained at 15 + 1
+])
+def test_arrivals_against_the_horizon(monkeypatch, horizon, work, outcome):
+    src = (f"stage d : delay;\nworkload {{ arrive renewal(5); }}\nsession {{ run d ({work}); }}\n"
+           f"run {{ horizon {horizon}; arrivals 3; }}\n")
+    if isinstance(outcome, str):
+        want = f"<source>:4:19: error: at t={horizon}: run {{ arrivals 3; }}: {outcome}"
+        assert run_error(src, monkeypatch) == want
+    else:
+        r, _ = run(src, monkeypatch)
+        js = report_json(r)
+        assert (js["end"], js["arrivals"], js["ended"]) == (outcome, 3, 3)
