@@ -4,7 +4,11 @@ optional -). Python's float() and int() read them before and took more: `--set g
 `--horizon ١٢` (Arabic-Indic digits) and `１２` (fullwidth) were 12, `+5` was 5, `Infinity` was inf and
 spaces around a value were dropped. Each is now refused with one message naming the option and the value,
 as a usage error, status 2 (serq.errors.UsageError: --set too, which exited 1 before the one rule), without
-a traceback; the forms the docs show still work."""
+a traceback; the forms the docs show still work.
+
+What a refusal says and its status are checked on serq.cli.main in the test's process (serq_in_process, as a
+shell runs the command); the first value of each command's --set refusals, the --def test and the plain
+trace run the command as a child process, as a shell does, so each of run, check and ir is proven there."""
 
 from __future__ import annotations
 
@@ -78,8 +82,8 @@ def test_whole_numbers():
 
 @pytest.mark.parametrize("value", LOOSE)
 @pytest.mark.parametrize("opt", ["--horizon", "--warmup", "--max-wall"])
-def test_a_number_option_refuses_it_naming_the_option_and_the_value(tmp_path, opt, value):
-    r = run_serq("run", str(mm1_ir(tmp_path)), "--no-progress", opt, value)
+def test_a_number_option_refuses_it_naming_the_option_and_the_value(tmp_path, serq_in_process, opt, value):
+    r = serq_in_process("run", str(mm1_ir(tmp_path)), "--no-progress", opt, value)
     _refused(r, 2, f"error: invalid value for '{opt}': {value!r} is not a number ({_hint(value)}) (see 'serq run "
                    "--help')")
 
@@ -87,8 +91,8 @@ def test_a_number_option_refuses_it_naming_the_option_and_the_value(tmp_path, op
 @pytest.mark.parametrize("value", ["1_000", "\u0661\u0662", "\uff11\uff12", "+5", " 5"])
 @pytest.mark.parametrize("cmd, opt", [("run", "--seed"), ("run", "--arrivals"), ("run", "--max-events"),
                                       ("run", "--max-samples"), ("ir", "--seed"), ("ir", "--arrivals")])
-def test_a_whole_number_option_refuses_it(tmp_path, cmd, opt, value):
-    r = run_serq(cmd, str(mm1_ir(tmp_path)), opt, value)
+def test_a_whole_number_option_refuses_it(tmp_path, serq_in_process, cmd, opt, value):
+    r = serq_in_process(cmd, str(mm1_ir(tmp_path)), opt, value)
     hint = f"{BLANKS_HINT}: {value.strip(' ')}" if value.strip(" ") != value else WHOLE_HINT
     _refused(r, 2, f"error: invalid value for '{opt}': {value!r} is not a whole number ({hint}) (see "
                    f"'serq {cmd} --help')")
@@ -96,15 +100,16 @@ def test_a_whole_number_option_refuses_it(tmp_path, cmd, opt, value):
 
 @pytest.mark.parametrize("value", LOOSE)
 @pytest.mark.parametrize("cmd", ["run", "check", "ir"])
-def test_a_set_refuses_it_at_status_2(tmp_path, cmd, value):
-    r = run_serq(cmd, _program(tmp_path), "--set", f"g={value}")
+def test_a_set_refuses_it_at_status_2(tmp_path, serq_in_process, cmd, value):
+    serq = run_serq if value == LOOSE[0] else serq_in_process  # (a child process for one value a command)
+    r = serq(cmd, _program(tmp_path), "--set", f"g={value}")
     _refused(r, 2, "error: --set g=", f": {value!r} is not a number ({_hint(value)})")  # (the value as typed
     # is printed with what does not print escaped: g=\xa05)
 
 
 @pytest.mark.parametrize("value", ["1_0", "\u0661", "+1", " 1"])
-def test_an_slo_refuses_it(tmp_path, value):
-    r = run_serq("run", _program(tmp_path), "--no-progress", "--slo", f"ttft={value}")
+def test_an_slo_refuses_it(tmp_path, serq_in_process, value):
+    r = serq_in_process("run", _program(tmp_path), "--no-progress", "--slo", f"ttft={value}")
     # the part as given, its blanks too (it was quoted stripped, 'ttft=1' for 'ttft=1 ')
     hint = f"{BLANKS_HINT}: --slo ttft={value.strip(' ')}" if value.strip(" ") != value else NUMBER_HINT
     _refused(r, 2, f"invalid value for --slo: {'ttft=' + value!r}: {value!r} is not a number of seconds ({hint})")
@@ -128,21 +133,21 @@ def test_a_definitions_body_is_read_by_the_language_whose_digits_are_ascii(tmp_p
     ("--set", "g=-3"), ("--set", "g=inf"), ("--set", "g=3."), ("--set", "g=.5"), ("--set", "g=1e-308"),
     ("--set", "g=2E+3"),
 ])
-def test_the_forms_the_docs_show_still_work(tmp_path, args):
-    r = run_serq("run", _program(tmp_path), "--no-progress", "--json", *args)
+def test_the_forms_the_docs_show_still_work(tmp_path, serq_in_process, args):
+    r = serq_in_process("run", _program(tmp_path), "--no-progress", "--json", *args)
     assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("slo", ["ttft=1,tpot=0.05", "e2el=inf", "ttft=.5"])
-def test_the_slos_the_docs_show_still_read(tmp_path, slo):
+def test_the_slos_the_docs_show_still_read(tmp_path, serq_in_process, slo):
     # read, then refused for what the program is (it records no requests), not for the numbers
-    r = run_serq("run", _program(tmp_path), "--no-progress", "--slo", slo)
+    r = serq_in_process("run", _program(tmp_path), "--no-progress", "--slo", slo)
     assert r.returncode == 1 and r.stderr.startswith("error: --slo: the program records no requests"), r.stderr
 
 
 @pytest.mark.parametrize("value, want", [("-3", -3.0), ("2e3", 2000.0), (".5", 0.5), ("1E+1", 10.0)])
-def test_a_set_value_reaches_the_program(tmp_path, value, want):
-    r = run_serq("run", _program(tmp_path), "--no-progress", "--json", "--set", f"g={value}")
+def test_a_set_value_reaches_the_program(tmp_path, serq_in_process, value, want):
+    r = serq_in_process("run", _program(tmp_path), "--no-progress", "--json", "--set", f"g={value}")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["observes"]["x"]["mean"] == want
 
@@ -152,10 +157,12 @@ TRACE_PROGRAM = ('stage d : delay;\nworkload { arrive batch(2); trace "t.csv"; }
 
 
 @pytest.mark.parametrize("cell, col", [("1_000", 5), ("\u0661\u0662", 5), ("+5", 5), ("\u00a05", 5)])
-def test_a_trace_cell_python_would_read_is_refused_at_its_line_and_column(tmp_path, cell, col):
+def test_a_trace_cell_python_would_read_is_refused_at_its_line_and_column(tmp_path, serq_in_process, monkeypatch,
+                                                                          cell, col):
     (tmp_path / "p.sq").write_text(TRACE_PROGRAM)
     (tmp_path / "t.csv").write_text(f"session,turn,new,out,think,forced\n0,1,100,5,0,0\n1,1,{cell},5,0,0\n")
-    r = run_serq("run", "p.sq", "--no-progress", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # (in the program's folder, as the child process ran)
+    r = serq_in_process("run", "p.sq", "--no-progress")
     # the line quoted under it (a no-break space, which does not print, as \u00a0) with a caret under the
     # cell, after "1,1," (4 characters)
     shown = cell.replace("\u00a0", "\\u00a0")
