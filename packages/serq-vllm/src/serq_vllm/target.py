@@ -225,6 +225,30 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
                       "vLLM setting", base)
 
 
+def _replicas(stage: n.Stage, kv: n.Pool) -> tuple[dict[str, Any], list[str]]:
+    """What the target of a step family ``stage engine[N]`` (N > 1) says of its members: how many, which, that the
+    configuration is each one's (the budget read for every member: :func:`_family_const`), and, as a warning, a
+    memory pool the members share (one ``pool kv``, not ``pool kv[N]``), whose num_gpu_blocks is the whole pool's
+    where each vLLM instance has its own (the pool a family is admitted via is one a member: the compiler refuses
+    one pool there). The target said nothing of N: the configuration of ``engine[2]`` read as one engine's."""
+    size, name = stage.size, stage.name
+    members = (", ".join(f"{name}[{i}]" for i in range(size)) if size <= 4
+               else f"{name}[0], {name}[1], …, {name}[{size - 1}]")
+    replicas = {
+        "count": size,
+        "members": members,
+        "note": f"the configuration is each member's, the same for all {size} (step family `{name}[{size}]`): "
+                f"{size} vLLM instance{'s' if size != 1 else ''} of it, one a member",
+        "stage": name,
+    }
+    shared = []
+    if not (kv.array and kv.size == size):
+        shared.append(f"the {size} members of step family `{name}` share memory pool `{kv.name}` (one pool, not "
+                      f"`pool {kv.name}[{size}]`): num_gpu_blocks is the whole pool's, while each vLLM instance has a "
+                      f"KV cache of its own; declare `pool {kv.name}[{size}]` for one a member")
+    return replicas, shared
+
+
 def _negative_chunk(e: n.Num, v: float, base: str | None) -> TargetError:
     """The error of a chunk cap ``v`` below 0 (``e``), in the words of ``serq vllm scenario``'s refusal of a negative
     'chunk' (a ``--set`` that gave it is noted after it: serq.loading.sets_noted)."""
@@ -762,6 +786,9 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         warnings.append(offload)
     if seqs_note is not None:
         warnings.append(seqs_note)
+    if stage.array and stage.size > 1:  # (a key only then: the target of one engine, or of a family of 1, as it was)
+        out["replicas"], shared = _replicas(stage, kv)
+        warnings.extend(shared)
     if warnings:  # (a key only then: the target of a program without one is as it was)
         out["warnings"] = warnings
     return out
