@@ -280,6 +280,14 @@ def swept_x(table: Any) -> tuple[str | None, list[str]]:
     return (names[0] if len(names) == 1 else None), names
 
 
+def _is_swept(table: Any, x: str | None) -> bool:
+    """Whether ``x`` is one of ``table``'s swept names (not a figure drawn as the x)."""
+    from .core import point_columns
+
+    cols = list(_read(table).columns)
+    return x is not None and x in [str(c) for c in point_columns(cols, _table_kind(cols)[3])]
+
+
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
     """What :func:`curve` draws (:func:`_curve_data`'s first two)."""
     fig, out, _title, _whole = _curve_data(table, x, y, hue)
@@ -1182,11 +1190,12 @@ def _is_frame(v: Any) -> bool:
 LOG_AXES = ("x", "y", "xy")
 
 
-def log_axes(figure: Any, log: str) -> None:
+def log_axes(figure: Any, log: str, *, swept_x: bool = False) -> None:
     """Draw the axes ``log`` names (``"x"``, ``"y"`` or ``"xy"``) of every plot of ``figure`` on a log scale
     (a p99 TTFT from 1 s to 185 s across loads). A line's point at or below 0 has no place on one: refused (a :class:`UserError` naming the axis, its label and the value; matplotlib left such a
     point out with a warning, the line drawn without it). A CI band reaching 0 or below is clipped at the
-    axis's end, its line being drawn whole."""
+    axis's end, its line being drawn whole. ``swept_x``: the x axis holds a sweep's swept values (a curve
+    against its swept name), which a log x then shows as its ticks (:func:`_ticks_at_points`)."""
     for ax in figure.axes:
         for axis in log:
             label = ax.get_xlabel() if axis == "x" else ax.get_ylabel()
@@ -1197,6 +1206,26 @@ def log_axes(figure: Any, log: str) -> None:
                         raise UserError(f"--log {log}: {label} holds {f:g}, which a log axis cannot show (it "
                                         "shows values above 0)")
             (ax.set_xscale if axis == "x" else ax.set_yscale)("log", nonpositive="clip")
+            if axis == "x" and swept_x:
+                _ticks_at_points(ax)
+
+
+def _ticks_at_points(ax: Any) -> None:
+    """A log x of a sweep's swept values (B = 256, 512, …, 8192) ticked at those values, each labelled as
+    the table writes it (``%g``), and no label on the minor ticks. matplotlib's log axis labels minor ticks
+    when it spans under two decades or so, in the form 3×10²: over 256…8192 the labels 2×10³, 3×10³ and
+    4×10³ ran into each other and none of them was a swept value. Only for at most 12 values whose
+    neighbours are at least 1.5 times apart (a label is no wider than the gap then); otherwise the axis is
+    left as matplotlib draws it."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    points = sorted({float(v) for line in ax.get_lines() for v in line.get_xdata()
+                     if math.isfinite(float(v)) and float(v) > 0})
+    if not 2 <= len(points) <= 12 or any(b / a < 1.5 for a, b in zip(points, points[1:])):
+        return
+    ax.xaxis.set_major_locator(FixedLocator(points))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | None = None,
@@ -1300,7 +1329,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             src = selected(_read(src), where)
         figure = curve(src, x, y, hue)
     if log is not None:
-        log_axes(figure, log)
+        log_axes(figure, log, swept_x=not (cdf_of or gauge) and _is_swept(src, x))
     if out is not None:
         inputs = [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else []
         if (cdf_of or gauge) and isinstance(src, str) and os.path.isdir(src):
