@@ -12,10 +12,15 @@ and the report's figures as its JSON reads them. Every number is derived by hand
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import serq_frontend
 from conform import check_by_hand, report_json, run, run_error
 from tiers import same_json
+
+inf = math.inf
+nan = math.nan
 
 # ---------------------------------------------------------------------------------------------------------
 # Eviction: the orders, their ties, the keys of a live and of an ended session, `waiting`, spills
@@ -740,3 +745,216 @@ def test_arrivals_against_the_horizon(monkeypatch, horizon, work, outcome):
         r, _ = run(src, monkeypatch)
         js = report_json(r)
         assert (js["end"], js["arrivals"], js["ended"]) == (outcome, 3, 3)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A step engine's victim by `decoding`, a spilled prefix the tier evicts on the way, blocks in every
+# allocation path, `end;` inside holds, a hold around the request's, pool-reference.txt's lanes
+# ---------------------------------------------------------------------------------------------------------
+
+DECODING = """
+pool kv { cap 6; block 1; preempt by (KEY); }
+stage e : step { budget 10; cost 1; chunk 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (1) { observe a = now; run e decode (5) growing kv; } }
+  else { hold kv (1) { observe a = now; run e prefill (4) growing kv; } }
+  observe f = now;
+}
+run { horizon 40; }
+"""
+
+LAST = [
+    # pool-reference.txt, preempt: keys read `decoding` (1 for a decoding resident). s0 decodes 5, s1
+    # prefills 4 a token an iteration (chunk 1), both growing from 1 unit: positions 1, 2, 3 each by 3 (used
+    # 6). At 3 s0's growth to 4 needs a unit: by (decoding) takes s1 (0 < 1), whose 3 come back; s0 grows
+    # (4). s1 is admitted again at the next event, 4 (docs/language.md, "An iteration's victim on a pool no
+    # stage admits is admitted again at the next event"), and prefills its 4 again: [4,5] beside s0's last
+    # token, then [5,8] alone. 8 iterations; s1's wait 1 over 3 admissions.
+    ("preempt_by_decoding_takes_the_prefill", DECODING.replace("KEY", "decoding"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 4.0, 4.0)], "f": [(0, 5.0, 5.0), (1, 8.0, 8.0)]},
+     {("e", None): {"iterations": 8}, ("kv", None): {"preemptions": 1, "admissions": 3, "wait": 1 / 3}}),
+    # by (-decoding): s0, the decoder and the grower, is its own victim at 3; s1 grows to 4 and is done at
+    # 4; s0, admitted again at 4, decodes its 5 again over [4,9]. 9 iterations.
+    ("preempt_by_minus_decoding_takes_the_decoder", DECODING.replace("KEY", "-decoding"),
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 4.0, 4.0)], "f": [(1, 4.0, 4.0), (0, 9.0, 9.0)]},
+     {("e", None): {"iterations": 9}, ("kv", None): {"preemptions": 1, "admissions": 3}}),
+    # docs/language.md, "A spilled prefix is usable when its write completes … units the tier evicts before
+    # their write completes … are evicted …, nothing lands for them". s0's 4, evicted at 2 for s1, go to cpu
+    # over ps(1) ([2,6]); at 3 s2's hold of cpu's 4 evicts them there (cached, unusable). The write still
+    # ends at 6, and s0 finds nothing at 7. cpu cached 4 over [2,3]; one eviction in each pool.
+    ("a_spill_the_tier_evicts_on_the_way_lands_nothing", """
+pool kv { cap 4; spill cpu via pcie (size) when (1); }
+pool cpu { cap 4; }
+stage pcie : ps(1);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { run d (1); } cache (4);
+    run d (6);
+    observe c = cachedin(cpu) * 10 + cachedin(kv);
+  } else { branch (serial == 1) {
+    run d (2); hold kv (4) { run d (1); }
+  } else {
+    run d (3); hold cpu (4) { observe u = used(cpu); run d (1); }
+  } }
+}
+run { horizon 10; }
+""", {"c": [(0, 7.0, 0.0)], "u": [(2, 3.0, 4.0)]},
+     {("kv", None): {"spills": 1, "evicted_units": 4.0}, ("cpu", None): {"cached": 0.4, "evicted_units": 4.0},
+      ("pcie", None): {"completions": 1, "service": 4.0}}),
+    # pool-reference.txt, block, in every allocation path: a hold of 0 on blocks of 4 takes 0, one of 4.5 on
+    # blocks of 1 takes 5 (a: 0·10 + 5); a hold of 1 takes 4 and a load of 3 stays in it (b 4), whose `cache
+    # (3)` keeps min(3, 3) rounded down: 0 (c); a growing prefill of 5 from 4 grows to 8 (g) and `cache (5)`
+    # keeps 4 (h); the next hold of 2 with `cache (inf)` consumes the 4 (its allocation rounded to 4) and,
+    # its body advancing nothing, caches its allocation: 4 (i).
+    ("blocks_in_every_allocation_path", """
+pool kv { cap 16; block 4; }
+pool s { cap 5; block 1; }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (0), s (4.5) { observe a = used(kv) * 10 + used(s); run d (1); }
+  hold kv (1) { load kv (3); observe b = used(kv); run d (1); } cache (3);
+  observe c = cachedin(kv);
+  hold kv (1) { run e prefill (5) growing kv; observe g = used(kv); } cache (5);
+  observe h = cachedin(kv);
+  hold kv (2) reserve (6) { observe r = cached; } cache (inf);
+  observe i = cachedin(kv);
+}
+run { horizon 10; }
+""", {"a": [(0, 0.0, 5.0)], "b": [(0, 1.0, 4.0)], "c": [(0, 2.0, 0.0)], "g": [(0, 3.0, 8.0)],
+      "h": [(0, 3.0, 4.0)], "r": [(0, 3.0, 4.0)], "i": [(0, 3.0, 4.0)]},
+     {("kv", None): {"used": 1.2, "cached": 2.8, "admissions": 4}, ("s", None): {"used": 0.5}}),
+    # docs/language.md, "`end` inside a hold": `end;` releases every hold as the scope's end would, each
+    # caching per its clause: p keeps 2 and kv 3 from 2 (1.6 and 2.4 over 10); s1, another session, reads
+    # none of them at 3.
+    ("end_inside_holds_releases_them_with_their_cache", """
+pool kv { cap 10; }
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (3) { run d (1); hold p (2) { run d (1); end; } cache (2); } cache (3);
+  } else {
+    run d (3);
+    observe c = used(kv) * 1000 + cachedin(kv) * 100 + used(p) * 10 + cachedin(p);
+  }
+}
+run { horizon 10; }
+""", {"c": [(1, 3.0, 0.0)]}, {"ended": 2, ("kv", None): {"cached": 2.4, "used": 0.6},
+                             ("p", None): {"cached": 1.6, "used": 0.2}}),
+    # §3: "Without it the hold is memory alone: it leaves the session's cached blocks where they are … So a
+    # hold around the request's on the same pool, a reservation given back with release before the
+    # request's admission, say, does not touch what the request will find". 3 cached at 1; the hold of 0
+    # reserving 5 (no cache) consumes nothing, gives back nothing by its release; the request's hold
+    # consumes the 3 (c 3) and caches 4 at 2.
+    ("a_hold_around_the_requests_leaves_its_prefix", """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (3) { run d (1); } cache (3);
+  hold kv (0) reserve (5) {
+    observe i = cachedin(kv);
+    release kv;
+    hold kv (4) { observe c = cached; run d (1); } cache (4);
+  }
+  observe k = cachedin(kv);
+}
+run { horizon 10; }
+""", {"i": [(0, 1.0, 3.0)], "c": [(0, 1.0, 3.0)], "k": [(0, 2.0, 4.0)]},
+     {("kv", None): {"admissions": 3, "evicted_units": 0.0}}),
+    # pool-reference.txt, queue, its priority lanes: `immediate ? 0 : prompt > 128 && waited >= 3 ? 1 :
+    # prompt <= 128 ? 2 : 3`, then serial. s0 holds the one slot over [0,4]; s1 (200) queues at 0, s2 (100)
+    # at 1, s3 (immediate) at 2.5, s4 (400) at 3.5. At 4: s3 0, s1 1 (waited 4), s2 2, s4 3: s3. At 5 s1.
+    # At 6 s4 has waited 2.5 (lane 3): s2 (lane 2). At 7 s4. waits 0, 1.5, 5, 5, 3.5.
+    ("queue_by_the_references_priority_lanes", """
+pool kv { cap 1; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3,
+                           serial); }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  set immediate = serial == 3;
+  set prompt = serial == 2 ? 100 : 100 * serial + (serial == 1 ? 100 : 0);
+  run d (serial == 0 ? 0 : serial == 1 ? 0 : serial == 2 ? 1 : serial == 3 ? 2.5 : 3.5);
+  hold kv (1) { observe a = now; run d (serial == 0 ? 4 : 1); }
+}
+run { horizon 20; }
+""", {"a": [(0, 0.0, 0.0), (3, 4.0, 4.0), (1, 5.0, 5.0), (2, 6.0, 6.0), (4, 7.0, 7.0)]},
+     {("kv", None): {"wait": 3.0, "admissions": 5}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LAST], ids=[c[0] for c in LAST])
+def test_victims_spills_blocks_and_lanes_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# §2, Expressions: operator pairs the earlier rounds left out, and the functions at inf, -0 and NaN
+# ---------------------------------------------------------------------------------------------------------
+
+# docs/language.md: "Precedence from low to high: `c ? a : b`, `||`, `&&`, comparisons (`< <= > >= == !=`, 0
+# or 1), `+ -`, `* / %`, unary `- !`"; binary operators of one level go left to right, the conditional to the
+# right. z is session 0's serial, 0: computed at run time, and folded with (0) written for it.
+EXPRESSIONS = [
+    ("!z < 1", 0.0),                      # (!0) < 1 is 1 < 1
+    ("!z == 1", 1.0),
+    ("-7 % 3 + z", -1.0),                 # (-7) % 3: unary minus binds tighter than %
+    ("2 % 3 * 4 + z", 8.0),               # (2 % 3) * 4
+    ("7 - 2 % 4 + z", 5.0),               # 7 - (2 % 4)
+    ("8 / 2 % 3 + z", 1.0),               # (8 / 2) % 3
+    ("1 - 2 - 3 * 2 % 4 + z", -3.0),      # 1 - 2 - ((3 * 2) % 4)
+    ("z + 1 == 1 && 2 > 1", 1.0),         # ((0 + 1) == 1) && (2 > 1)
+    ("3 > 2 == 2 > 1 + z", 0.0),          # comparisons are one level: ((3 > 2) == 2) > 1, 0 > 1
+    ("2 * 3 > 5 == 1 + z", 1.0),          # ((6 > 5) == 1)
+    ("z || 0 ? 4 : 5", 5.0),              # (0 || 0) ? 4 : 5
+    ("1 ? z || 1 : 5", 1.0),
+    ("1 ? 2 : 3 + 10 + z", 2.0),          # the else arm is 3 + 10 + z
+    ("z ? 2 : 3 + 10", 13.0),
+    ("min(z ? 5 : 6, 3)", 3.0),
+    ("!z && z", 0.0),                     # (!0) && 0
+    ("!(z && 1) || z", 1.0),
+    ("z ? 1 : z ? 2 : 3", 3.0),           # z ? 1 : (z ? 2 : 3)
+    ("(z ? 1 : z) ? 2 : 3", 3.0),
+    # the functions at inf, -0 and NaN (IEEE 754, the reference's f64)
+    ("floor(z + inf)", inf),
+    ("ceil(z - inf)", -inf),
+    ("1 / abs(-z)", inf),                 # abs(-0) is +0
+    ("floor(z / z)", nan),
+    ("max(z / z, z / z)", nan),           # NaN passed over only beside a number
+    ("abs(z / z)", nan),
+    ("sqrt(z + inf)", inf),
+    ("pow(z + inf, 0)", 1.0),
+    ("pow(1 + z, z + inf)", 1.0),
+    ("pow(z - 1, z + inf)", 1.0),         # IEEE pow(-1, ±inf) = 1
+    ("pow(z - 0.5, z + inf)", 0.0),
+    ("pow(z + inf, -1)", 0.0),
+    ("pow(z, z - inf)", inf),
+    ("ln(z + inf)", inf),
+    ("z % inf", 0.0),                     # a % inf is a
+    ("(z + inf) % 2", nan),
+    ("5 % (z - 0)", nan),
+    ("(z + 7) % -3", 1.0),                # the sign of the dividend
+    ("exp(z - 745.2)", 0.0),              # below the least subnormal
+]
+
+EXPRESSION_PROGRAM = """
+workload { arrive batch(1); }
+session { set z = serial; observe x = EXPR; }
+run { horizon 1; }
+"""
+
+
+@pytest.mark.parametrize("expr, value", EXPRESSIONS, ids=[e for e, _ in EXPRESSIONS])
+def test_operator_pairs_and_functions_computed_and_folded(monkeypatch, expr, value):
+    _, computed = run(EXPRESSION_PROGRAM.replace("EXPR", expr), monkeypatch)
+    _, folded = run(EXPRESSION_PROGRAM.replace("EXPR", expr.replace("z", "(0)")), monkeypatch)
+    for got in (computed["x"], folded["x"]):
+        assert len(got) == 1 and got[0][:2] == (0, 0.0)
+        v = got[0][2]
+        assert (math.isnan(v) and math.isnan(value)) or v == value, (expr, got)
