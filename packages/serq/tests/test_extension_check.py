@@ -40,7 +40,9 @@ def test_an_unregistered_stage_kind_in_ir_is_refused_at_its_path(tmp_path):
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert lines[0] == _first_line(path, '"batch"', "stage server: unknown stage kind 'batch' (no plugin registers "
-                                   "stage kinds; built in: fifo, ps, delay, step) - at '$.stages[0].kind.name'")
+                                   "stage kinds; built in: fifo, ps, delay, step); a plugin adds stage kinds by the hook "
+                                   "serq_sim_register_stage_kinds, installed with an entry point in the group 'serq' "
+                                   "(docs/hooks.md) - at '$.stages[0].kind.name'")
     assert len(lines) == 3 and lines[2].strip() == "^"
     assert run_serq("run", str(path)).stderr == r.stderr
 
@@ -54,7 +56,8 @@ def test_an_unregistered_eviction_order_in_ir_is_refused_at_its_path(tmp_path):
     assert r.returncode == 1
     assert r.stderr.splitlines()[0] == _first_line(
         path, '"largest"', "pool kv: unknown eviction order 'largest' (no plugin registers eviction orders; "
-        "built in: lru, by (…)) - at '$.pools[0].evict.name'")
+        "built in: lru, by (…)); a plugin adds eviction orders by the hook serq_sim_register_eviction_orders, "
+        "installed with an entry point in the group 'serq' (docs/hooks.md) - at '$.pools[0].evict.name'")
 
 
 def test_an_unregistered_share_policy_in_ir_is_refused(tmp_path):
@@ -69,7 +72,8 @@ def test_an_unregistered_share_policy_in_ir_is_refused(tmp_path):
     line, col = 1 + ir.stdout[: ir.stdout.index('"share"')].count("\n"), 1 + len('  "share": ')
     assert ir.stdout.splitlines()[line - 1].startswith('  "share": ')
     assert r.stderr == (f"{path}:{line}:{col}: error: unknown share policy 'fair' (no plugin registers share policies; built in: maxmin, "
-                        "bottleneck) "
+                        "bottleneck); a plugin adds share policies by the hook serq_sim_register_share_policies, "
+                        "installed with an entry point in the group 'serq' (docs/hooks.md) "
                         """- at '$.share'\n    "share": "fair",\n  """ + " " * (col - 1) + "^\n")
 
 

@@ -110,7 +110,19 @@ class Extensions:
             # '(registered: bottleneck, maxmin)', which did not say that a plugin may register one)
             names = [n for n in names if n not in BUILTIN_SHARE]
         known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
-        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}{off}"
+        # (how another is added where no name is near it: a near one is the likelier meaning)
+        how = "" if close else f"; {how_added(point)}"
+        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}{off}{how}"
+
+
+def how_added(point: str) -> str:
+    """How a ``point``'s names are added, said after a name no plugin registers: by a plugin's hook, the plugin
+    installed with an entry point in the group ``serq`` (docs/hooks.md). The message listed what is registered
+    and built in, with no word of how another is added."""
+    from .plugins import ENTRY_POINT_GROUP
+
+    return (f"a plugin adds {PLURAL[point]} by the hook {HOOKS[point]}, installed with an entry point in the group "
+            f"'{ENTRY_POINT_GROUP}' (docs/hooks.md)")
 
 
 def named(program: Any) -> list[tuple[str, str, str, str, bool]]:
