@@ -958,3 +958,81 @@ def test_operator_pairs_and_functions_computed_and_folded(monkeypatch, expr, val
         assert len(got) == 1 and got[0][:2] == (0, 0.0)
         v = got[0][2]
         assert (math.isnan(v) and math.isnan(value)) or v == value, (expr, got)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The two sides with a hidden attribute; a trace's think times; the warm-up over instants and live sessions
+# ---------------------------------------------------------------------------------------------------------
+
+def test_two_sides_with_a_hidden_output_across_turns(monkeypatch):
+    """§2, The two sides: `request;` runs the server once, the workload's `turn` block sets the turn's `n` and
+    the hidden `o` (read by the server's run and cache, where §3 allows it). s0: turn 1 n 2, o 2: holds 2 over
+    [0,2] and caches min(4, 2) = 2; K = 4; the tool to 3; turn 2 n 2, o 3: prompt 6 consumes its 2 (h 206).
+    s1: prompt 3 over [0,2], caches 3, K 5; at 3 its prompt 8 waits beside s0's 6 until 6, when s0 caches 6
+    (min(9, 6)); s1 consumes its 3, and 8 + 6 > 10 evicts s0's 6 (h 308). 4 turns; kv's waits 0, 0, 0, 3."""
+    src = """
+pool kv { cap 10; }
+stage d : delay;
+stage tool : delay;
+workload {
+  arrive batch(2);
+  hidden o;
+  init { set K = 0; }
+  turn { set n = 2 + serial; set o = 1 + turn_no; }
+  session {
+    turn;
+    loop {
+      request;
+      set K = prompt + o;
+      branch (turn_no < 2) { tool (1); turn; } else { end; }
+    }
+  }
+}
+server {
+  set prompt = K + n;
+  hold kv (prompt) { observe h = cached * 100 + prompt; run d (o); } cache (prompt + o);
+}
+run { horizon 20; }
+"""
+    check_by_hand(monkeypatch, src, {"h": [(0, 0.0, 2.0), (1, 0.0, 3.0), (0, 3.0, 206.0), (1, 6.0, 308.0)]},
+                  {"turns": 4, ("kv", None): {"wait": 0.75, "evicted_units": 6.0, "admissions": 4}})
+
+
+def test_a_trace_session_replayed_by_every_arrival_with_its_think_time(tmp_path, monkeypatch):
+    """§3, Workload: "with a trace, turn loads the next turn's new, out, think, forced and sets more". A trace
+    of one session (two rows) is the one every session replays, in any draw: s0 arrives at 1 (renewal(1):
+    after one gap), runs 100 / 100 + 10 / 10 = 2 to 3 (n 100·100 + more 1·10 + forced 0), thinks 2 to 5,
+    runs 0.5 + 0.5 to 6 (5000 + 0 + 1); s1 the same from 2. The hidden `out` is read by the run."""
+    (tmp_path / "t1.csv").write_text("session,turn,new,out,think,forced\n3,0,100,10,2,0\n3,1,50,5,0,1\n")
+    prog = tmp_path / "p.sq"
+    prog.write_text("""stage d : delay;
+stage pause : delay;
+workload { arrive renewal(1); trace "t1.csv"; hidden out; }
+session {
+  turn;
+  loop {
+    run d (new / 100 + out / 10);
+    observe n = new * 100 + more * 10 + forced;
+    branch (more) { run pause (think); turn; } else { end; }
+  }
+}
+run { horizon 100; arrivals 2; }
+""")
+    r, obs = run("", monkeypatch, path=prog)
+    assert obs["n"] == [(0, 3.0, 10010.0), (1, 4.0, 10010.0), (0, 6.0, 5001.0), (1, 7.0, 5001.0)]
+    assert sorted(r.observes["n"].turns.tolist()) == [1, 1, 2, 2]
+    js = report_json(r)
+    assert (js["turns"], js["ended"], js["end"]) == (4, 2, 7.0)
+
+
+def test_the_warmup_cuts_instants_and_the_live_sessions(monkeypatch):
+    """program-reference.txt, run: "Samples before this time are discarded"; time averages over end − warmup.
+    Sessions of d (1) and d (3): `observe t = now` (an instant) at 1 and 3 keeps 3 only, v = 2·now keeps 6;
+    one session live over [2,3] of [2,4]: mean live 0.5."""
+    src = ("stage d : delay;\nworkload { arrive batch(2); }\n"
+           "session { run d (1 + 2 * serial); observe t = now; observe v = now * 2; }\nrun { horizon 4; warmup 2; }\n")
+    r, _ = run(src, monkeypatch)
+    js = report_json(r)
+    assert js["instants"] == {"t": 1}
+    assert (js["observes"]["v"]["count"], js["observes"]["v"]["mean"]) == (1, 6.0)
+    assert js["mean_live"] == 0.5
