@@ -1,4 +1,9 @@
-"""The `serq vllm` commands."""
+"""The `serq vllm` commands.
+
+Tests of what a command prints and its status call serq.cli.main in the test's process (serq_in_process, as a
+shell runs it); each command keeps tests that run it as a child process (`serq`, below): the scenario's answer,
+a missing scenario, a deep scenario and one unmodelled scenario of scenario and of real, real without vLLM, the
+plain engine's target."""
 
 from __future__ import annotations
 
@@ -35,8 +40,8 @@ def test_scenario_prints_the_answer():
         want["first"], want["done"], want["preemptions"], want["steps"])
 
 
-def test_scenario_by_name():
-    r = serq("vllm", "scenario", "vllm/hol")
+def test_scenario_by_name(serq_in_process):
+    r = serq_in_process("vllm", "scenario", "vllm/hol")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["first"] == json.loads((ORACLE / "vllm" / "hol.out.json").read_text())["first"]
 
@@ -109,21 +114,23 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     pytest.param('{"budget": 1' + "0" * 5000 + ', "requests": [{"prompt": 1, "out": 1}]}',
                  "(5001 digits) is beyond the range of a number", id="int-past-python-limit"),
 ])
-def test_bad_scenario_is_one_error(tmp_path, text, message):
+def test_bad_scenario_is_one_error(tmp_path, serq_in_process, text, message):
     p = tmp_path / "bad.json"
     p.write_bytes(text) if isinstance(text, bytes) else p.write_text(text)
+    # (the file nested 100 000 deep in a child process, as a shell runs it: the depth is the process's)
+    run = serq if isinstance(text, str) and text.startswith('{"a": {"a": ') else serq_in_process
     for command in ("scenario", "real"):
-        r = serq("vllm", command, str(p))
+        r = run("vllm", command, str(p))
         assert r.returncode == 1
         assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_scenario_with_a_byte_order_mark_is_read(tmp_path):
+def test_a_scenario_with_a_byte_order_mark_is_read(tmp_path, serq_in_process):
     # it was "Unexpected UTF-8 BOM (decode using utf-8-sig)" where an IR file, a trace and a step trace
     # skip the mark
     text = (ORACLE / "vllm" / "preempt.json").read_bytes()
     (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + text)
-    r = serq("vllm", "scenario", str(tmp_path / "bom.json"))
+    r = serq_in_process("vllm", "scenario", str(tmp_path / "bom.json"))
     want = json.loads((ORACLE / "vllm" / "preempt.out.json").read_text())
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["done"] == want["done"]
@@ -159,12 +166,13 @@ def _turns(**second):
     ({**BASE, "chunk": -1, "requests": [{"prompt": 100, "out": 3}]}, "'chunk' must be a non-negative integer"),
 ])
 @pytest.mark.parametrize("command", ["scenario", "real"])
-def test_what_neither_side_models_is_refused(tmp_path, scenario, message, command):
+def test_what_neither_side_models_is_refused(tmp_path, serq_in_process, scenario, message, command):
     """`serq vllm scenario` and `serq vllm real` refuse, naming the JSON path, what they do not both
     model, before running anything (so `real` says so with or without vLLM installed)."""
     p = tmp_path / "unmodelled.json"
     p.write_text(json.dumps(scenario))
-    r = serq("vllm", command, str(p))
+    run = serq if "prefix" in scenario else serq_in_process  # (the first case of each command as a child process)
+    r = run("vllm", command, str(p))
     assert r.returncode == 1, r.stdout
     # (located at the value, or the key, at fault: the file's line and column, the line quoted with a caret)
     assert r.stderr.count("error:") == 1 and r.stderr.startswith(f"{p}:1:") and "Traceback" not in r.stderr
@@ -188,7 +196,7 @@ def test_missing_scenario():
 
 
 @pytest.mark.parametrize("name", ["admission", "newest_first", "newest_first_preempt", "prefill_first"])
-def test_target_of_a_scenario_program(tmp_path, name):
+def test_target_of_a_scenario_program(tmp_path, serq_in_process, name):
     """The engine configuration the scenario's program implies is the oracle's target file."""
     sc = json.loads((ORACLE / "vllm-serve" / f"{name}.json").read_text())
     want = json.loads((ORACLE / "vllm-serve" / f"{name}.target.json").read_text())
@@ -198,7 +206,7 @@ def test_target_of_a_scenario_program(tmp_path, name):
             "--set", f"bs={sc['block_size']}", "--set", f"blocks={sc['num_blocks'] - 1}",
             "--set", f"C={sc.get('chunk', 0)}", "--set", f"caching={1 if sc.get('prefix_caching') else 0}",
             "--def", f"serve_key={sc['serve']}"]
-    r = serq(*args)
+    r = serq_in_process(*args)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == want
 
@@ -229,10 +237,10 @@ session { turn; set t0 = now; vllm_request_at(reqs, kv, engine, 10, o, t0, inf, 
 """
 
 
-def _target(tmp_path, text):
+def _target(tmp_path, text, run=serq):
     p = tmp_path / "engine.sq"
     p.write_text(text)
-    return p, serq("vllm", "target", str(p))
+    return p, run("vllm", "target", str(p))
 
 
 def test_a_plain_fcfs_engine_is_vllms_own_scheduler(tmp_path):
@@ -259,10 +267,11 @@ def test_a_plain_fcfs_engine_is_vllms_own_scheduler(tmp_path):
     ("preempt lifo;", "preempt by (admission);", 3, 1, "memory pool `kv` does not `preempt lifo`"),
     ("evict lru;", "evict by (age);", 3, 1, "memory pool `kv` does not `evict lru`"),
 ])
-def test_target_refuses_what_vllm_cannot_run_at_the_construct(tmp_path, old, new, line, col, message):
+def test_target_refuses_what_vllm_cannot_run_at_the_construct(tmp_path, serq_in_process, old, new, line, col,
+                                                              message):
     text = ENGINE.replace(old, new)
     assert text != ENGINE
-    p, r = _target(tmp_path, text)
+    p, r = _target(tmp_path, text, serq_in_process)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     head, src, caret = r.stderr.splitlines()[:3]
     assert head.startswith(f"{p}:{line}:{col}: error: ") and message in head, r.stderr
