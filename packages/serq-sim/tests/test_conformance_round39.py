@@ -1036,3 +1036,35 @@ def test_the_warmup_cuts_instants_and_the_live_sessions(monkeypatch):
     assert js["instants"] == {"t": 1}
     assert (js["observes"]["v"]["count"], js["observes"]["v"]["mean"]) == (1, 6.0)
     assert js["mean_live"] == 0.5
+
+
+# pool-reference.txt, reserve held: "A hold that grows beyond its reservation follows the pool's preempt
+# rule", growth by d needing used + Σ_{others} u + d <= cap. cap 8, block 1. s0 holds 1 reserving 3 (u 2) and
+# decodes 5 growing; s1 holds 1 reserving 4 (u 3) at a delay stage over [0,6]. s0 grows within its
+# reservation to 3 ([2,3]) and past it to 4 (4 + 3 + 1 = 8), but its growth to 5 at 4 (5 + 3 + 1 > 8)
+# preempts it (lifo: the engine's only resident is itself). That step only preempts ([4,5]); s0 is admitted
+# again at 5 (1 + 3 + 3 <= 8) and decodes its 5 over [5,10], s1's reservation gone from 6. 10 iterations,
+# 9 tokens; used 6 + (1 + 2 + 3 + 4) + (1 + 2 + 3 + 4 + 5) = 31 / 20. Without `reserve held`: 5 + 1 <= 8,
+# no preemption, done at 5.
+RESERVED_GROWTH = """
+pool kv { cap 8; block 1; preempt lifo; HELD }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (1) reserve (3) { observe a = now; run e decode (5) growing kv; } observe f = now; }
+  else { hold kv (1) reserve (4) { run d (6); } }
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("held, obs, figures", [
+    ("reserve held;", {"a": [(0, 0.0, 0.0), (0, 5.0, 5.0)], "f": [(0, 10.0, 10.0)]},
+     {("e", None): {"iterations": 10, "tokens": 0.9, "present": 0.45},
+      ("kv", None): {"preemptions": 1, "admissions": 3, "used": 1.55, "wait": 1 / 3, "queue": 0.05}}),
+    ("", {"a": [(0, 0.0, 0.0)], "f": [(0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5}, ("kv", None): {"preemptions": 0, "admissions": 2, "used": 1.05}}),
+])
+def test_growth_past_a_held_reservation_preempts(monkeypatch, held, obs, figures):
+    check_by_hand(monkeypatch, RESERVED_GROWTH.replace("HELD", held), obs, figures)
