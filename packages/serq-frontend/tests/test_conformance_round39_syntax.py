@@ -59,6 +59,9 @@ REFUSED = [
      "an argument of the statements `s` reads the clock"),
     # the run block
     (B + "session { run d (1); }\nrun { horizon 10; ⟨arrivals 2; }\n", "`arrivals` needs an open workload"),
+    # a batch of one starts its one session (the message said "its 1 sessions")
+    (B + "session { run d (1); }\nrun { horizon 10; ⟨arrivals 2; }\n",
+     "`arrive batch(1)` starts its 1 session at time 0 and no more"),
     (OPEN + "session { run d (1); }\nrun { horizon 10; arrivals ⟨2.5; }\n", "arrivals is a whole number from 1"),
     (OPEN + "session { run d (1); }\nrun { horizon 10; arrivals ⟨0; }\n", "arrivals is a whole number from 1"),
     (B + "session { run d (1); }\nrun { horizon 10; seed ⟨-1; }\n", "the seed must be an integer of at least 0"),

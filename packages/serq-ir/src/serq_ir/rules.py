@@ -275,7 +275,8 @@ def open_advice(arrive) -> str:
                 f"{n} at a time, as `arrive batch(M);` behind a pool of {n} slots (`pool slots {{ cap {n}; }}`, "
                 f"the session inside `hold slots (1) {{ … }}`; `--horizon inf` runs them to the end)")
     if isinstance(arrive, Batch):
-        return f"; `arrive batch({arrive.n})` starts its {arrive.n} sessions at time 0 and no more: change its count"
+        n = arrive.n
+        return f"; `arrive batch({n})` starts its {n} session{'' if n == 1 else 's'} at time 0 and no more: change its count"
     return ""
 
 
