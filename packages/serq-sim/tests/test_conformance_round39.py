@@ -1068,3 +1068,32 @@ run { horizon 20; }
 ])
 def test_growth_past_a_held_reservation_preempts(monkeypatch, held, obs, figures):
     check_by_hand(monkeypatch, RESERVED_GROWTH.replace("HELD", held), obs, figures)
+
+
+# pool-reference.txt, queue: "For a stage-bound pool, budget_left(stage) reads the budget remaining for that
+# admission, and the policy is evaluated again after every admission". Prompts 3, 2, 1 into an engine of
+# budget 4. By (p > budget_left(e) ? 1 : 0, serial): at 0 all fit 4, s0 first (3 tokens: 1 left); again:
+# s1's 2 > 1, s2's 1 does not: s2 (0 left, admissions stop). s1 at the next iteration, [1,2]. FIFO instead
+# admits s1 with the 1 left (a token at [0,1], its last at [1,2]) and s2 at 1, done at 2.
+QUEUE_BUDGET = """
+pool reqs { cap 10; admit via e; QUEUE }
+stage e : step { budget 4; cost 1; }
+workload { arrive batch(3); }
+session {
+  set p = 3 - serial;
+  hold reqs (1) { observe a = now; run e prefill (p); }
+  observe f = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("queue, obs, figures", [
+    ("queue by (p > budget_left(e) ? 1 : 0, serial);",
+     {"a": [(0, 0.0, 0.0), (2, 0.0, 0.0), (1, 1.0, 1.0)], "f": [(0, 1.0, 1.0), (2, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {("e", None): {"iterations": 2, "batch": 1.5}, ("reqs", None): {"wait": 1 / 3}}),
+    ("", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)], "f": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
+     {("e", None): {"iterations": 2, "batch": 2.0}, ("reqs", None): {"wait": 1 / 3}}),
+])
+def test_queue_keys_read_the_budget_left_at_each_admission(monkeypatch, queue, obs, figures):
+    check_by_hand(monkeypatch, QUEUE_BUDGET.replace("QUEUE", queue), obs, figures)
