@@ -1097,3 +1097,66 @@ run { horizon 20; }
 ])
 def test_queue_keys_read_the_budget_left_at_each_admission(monkeypatch, queue, obs, figures):
     check_by_hand(monkeypatch, QUEUE_BUDGET.replace("QUEUE", queue), obs, figures)
+
+
+def test_a_dead_remainder_keeps_its_entrys_release_time(monkeypatch):
+    """§3: "the rest of that entry stays in the cache as a dead entry with the same age". s0 caches 6 at 1,
+    s1 2 at 2; at 3 s0's `reuse (1)` consumes 1 (c 1) and leaves 5 dead, released (for lru) at 1. At 4 s2's
+    4 beside 2 held and 7 cached (13 > 10): lru takes the dead 5 (released at 1) before s1's 2 (at 2), and
+    s1 still finds its 2 at 5 (were the remainder released at 3, s1's would go first, and both). cached 6 +
+    8 + 7 + 2·4 + 4·2 = 37 / 10."""
+    src = """
+pool kv { cap 10; evict lru; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (6) { run d (1); } cache (6);
+    run d (2);
+    hold kv (2) reuse (1) { observe c = cached; run d (5); } cache (2);
+  } else { branch (serial == 1) {
+    hold kv (2) { run d (2); } cache (2);
+    run d (3);
+    observe k = cachedin(kv);
+  } else {
+    run d (4);
+    hold kv (4) { observe a = now; run d (1); }
+  } }
+}
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"c": [(0, 3.0, 1.0)], "k": [(1, 5.0, 2.0)], "a": [(2, 4.0, 4.0)]},
+                  {("kv", None): {"evicted_entries": 1, "evicted_units": 5.0, "cached": 3.7, "used": 2.4}})
+
+
+def test_the_command_line_wins_over_the_run_block_and_the_report_says_so(tmp_path):
+    """program-reference.txt, run: "--horizon, --warmup, --seed and --arrivals override them". The block's seed
+    7 under `--seed 3` gives the report of the block's seed 3, byte for byte but the program's own hash, and
+    says seed 3; `--horizon 20 --warmup 4` are the report's horizon and warm-up, in the JSON and in the text
+    report's first line."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    serq = str(Path(sys.executable).parent / "serq")
+    body = "stage d : fifo;\nworkload { arrive poisson(1); }\nsession { run d (~exp(0.5)); }\n"
+    seven, three = tmp_path / "seven.sq", tmp_path / "three.sq"
+    seven.write_text(body + "run { horizon 50; warmup 5; seed 7; }\n")
+    three.write_text(body + "run { horizon 50; warmup 5; seed 3; }\n")
+
+    def js(path, *args):
+        out = subprocess.run([serq, "run", str(path), "--json", *args], capture_output=True, text=True, timeout=120,
+                             check=True)
+        return json.loads(out.stdout)
+
+    a, b = js(seven, "--seed", "3"), js(three)
+    assert a["seed"] == b["seed"] == 3
+    for k in ("end", "arrivals", "stages", "observes"):
+        assert a[k] == b[k]
+    assert js(seven)["arrivals"] != b["arrivals"]          # the block's seed 7 is another run
+    c = js(seven, "--horizon", "20", "--warmup", "4")
+    assert (c["horizon"], c["end"], c["warmup"], c["seed"]) == (20.0, 20.0, 4.0, 7)
+    text = subprocess.run([serq, "run", str(seven), "--horizon", "20", "--warmup", "4"], capture_output=True,
+                          text=True, timeout=120, check=True).stdout
+    assert text.splitlines()[0].startswith("run: horizon 20  end 20  warmup 4  seed 7  ")
