@@ -38,7 +38,7 @@ def _program(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("command", [
     ["sweep", "{p}", "--set", "lam=0.1,0.2", "--horizon", "inf", "--seeds", "1", "-o", "t.csv"],
-    ["compare", "{p}", "--set", "lam=0.1,0.2", "--horizon", "inf", "--seeds", "1"],
+    ["compare", "{p}", "--set", "lam=0.1,0.2", "--horizon", "inf", "--seeds", "1..2"],  # (one seed: a usage error)
     ["sweep", "{p}", "--find", "response.mean < 3", "--over", "lam", "0.1:0.9", "--horizon", "inf", "--seeds", "1",
      "-o", "t.csv"],
 ])

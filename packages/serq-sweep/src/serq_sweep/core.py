@@ -528,19 +528,31 @@ def definition_forms(pm: Any, files: Sequence[str], axes: Sequence[Axis]) -> dic
     return out
 
 
+@dataclass(frozen=True)
+class PlanShape:
+    """What a plan is before its points are compiled (:func:`plan`'s ``shape``): its axes, its points' values
+    (a dict a point) and its seeds, the fields of a :class:`Plan` that a test of its shape reads."""
+
+    axes: tuple[Axis, ...]
+    points: list[dict[str, Any]]
+    seeds: tuple[int, ...]
+
+
 def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
          program_labels: Sequence[str] | None = None, repeat: bool = False, slo: Any = None,
-         given: Any = None, trace: Any = None) -> Plan:
+         given: Any = None, trace: Any = None, shape: Any = None) -> Plan:
     """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
     ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
     expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
     ``"1..20"``; ``slo``: seconds by request metric (ttft, tpot, e2el), the goodput's objectives;
     ``trace``: a trace file, or a list of them, the runs replay instead of their workload's (``serq run
     --trace``): an axis ``trace`` after ``program``, its values the paths as given, even of one file; with
-    ``repeat`` (serq compare) one file, replayed by every arm, and no axis."""
+    ``repeat`` (serq compare) one file, replayed by every arm, and no axis. ``shape``: a test of the plan's
+    axes, points and seeds before anything is read or compiled (:class:`PlanShape`; serq compare's arms and
+    seeds), which raises to refuse them."""
     import serq_ir
     from serq_sim.tier_env import check_environment
 
@@ -606,6 +618,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     # the grid is made, and so before a point is compiled: each run is a task held
     grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes),
                   given=given)
+    if shape is not None:  # (serq compare's arms and seeds: refused after every point was compiled, 20 s for
+        shape(PlanShape(tuple(axes), grid, tuple(seed_list)))  # a grid of 100 x 100 values)
     load_traces(traces_given)
     from serq.loading import def_texts
 

@@ -32,17 +32,21 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
     from serq.loading import given_or_option, option_given
 
-    plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     given = given_or_option(kw.get("given"))
-    if len(_arms(plan)) != 1 or len(plan.points) < 2:
-        raise UsageError(_not_arms(plan, given is option_given))
-    if len(plan.seeds) < 2:
-        who = "serq compare" if given is option_given else "compare()"  # (the API's caller ran no serq compare)
-        raise UsageError(f"{who} needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
-    return plan
+
+    def arms(shape: core.PlanShape) -> None:
+        # before any point is compiled (core.plan's shape): a grid of 100 x 100 values compiled its 10 000
+        # points, 20 s, to be told it was no comparison; one seed, likewise
+        if len(_arms(shape)) != 1 or len(shape.points) < 2:
+            raise UsageError(_not_arms(shape, given is option_given))
+        if len(shape.seeds) < 2:
+            who = "serq compare" if given is option_given else "compare()"  # (the API's caller ran no serq compare)
+            raise UsageError(f"{who} needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
+
+    return core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, shape=arms, **kw)  # A/A: x=0,0
 
 
-def _not_arms(plan: core.Plan, cli: bool = True) -> str:
+def _not_arms(plan: core.Plan | core.PlanShape, cli: bool = True) -> str:
     """Why ``plan`` is no comparison, in what was given: one value of a name is a setting, not arms
     (``--set x=0.5`` said "swept here: nothing"); several names of several values make a grid. ``cli``: in the
     command's options (``--set x=0.5``), else in :func:`compare`'s arguments (``sets={'x': 0.5}``), the
@@ -89,7 +93,7 @@ def _not_arms(plan: core.Plan, cli: bool = True) -> str:
             "programs, or a name two or more values (sets={'B': [8192, 512]})")
 
 
-def _arms(plan: core.Plan) -> list:
+def _arms(plan: core.Plan | core.PlanShape) -> list:
     """The axes of ``plan`` the arms differ in: those of two or more values."""
     return [a for a in plan.axes if len(a.values) > 1]
 
@@ -220,7 +224,7 @@ def plan_options() -> set[str]:
     options (``zip``, ``horizon``, ``max_events``, …), not those it gives itself nor the plan's own."""
     import inspect
 
-    own = {"files", "sets", "defs", "seeds", "pm", "program_labels", "repeat", "given"}
+    own = {"files", "sets", "defs", "seeds", "pm", "program_labels", "repeat", "given", "shape"}
     return set(inspect.signature(core.plan).parameters) - own
 
 
