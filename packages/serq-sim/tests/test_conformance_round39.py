@@ -1160,3 +1160,50 @@ def test_the_command_line_wins_over_the_run_block_and_the_report_says_so(tmp_pat
     text = subprocess.run([serq, "run", str(seven), "--horizon", "20", "--warmup", "4"], capture_output=True,
                           text=True, timeout=120, check=True).stdout
     assert text.splitlines()[0].startswith("run: horizon 20  end 20  warmup 4  seed 7  ")
+
+
+TIES = [
+    # §3: "After every event the interpreter settles: it runs every ready session, then retries growers and
+    # admissions at every pool". cap 4: s2 holds 3 over [0,2]; s0's 1 grows by 2 at 1 (5 > 4: waits, preempt
+    # none); s1's 2 queue at 0.5. At 2 s2's 3 come back (used 1): the grower first (3), and s1's 2 no longer
+    # fit (5 > 4) until s0's end at 3. waits 0, 0, 2.5; used 3·2 + 1·2 + 2 + 2 = 13 / 10.
+    ("the_growers_before_the_admissions", """
+pool kv { cap 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (1) { run d (1); grow kv (2); observe g = now; run d (1); } }
+  else { branch (serial == 1) { run d (0.5); hold kv (2) { observe a = now; run d (1); } }
+  else { hold kv (3) { run d (2); } } }
+}
+run { horizon 10; }
+""", {"g": [(0, 2.0, 2.0)], "a": [(1, 3.0, 3.0)]}, {("kv", None): {"wait": 2.5 / 3, "used": 1.3}}),
+    # docs/language.md, "A lease's time runs out as an event": s0's lease of 2 from 1 ends at 3, an event
+    # scheduled at 1, after s1's run's end at 3 (scheduled at 0), so s1's entry is released first. At 2.5 s0
+    # still holds its 3 (used 6, nothing cached of its own). At 4 s2's 6 beside 6 cached (12 > 9): lru takes
+    # s1's, released first at 3; s0 keeps its 3. cached 6·1 + 3·6; used 3·3 + 3·3 + 6·1 = 24 / 10.
+    ("a_lease_ending_at_an_instant_releases_after_that_instants_runs", """
+pool kv { cap 9; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (3) { run d (1); } cache (3) lease kv (2);
+    run d (1.5); observe u = used(kv) * 10 + cachedin(kv);
+    run d (2.5); observe c = cachedin(kv);
+  } else { branch (serial == 1) {
+    hold kv (3) { run d (3); } cache (3);
+    run d (2); observe c = cachedin(kv);
+  } else {
+    run d (4); hold kv (6) { run d (1); }
+  } }
+}
+run { horizon 10; }
+""", {"u": [(0, 2.5, 60.0)], "c": [(0, 5.0, 3.0), (1, 5.0, 0.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 3.0, "cached": 2.4, "used": 2.4, "holders": 0.7}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TIES], ids=[c[0] for c in TIES])
+def test_growers_and_lease_ends_in_order_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
