@@ -418,3 +418,20 @@ def test_tp_choice_paired_comparison():
     # more an iteration than each of the pair's half batches at s2 = 0.55 > 0.5 (the tokens slower)
     assert rows["requests.ttft.mean"]["diff"] + rows["requests.ttft.mean"]["ci_paired"] < 0
     assert rows["requests.tpot.mean"]["diff"] - rows["requests.tpot.mean"]["ci_paired"] > 0
+
+
+def test_burst_under_a_warm_up_says_every_request_is_left_out(monkeypatch):
+    # every request is sent at t = 0, before the warm-up's end: the request metrics cover none of them,
+    # and the report says so (it printed `completed 0` and nothing else)
+    doc, _ = run("burst.sq", monkeypatch, warmup=1)
+    assert doc["requests"]["completed"] == 0
+    (note,) = [n for n in doc["notes"] if n.startswith("warning: too few samples")]
+    assert "record request keeps none of its 500 rows, each of a request sent before the warm-up's end" in note
+    assert note.endswith("the run drained at t=1.94059: shorten the warm-up (--warmup)")
+    assert doc["codes"][doc["notes"].index(note)] == "few-samples"
+    # however short the warm-up: every request is sent at 0 (the second wave waits in the engine's queue)
+    doc, _ = run("burst.sq", monkeypatch, warmup=1e-9)
+    assert doc["requests"]["completed"] == 0 and any("keeps none of its 500 rows" in n for n in doc["notes"])
+    # without one, every row is kept and nothing is said
+    doc, _ = run("burst.sq", monkeypatch)
+    assert doc["requests"]["completed"] == 500 and doc["notes"] == []

@@ -602,7 +602,8 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
 
 
 def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
-                arrivals: int | None = None, drained: tuple[float, object] | None = None) -> list[str]:
+                arrivals: int | None = None, drained: tuple[float, object] | None = None,
+                recorded: int = 0) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
     record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no
     CI; their quantiles are given all the same, as vLLM's are). The remedy is the one that helps: a run of
@@ -610,10 +611,14 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
     do (--arrivals); a run that drained otherwise, ``drained`` = ``(time, the workload's arrive node)`` (a
     batch, a trace's sessions or presets all ended, nothing left to arrive, before or at its horizon),
     gains nothing from a longer horizon either, and more sessions is what adds samples; a warm-up of 0
-    cannot be shortened."""
+    cannot be shortened. ``recorded``: the rows the table holds in all, those of requests sent before the
+    warm-up's end included; a table that holds some and keeps none (every request sent before the
+    warm-up's end: a batch sent at t = 0 under a warm-up) is said too, its metrics being of no request
+    (``completed 0``) while the requests ran."""
     few = [(name, n) for name, n in counts if 0 < n < MIN_SAMPLES]
     rows = requests is not None and 0 < requests[1] < MIN_SAMPLES
-    if not few and not rows:
+    none_kept = requests is not None and requests[1] == 0 and recorded > 0
+    if not few and not rows and not none_kept:
         return []
     parts = []
     if few:
@@ -622,8 +627,16 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
     if rows:
         parts.append(f"for the CI of the request metrics (at least {MIN_SAMPLES} rows; their quantiles are "
                      f"given all the same): record {requests[0]} {requests[1]}")
+    if none_kept:
+        parts.append(f"for the request metrics: record {requests[0]} keeps none of its {recorded} "
+                     f"{number_of(recorded, 'row')}, each of a request sent before the warm-up's end")
     from .errors import fmt_time
 
+    if none_kept and not few and drained is not None:
+        # (more sessions of the same workload are sent as early: the warm-up is what leaves them out)
+        return [warning("few-samples", f"too few samples after the warm-up (t = {fmt_time(warmup)}) "
+                        f"{'; '.join(parts)}; the run drained at t={fmt_time(drained[0])}: shorten the warm-up "
+                        "(--warmup)")]
     if arrivals is not None:
         remedy = f"send more than {arrivals} arrivals (--arrivals)"
     elif drained is not None:

@@ -481,7 +481,10 @@ def build_report(sim) -> Report:
     drained = _drained(sim)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
-                              sim.arr_limit, drained)
+                              sim.arr_limit, drained,
+                              # (a run stopped before the warm-up's end says so already)
+                              0 if requests is None or (sim.interrupted and end <= sim.warmup)
+                              else len(table._table))
     notes += warn.idle_tail(drained, sim.warmup, end, sim.arrivals)
     if requests is not None:
         notes += warn.shared_turns(table)
