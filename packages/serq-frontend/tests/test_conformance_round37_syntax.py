@@ -461,15 +461,21 @@ def _without_places(node):
 
 @pytest.mark.parametrize("desugar", [False, True], ids=["ast", "desugared"])
 @pytest.mark.parametrize("src", ROUND_TRIPS, ids=range(len(ROUND_TRIPS)))
-def test_serq_ast_of_the_formatted_text_is_the_programs(tmp_path, src, desugar):
-    """`serq ast` (and `serq ast --desugar`) of `serq fmt`'s text: the program's AST, its places aside."""
+def test_serq_ast_of_the_formatted_text_is_the_programs(tmp_path, serq_in_process, monkeypatch, src, desugar):
+    """`serq ast` (and `serq ast --desugar`) of `serq fmt`'s text: the program's AST, its places aside. The
+    first program's trees come from a `serq` child process, as a shell runs it; the others' from serq.cli.main
+    in the test's process (serq_in_process), in the same folder, which prints the same text."""
     (tmp_path / "p.sq").write_text(src)
     (tmp_path / "f.sq").write_text(format_source(src))
     flags = ["--desugar"] if desugar else []
     trees = []
+    monkeypatch.chdir(tmp_path)
     for name in ("p.sq", "f.sq"):
-        r = subprocess.run([SERQ, "ast", *flags, name], capture_output=True, cwd=tmp_path, timeout=60,
-                           stdin=subprocess.DEVNULL)
+        if src is ROUND_TRIPS[0]:
+            r = subprocess.run([SERQ, "ast", *flags, name], capture_output=True, cwd=tmp_path, timeout=60,
+                               stdin=subprocess.DEVNULL)
+        else:
+            r = serq_in_process("ast", *flags, name)
         assert r.returncode == 0, r.stderr
         trees.append(_without_places(json.loads(r.stdout)))
     assert trees[0] == trees[1]
