@@ -1207,3 +1207,18 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TIES], ids=[c[0] for c in TIES])
 def test_growers_and_lease_ends_in_order_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_poisson_is_renewal_of_exponential_gaps_with_an_arrival_at_zero(monkeypatch):
+    """§2: "poisson(rate) starts with an arrival at time zero, then uses exponential gaps of mean 1 / rate.
+    Thus renewal(~exp(1 / rate)) has the same subsequent arrival schedule for the same seed, without the
+    initial arrival at zero." The sessions' start times under seed 11 over [0,3]: poisson's are 0 and then
+    renewal's, one for one."""
+    def starts(arrive):
+        src = f"workload {{ arrive {arrive}; }}\nsession {{ observe t = now * 1; }}\nrun {{ horizon 3; seed 11; }}\n"
+        _, obs = run(src, monkeypatch)
+        return [t for _, t, _ in obs["t"]]
+
+    poisson, renewal = starts("poisson(2)"), starts("renewal(~exp(1 / 2))")
+    assert len(renewal) >= 2
+    assert poisson == [0.0] + renewal
