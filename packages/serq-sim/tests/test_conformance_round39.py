@@ -1222,3 +1222,19 @@ def test_poisson_is_renewal_of_exponential_gaps_with_an_arrival_at_zero(monkeypa
     poisson, renewal = starts("poisson(2)"), starts("renewal(~exp(1 / 2))")
     assert len(renewal) >= 2
     assert poisson == [0.0] + renewal
+
+
+def test_the_warmup_keeps_a_record_by_its_send_time_else_its_time(monkeypatch):
+    """docs/language.md, record: "The report keeps the rows whose column `sent` (without one: whose `time`) is
+    at or after the warm-up's end". Warm-up 2. Table a (no `sent`): rows at 1 (s0) and 3 (s1): s1's alone.
+    Table b: s0 sent 0, written at 1, and s1 sent 2.5, written at 3: s1's alone; with s1 sent at 1.5 it
+    would go, though written after the warm-up."""
+    src = ("stage d : delay;\nworkload { arrive batch(2); }\n"
+           "session { set t0 = serial * SENT; run d (1 + 2 * serial); record a { x = now; } "
+           "record b { sent = t0; y = now; } }\nrun { horizon 4; warmup 2; }\n")
+    r, _ = run(src.replace("SENT", "2.5"), monkeypatch)
+    a, b = r.records("a"), r.records("b")
+    assert (list(a["session"]), list(a["x"])) == ([1], [3.0])
+    assert (list(b["session"]), list(b["sent"]), list(b["y"])) == ([1], [2.5], [3.0])
+    r, _ = run(src.replace("SENT", "1.5"), monkeypatch)
+    assert list(r.records("b")["session"]) == []
