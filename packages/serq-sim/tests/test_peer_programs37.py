@@ -435,3 +435,17 @@ def test_burst_under_a_warm_up_says_every_request_is_left_out(monkeypatch):
     # without one, every row is kept and nothing is said
     doc, _ = run("burst.sq", monkeypatch)
     assert doc["requests"]["completed"] == 500 and doc["notes"] == []
+
+
+def test_agent_prefix_find_the_fewest_blocks():
+    kw = {"seeds": "1..2", "horizon": 300, "warmup": 60}
+    _cols, rows = serq_sweep.find(str(HERE / "agent_prefix.sq"), ["requests.prefix_cache_hit_rate >= 0.9"],
+                                  ("blocks", "1000:8000:250"), workers=0, progress=False, **kw)
+    (row,) = rows
+    assert row["outcome"] == "found_smallest" and row["fails"] == row["blocks"] - 250
+
+    def rate(blocks):
+        return np.mean([report("agent_prefix.sq", sets={"blocks": blocks}, horizon=300, warmup=60, seed=s)
+                        ["requests"]["prefix_cache_hit_rate"] for s in (1, 2)])
+
+    assert rate(row["blocks"]) >= 0.9 > rate(row["fails"])
