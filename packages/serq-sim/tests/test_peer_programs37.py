@@ -99,6 +99,55 @@ def test_burst_realistic_drain_is_the_step_costs_sum():
     assert small["end"] > big["end"]
 
 
+def _fcfs_engine(n, p, o, budget, slots, c=0.013939, a=0.000051527, d=0.00004105):
+    """vLLM's scheduler for n like requests sent at once, ample KV, written out: each iteration the running
+    requests in admission order take a decode token or a prefill chunk from the budget, then the waiting
+    ones are admitted while slots and budget last (the last with a partial chunk); a request samples its
+    first token when its prompt is computed and one token an iteration after. (drain, iterations, mean
+    TTFT)."""
+    waiting, running = list(range(n)), []  # [computed, outputs]
+    t, its, first = 0.0, 0, []
+    while waiting or running:
+        left, pre, dec, sched = budget, 0, 0, []
+        for r in running:
+            if left <= 0:
+                break
+            k = min(p - r[0], left) if r[0] < p else 1
+            sched.append((r, k))
+            left -= k
+            pre, dec = (pre + k, dec) if r[0] < p else (pre, dec + 1)
+        while waiting and len(running) < slots and left > 0:
+            waiting.pop(0)
+            r = [0, 0]
+            running.append(r)
+            k = min(p, left)
+            sched.append((r, k))
+            left -= k
+            pre += k
+        t += c + a * pre + d * dec
+        its += 1
+        for r, k in sched:
+            if r[0] < p:
+                r[0] += k
+                if r[0] == p:
+                    r[1] = 1
+                    first.append(t)
+            else:
+                r[1] += 1
+        running = [r for r in running if r[1] < o]
+    return t, its, sum(first) / n
+
+
+@pytest.mark.parametrize("n, p, o, budget, slots", [(20, 16, 4, 64, 8), (50, 100, 10, 256, 16), (30, 37, 5, 50, 7),
+                                                    (10, 300, 3, 128, 4), (100, 1, 1, 8, 8)])
+def test_burst_against_the_scheduler_written_out(monkeypatch, n, p, o, budget, slots):
+    drain, its, ttft = _fcfs_engine(n, p, o, budget, slots)
+    doc, _ = run("burst.sq", monkeypatch, sets={"N": n, "P": p, "O": o, "B": budget, "max_seqs": slots})
+    assert stage(doc, "engine")["iterations"] == its
+    assert doc["end"] == pytest.approx(drain, rel=1e-12)
+    assert doc["requests"]["ttft"]["mean"] == pytest.approx(ttft, rel=1e-12)
+
+
 # chunk_budget.sq
 
 
