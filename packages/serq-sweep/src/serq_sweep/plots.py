@@ -122,6 +122,18 @@ def _figure(width: float = 6.4, height: float = 4.0) -> Any:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+#: the key of a frame's ``attrs`` that holds the file :func:`_read` read it from
+SOURCE = "serq_source"
+
+
+def _named(table: Any) -> Any:
+    """``table`` as a message names it: its path, or the file a frame of :func:`_read` was read from; a frame
+    given as such is named by no file (:func:`_not_records`'s ``FILE: ``)."""
+    if _is_frame(table):
+        return table.attrs.get(SOURCE, table)
+    return table
+
+
 def _read(table: Any) -> Any:
     import pandas as pd
 
@@ -138,9 +150,11 @@ def _read(table: Any) -> Any:
     path = os.fspath(table)
     fmt = table_format(path, "serq plot", output=False)
     try:
-        if fmt == "csv":
-            return _csv_frame(path)
-        return read_parquet(path, sized=True)
+        frame = _csv_frame(path) if fmt == "csv" else read_parquet(path, sized=True)
+        # (the file it was read from, which a message about the table names when the frame is handed on:
+        # serq plot TABLE reads it once, for its swept name, its rows --where keeps and its curve)
+        frame.attrs[SOURCE] = path
+        return frame
     except TableFault as e:
         raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
@@ -313,7 +327,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
 
     frame = _read(table)
     cols = list(frame.columns)
-    _not_records(cols, table, x, y)
+    _not_records(cols, _named(table), x, y)
     points_table, search_table, knob, end = _table_kind(cols)
     x_figure = _x_figure(cols, x, end, points_table, search_table)
     for name, what in ((x, "--x"), (hue, "--hue")):
@@ -1314,6 +1328,13 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
                     raise UsageError(f"serq plot TABLE --x {clipped(x)} needs --y FIGURE: the figure to draw against "
                                      f"{clipped(x)}")
                 raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
+        if isinstance(src, str) and os.path.isdir(src):
+            raise UserError(f"{shown_path(src)}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
+        # the table read once (its swept name, the rows --where keeps, the curve, --log's swept x each read it
+        # from its file: --y alone read it twice, --log once more); the frame keeps the file's name for the
+        # messages that name it (_named)
+        src = _read(src)
+        if x is None:
             # --y alone: the table's one swept name is the x (docs/sweep.md, serq plot)
             x, names = swept_x(src)
             if x is None:
@@ -1321,12 +1342,10 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
                          "the table sweeps no name")
                 raise UsageError(f"serq plot TABLE --y {clipped(y)} needs --x NAME: {swept} (--x is the one "
                                  "swept name of a table that sweeps one)")
-        if isinstance(src, str) and os.path.isdir(src):
-            raise UserError(f"{shown_path(src)}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
         if where:
             from .rows import selected
 
-            src = selected(_read(src), where)
+            src = selected(src, where)
         figure = curve(src, x, y, hue)
     if log is not None:
         log_axes(figure, log, swept_x=not (cdf_of or gauge) and _is_swept(src, x))
