@@ -192,61 +192,106 @@ class LocalPool:
         _end_pool(pool, closing=exc_type is None)
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
-        import multiprocessing as mp
-
         tasks = list(tasks)
         if not tasks:
             return
+        left = set(range(len(tasks)))
         try:
-            self._start(min(self.workers, len(tasks)))
-            pool, started = self._pool, self._started
-            while not started.empty():  # (the last batch's)
-                started.get()
-            # a worker that ends inside a run (os._exit in a plugin's code, the kernel's OOM killer) takes the
-            # run with it: the pool starts another worker and never hands the run back, so the sweep waited for
-            # ever. Each worker says which run it takes; a run whose worker is gone is that run's error
-            left = set(range(len(tasks)))
-            running: dict[int, int] = {}  # a worker's pid -> the run it took last
-            workers: dict[int, Any] = {}  # pid -> process, every worker seen (its exit status, once it ended)
-            suspect: set[int] = set()
-            results = pool.imap_unordered(_indexed, [(i, t, self.plugins) for i, t in enumerate(tasks)], chunksize=1)
-            lost = False
             while left:
-                try:
-                    i, result = results.next(timeout=_POLL)
-                except mp.TimeoutError:
-                    while not started.empty():
-                        i, pid = started.get()
-                        running[pid] = i
-                    alive = set()
-                    for w in list(pool._pool):  # (the pool drops a worker that ended, and starts another)
-                        workers[w.pid] = w
-                        if w.exitcode is None:
-                            alive.add(w.pid)
-                    gone = {i: pid for pid, i in running.items() if i in left and pid not in alive}
-                    # seen gone twice: a result sent just before its worker ended has had a poll's time to come
-                    for i in sorted(gone.keys() & suspect):
-                        left.discard(i)
-                        lost = True
-                        w = workers.get(gone[i])
-                        yield tasks[i], _died(tasks[i], None if w is None else w.exitcode)
-                    suspect = set(gone)
-                    continue
-                if i in left:
-                    left.discard(i)
-                    yield tasks[i], result
-                if len(left) % 64 == 0:  # the workers' notes read as they come: a full pipe would hold them up
-                    while not started.empty():
-                        j, pid = started.get()
-                        running[pid] = j
-            if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
-                self._pool = None
-                _end_pool(pool)
+                self._start(min(self.workers, len(left)))
+                if not (yield from self._run_on(tasks, left)):
+                    # a worker ended holding a lock of the pool's queues: the pool can send nothing more. The
+                    # runs not done run again on a new one (a run's result is its program's and seed's alone),
+                    # while the old one is ended behind (its reader of results may wait for ever: _end_pool)
+                    pool, self._pool, self._size = self._pool, None, 0
+                    _end_behind(pool)
         except BaseException:
             pool, self._pool = self._pool, None
             if pool is not None:  # (None: the pool did not start; its error is the one to see)
                 _end_pool(pool)
             raise
+
+    def _run_on(self, tasks: list[Task], left: set[int]) -> Iterator[tuple[Task, dict]]:
+        """Run the runs ``left`` (indexes of ``tasks``) on the pool, yielding each run and its result as it
+        comes and taking it out of ``left``. ``False`` when the pool stopped sending results because a
+        worker ended holding the lock of one of its queues (:func:`_lock_taken_for_good`): the runs still in
+        ``left`` have no result yet; else ``True``, every run done."""
+        import multiprocessing as mp
+
+        pool, started = self._pool, self._started
+        while not started.empty():  # (the last batch's)
+            started.get()
+        # a worker that ends inside a run (os._exit in a plugin's code, the kernel's OOM killer) takes the run
+        # with it: the pool starts another worker and never hands the run back, so the sweep waited for ever.
+        # Each worker says which run it takes; a run whose worker is gone is that run's error
+        running: dict[int, int] = {}  # a worker's pid -> the run it took last
+        workers: dict[int, Any] = {w.pid: w for w in list(pool._pool)}  # pid -> process, every worker seen
+        suspect: set[int] = set()
+        order = sorted(left)
+        results = pool.imap_unordered(_indexed, [(i, tasks[i], self.plugins) for i in order], chunksize=1)
+        lost = False
+        held = 0  # the polls in a row, since a worker ended, that found a lock of the queues taken
+        while left:
+            try:
+                i, result = results.next(timeout=_POLL)
+            except mp.TimeoutError:
+                while not started.empty():
+                    i, pid = started.get()
+                    running[pid] = i
+                alive = set()
+                for w in list(pool._pool):  # (the pool drops a worker that ended, and starts another)
+                    workers[w.pid] = w
+                    if w.exitcode is None:
+                        alive.add(w.pid)
+                gone = {i: pid for pid, i in running.items() if i in left and pid not in alive}
+                # seen gone twice: a result sent just before its worker ended has had a poll's time to come
+                for i in sorted(gone.keys() & suspect):
+                    left.discard(i)
+                    lost = True
+                    w = workers.get(gone[i])
+                    yield tasks[i], _died(tasks[i], None if w is None else w.exitcode)
+                suspect = set(gone)
+                # a worker that ended (killed: kill -9, the OOM killer) while it sent a result, or said which
+                # run it took, took the lock of that queue with it: every other worker waits for it for ever,
+                # and the pool's reader of results for the rest of the result cut short. The sweep waited
+                # for ever for the runs left. Such a lock stays taken: taken at every poll for
+                # _STUCK_POLLS polls in a row after a worker ended, the pool is given up
+                if left and (lost or any(w.exitcode not in (None, 0) for w in workers.values())):
+                    held = held + 1 if _lock_taken(pool, started) else 0
+                    if held >= _STUCK_POLLS:
+                        return False
+                continue
+            held = 0
+            if i in left:
+                left.discard(i)
+                yield tasks[i], result
+            if len(left) % 64 == 0:  # the workers' notes read as they come: a full pipe would hold them up
+                while not started.empty():
+                    j, pid = started.get()
+                    running[pid] = j
+        if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
+            self._pool, self._size = None, 0
+            _end_pool(pool)
+        return True
+
+
+#: how many polls in a row (:data:`_POLL` seconds apart), after a worker of a local pool ended, a lock of the
+#: pool's queues of results must be found taken before the pool is given up (:meth:`LocalPool._run_on`): a
+#: worker sends a result under it, and the sweep's reader takes the bytes as they come
+_STUCK_POLLS = 10
+
+
+def _lock_taken(pool: Any, started: Any) -> bool:
+    """Whether a lock under which a worker of ``pool`` writes (the queue of results, the queue on which each
+    says which run it takes) is taken now: not had within a moment (and given back at once when had)."""
+    for queue in (getattr(pool, "_outqueue", None), started):
+        lock = getattr(queue, "_wlock", None)
+        if lock is None:
+            continue
+        if not lock.acquire(timeout=0.05):
+            return True
+        lock.release()
+    return False
 
 
 #: the threads of the local pools that start their worker processes (``Pool._worker_handler``), whose failure to
@@ -342,6 +387,22 @@ def _end_pool(pool: Any, closing: bool = False) -> None:
         ending.join(GIVE_UP_AFTER)
     if failed:
         raise failed[0]
+
+
+def _end_behind(pool: Any) -> None:
+    """End ``pool`` as :func:`_end_pool` does, in a thread of its own, without waiting for it: a pool given up
+    because a worker ended holding a lock of its queues (:meth:`LocalPool._run_on`), whose ending takes the
+    longest (its reader of results never ends). Its workers are ended within :data:`STUCK_AFTER` seconds, or
+    at the process's exit, whichever comes first."""
+    import threading
+
+    def end() -> None:
+        try:
+            _end_pool(pool)
+        except BaseException:  # (nothing of it is waited for: its runs run again on another pool)
+            pass
+
+    threading.Thread(target=end, name="serq-sweep-pool-given-up", daemon=True).start()
 
 
 def _give_back_locks(pool: Any) -> None:
