@@ -1,4 +1,9 @@
-"""The ``serq`` command: help, version, exit statuses, loading IR, malformed IR everywhere."""
+"""The ``serq`` command: help, version, exit statuses, loading IR, malformed IR everywhere.
+
+Tests of what a command says and its status call serq.cli.main in the test's process (serq_in_process, as a
+shell runs the command); each command they cover keeps a case run as a ``serq`` child process (run_serq): help,
+version, ``python -m serq``, the usage statuses, check, ir, plugins, the first malformed IR of check, ir and
+run, the empty name of vllm scenario, the usage error of plot."""
 
 from __future__ import annotations
 
@@ -63,10 +68,10 @@ def test_plugins_json():
     assert "serq_register_commands" in got["host"]["hooks"]
 
 
-def test_unknown_file_type(tmp_path):
+def test_unknown_file_type(tmp_path, serq_in_process):
     p = tmp_path / "prog.txt"
     p.write_text("x")
-    r = run_serq("check", str(p))
+    r = serq_in_process("check", str(p))
     assert r.returncode == 1
     assert r.stderr.startswith(f"error: {p}: unknown file type")
     assert "Traceback" not in r.stderr
@@ -91,55 +96,56 @@ COMMANDS = [("check",), ("ir",), ("run", "--no-progress")]
 
 @pytest.mark.parametrize("case", sorted(BAD))
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
-def test_malformed_ir_is_located_and_status_1(tmp_path, case, command):
+def test_malformed_ir_is_located_and_status_1(tmp_path, serq_in_process, case, command):
     # a fault at a JSON path of an IR file is told at the value's line and column (the key's, for a field
     # the schema does not have), the line quoted and a caret under it, as a source's mistake is
     text, message, at = BAD[case]
     path = tmp_path / "bad.ir.json"
     path.write_text(text)
-    r = run_serq(command[0], str(path), *command[1:])
+    serq = run_serq if case == "another version" else serq_in_process  # (a child process: one case a command)
+    r = serq(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
     col = text.index(at) + 1
     assert r.stderr == f"{path}:1:{col}: error: {message}\n  {text}\n  {' ' * (col - 1)}^\n"
     assert r.stdout == ""
 
 
-def test_a_fault_of_a_pretty_ir_file_is_at_its_line(tmp_path):
+def test_a_fault_of_a_pretty_ir_file_is_at_its_line(tmp_path, serq_in_process):
     # serq ir writes the IR one value a line: the fault's line and column there
     text = '{\n "version": 2,\n "pools": [\n  {\n   "name": "kv",\n   "cap": "x"\n  }\n ]\n}\n'
     path = tmp_path / "bad.ir.json"
     path.write_text(text)
-    r = run_serq("check", str(path))
+    r = serq_in_process("check", str(path))
     assert r.returncode == 1
     assert r.stderr == (f"{path}:6:11: error: a number is wanted (or \"-inf\", \"inf\"), not the text \"x\" - at '$.pools[0].cap'\n"
                         '     "cap": "x"\n            ^\n')
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
-def test_truncated_ir_is_located_at_its_end(tmp_path, command):
+def test_truncated_ir_is_located_at_its_end(tmp_path, serq_in_process, command):
     path = tmp_path / "bad.ir.json"
     path.write_text('{"version":2,"pools":[')
-    r = run_serq(command[0], str(path), *command[1:])
+    r = serq_in_process(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert r.stderr == (f"{path}:1:23: error: JSON is malformed: the text ends before the value does (a bracket, "
                         'a brace or a quote is missing)\n  {"version":2,"pools":[\n' + " " * 24 + "^\n")
     assert r.stdout == ""
 
 
-def test_an_unwritable_output_is_one_error(tmp_path):
+def test_an_unwritable_output_is_one_error(tmp_path, serq_in_process):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    r = run_serq("run", str(mm1_ir(tmp_path)), "--no-progress", "--horizon", "50", "--dump",
+    r = serq_in_process("run", str(mm1_ir(tmp_path)), "--no-progress", "--horizon", "50", "--dump",
                  str(blocker / "dumps"))
     assert r.returncode == 1
     assert r.stderr.startswith("error: ") and str(blocker) in r.stderr
     assert "Traceback" not in r.stderr
 
 
-def test_an_observe_named_like_a_path_dumps_inside_the_folder(tmp_path):
+def test_an_observe_named_like_a_path_dumps_inside_the_folder(tmp_path, serq_in_process):
     # the IR takes any name: each is written under a file name of its own inside the folder
-    r = run_serq("run", str(mm1_ir(tmp_path, observe="../a/b")), "--no-progress", "--horizon", "50",
-                 "--dump", str(tmp_path / "d"))
+    r = serq_in_process("run", str(mm1_ir(tmp_path, observe="../a/b")), "--no-progress", "--horizon", "50",
+                        "--dump", str(tmp_path / "d"))
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(tmp_path / "d")) == ["%2E.%2Fa%2Fb.csv", "serq-dump.json"]
     assert (tmp_path / "d" / "%2E.%2Fa%2Fb.csv").read_text().startswith("time,session,turn,value\n")
@@ -165,7 +171,7 @@ def test_python_m_serq_loads_no_plugin_from_the_current_folder(tmp_path):
 @pytest.mark.parametrize("command", ["run", "check", "ir"])
 @pytest.mark.parametrize("flag, first, second", [("--set", "rate=0.5", "rate=0.6"),
                                                  ("--def", "svc=~exp(1)", "svc=~exp(2)")])
-def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, first, second):
+def test_a_name_given_twice_with_two_values_is_refused(tmp_path, serq_in_process, command, flag, first, second):
     # `--set rate=0.5 --set rate=0.6` ran with 0.6, the first silently lost
     prog = tmp_path / "p.sq"
     prog.write_text("let rate = 0.8;\ndef svc() = ~exp(1);\nstage s : fifo;\nworkload { arrive poisson(rate); }\n"
@@ -174,11 +180,11 @@ def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, 
     extra = ["-o", str(out), "--no-progress"] if command == "run" else []
     name, _, v1 = first.partition("=")
     v2 = second.partition("=")[2]
-    r = run_serq(command, str(prog), flag, first, flag, second, *extra)
+    r = serq_in_process(command, str(prog), flag, first, flag, second, *extra)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr == f"error: {flag} {name}: given twice, {v1!r} and {v2!r} (give it once)\n"
     assert r.stdout == "" and not out.exists()
-    r = run_serq(command, str(prog), flag, first, flag, first, *extra)  # the same value twice is that value
+    r = serq_in_process(command, str(prog), flag, first, flag, first, *extra)  # the same value twice is that value
     assert r.returncode == 0, r.stderr
 
 
@@ -205,10 +211,12 @@ def test_every_file_or_folder_a_command_takes_refuses_an_empty_name():
 @pytest.mark.parametrize("args", [["run", "{f}", "-o", ""], ["run", "{f}", "--trace", ""],
                                   ["run", "{f}", "--dump", ""], ["run", "{f}", "--records", ""], ["run", ""],
                                   ["check", ""], ["vllm", "scenario", ""]])
-def test_an_empty_name_is_a_usage_error(tmp_path, args):
+def test_an_empty_name_is_a_usage_error(tmp_path, serq_in_process, monkeypatch, args):
     f = mm1_ir(tmp_path)
     before = sorted(os.listdir(tmp_path))
-    r = run_serq(*[a.format(f=f) for a in args], cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # (the child process's folder: no file is written there)
+    serq = run_serq if args[0] == "vllm" else serq_in_process  # (vllm scenario as a child process)
+    r = serq(*[a.format(f=f) for a in args])
     assert r.returncode == 2, r
     assert "an empty name names no file" in r.stderr and "Traceback" not in r.stderr
     assert r.stdout == ""
@@ -256,10 +264,11 @@ def test_the_exit_collects_the_garbage_then_freezes_the_rest():
     (["plot", "{d}/missing.parquet"],
      "error: invalid value for 'SOURCE': Path '{d}/missing.parquet' does not exist (see 'serq plot --help')"),
 ])
-def test_a_usage_error_is_one_line(tmp_path, args, line):
+def test_a_usage_error_is_one_line(tmp_path, serq_in_process, args, line):
     # every error of serq's is one line: click's usage errors were three (Usage, Try, Error: with a capital)
     f = str(mm1_ir(tmp_path))
-    r = run_serq(*[a.format(f=f, d=tmp_path) for a in args])
+    serq = run_serq if args[0] == "plot" else serq_in_process  # (plot as a child process)
+    r = serq(*[a.format(f=f, d=tmp_path) for a in args])
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr == line.format(d=tmp_path) + "\n", r.stderr
 
