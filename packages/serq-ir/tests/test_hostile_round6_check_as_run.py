@@ -41,16 +41,21 @@ def test_a_run_over_several_stages_without_a_share_is_refused():
 
 
 #: what works instead, said after the refusal: a closed population of 3 ends by a horizon or is a batch behind a
-#: pool of its 3 slots; a batch's count is its own; `arrive none` has nothing to say
-CLOSED_3 = ("; `arrive closed(3)` starts a session again as each one ends, so no count of arrivals ends it: bound "
-            "the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 3 at a time, as "
-            "`arrive batch(M);` behind a pool of 3 slots (`pool slots { cap 3; }`, the session inside "
-            "`hold slots (1) { … }`; `--horizon inf` runs them to the end)")
+#: pool of its 3 slots; a batch ends by its horizon; either keeps its count with an open workload instead; `arrive
+#: none` has nothing to say
+CLOSED_3 = ("; `arrive closed(3)` starts a session again as each one ends, so no count of arrivals ends it: remove "
+            "the count and bound the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, "
+            "3 at a time, as `arrive batch(M);` behind a pool of 3 slots (`pool slots { cap 3; }`, the session "
+            "inside `hold slots (1) { … }`; `--horizon inf` runs them to the end), or keep the count and make the "
+            "workload open (`arrive poisson(RATE);` with a horizon)")
 
 
 @pytest.mark.parametrize("arrive, advice", [
     ({"kind": "Closed", "n": 3}, CLOSED_3),
-    ({"kind": "Batch", "n": 3}, "; `arrive batch(3)` starts its 3 sessions at time 0 and no more: change its count"),
+    ({"kind": "Batch", "n": 3}, "; `arrive batch(3)` starts its 3 sessions at time 0 and no more, so no count of "
+                                "arrivals ends it: remove the count and bound the run by its horizon (`--horizon "
+                                "inf`, `run { horizon inf; }`, runs the 3 to the end), or keep the count and make "
+                                "the workload open (`arrive poisson(RATE);` with a horizon)"),
     ({"kind": "NoArrivals"}, "")])
 def test_an_arrivals_count_of_a_workload_that_is_not_open_is_refused(arrive, advice):
     def change(d):

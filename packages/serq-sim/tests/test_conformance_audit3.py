@@ -147,11 +147,15 @@ run { horizon 100; arrivals 1; }
 
 
 @pytest.mark.parametrize("arrive, advice", [
-    ("batch(2)", "; `arrive batch(2)` starts its 2 sessions at time 0 and no more: change its count"),
+    ("batch(2)", "; `arrive batch(2)` starts its 2 sessions at time 0 and no more, so no count of arrivals ends it: "
+                 "remove the count and bound the run by its horizon (`--horizon inf`, `run { horizon inf; }`, runs "
+                 "the 2 to the end), or keep the count and make the workload open (`arrive poisson(RATE);` with a "
+                 "horizon)"),
     ("closed(2)", "; `arrive closed(2)` starts a session again as each one ends, so no count of arrivals ends it: "
-                  "bound the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 2 at a "
-                  "time, as `arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, the session "
-                  "inside `hold slots (1) { … }`; `--horizon inf` runs them to the end)"),
+                  "remove the count and bound the run by its horizon (`--horizon T`, `run { horizon T; }`), or run "
+                  "M sessions, 2 at a time, as `arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, "
+                  "the session inside `hold slots (1) { … }`; `--horizon inf` runs them to the end), or keep the "
+                  "count and make the workload open (`arrive poisson(RATE);` with a horizon)"),
     ("none", "")])
 def test_arrivals_needs_an_open_workload(arrive, advice):
     """program-reference `run`: arrivals "Only with an open workload (poisson or renewal)"; what works instead

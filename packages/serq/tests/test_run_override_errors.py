@@ -28,10 +28,11 @@ CLOSED = "stage s : fifo;\nworkload { arrive closed(2); }\nsession { run s (1); 
 RUN_LINE = "  run { horizon 100; warmup 10; }"
 CARET = " " * RUN_LINE.index("warmup 10") + "^"  # under `warmup`, column 20 of the line
 #: what works instead of a count of arrivals for CLOSED's `arrive closed(2)`, said after the refusal
-CLOSED_2 = ("; `arrive closed(2)` starts a session again as each one ends, so no count of arrivals ends it: bound "
-            "the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 2 at a time, as "
-            "`arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, the session inside "
-            "`hold slots (1) { … }`; `--horizon inf` runs them to the end)")
+CLOSED_2 = ("; `arrive closed(2)` starts a session again as each one ends, so no count of arrivals ends it: remove "
+            "the count and bound the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, "
+            "2 at a time, as `arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, the session "
+            "inside `hold slots (1) { … }`; `--horizon inf` runs them to the end), or keep the count and make the "
+            "workload open (`arrive poisson(RATE);` with a horizon)")
 
 
 def _refused(tmp_path, source, **overrides) -> str:

@@ -265,19 +265,30 @@ def open_advice(arrive) -> str:
     """What works instead of a count of arrivals for the workload that is not open ``arrive`` (the IR's node),
     said after :data:`NEEDS_OPEN` (``""`` for ``arrive none``): a closed population is ended by a horizon, or
     is a batch of M sessions behind a pool of its n slots (`--arrivals N` of `arrive closed(n)` was refused
-    with no word of what does the job); a batch's count is its own."""
+    with no word of what does the job); a batch ends by its horizon, ``inf`` running its sessions to the end
+    (it was told to change its count, and no count of a batch is taken). Either drops the count, or keeps it
+    and makes the workload open: the words fit each place a count is given (the run block, ``--arrivals``,
+    an IR file, an argument of ``serq_sim.run``)."""
     from .nodes import Batch, Closed
 
     if isinstance(arrive, Closed):
         n = arrive.n
         return (f"; `arrive closed({n})` starts a session again as each one ends, so no count of arrivals ends "
-                f"it: bound the run by its horizon (`--horizon T`, `run {{ horizon T; }}`), or run M sessions, "
-                f"{n} at a time, as `arrive batch(M);` behind a pool of {n} slots (`pool slots {{ cap {n}; }}`, "
-                f"the session inside `hold slots (1) {{ … }}`; `--horizon inf` runs them to the end)")
+                f"it: remove the count and bound the run by its horizon (`--horizon T`, `run {{ horizon T; }}`), "
+                f"or run M sessions, {n} at a time, as `arrive batch(M);` behind a pool of {n} slots "
+                f"(`pool slots {{ cap {n}; }}`, the session inside `hold slots (1) {{ … }}`; `--horizon inf` runs "
+                f"them to the end){_OPEN_INSTEAD}")
     if isinstance(arrive, Batch):
         n = arrive.n
-        return f"; `arrive batch({n})` starts its {n} session{'' if n == 1 else 's'} at time 0 and no more: change its count"
+        them = "it" if n == 1 else f"the {n}"
+        return (f"; `arrive batch({n})` starts its {n} session{'' if n == 1 else 's'} at time 0 and no more, so "
+                f"no count of arrivals ends it: remove the count and bound the run by its horizon (`--horizon inf`,"
+                f" `run {{ horizon inf; }}`, runs {them} to the end){_OPEN_INSTEAD}")
     return ""
+
+
+#: the other way out :func:`open_advice` gives of a workload that is not open: the one a count ends
+_OPEN_INSTEAD = ", or keep the count and make the workload open (`arrive poisson(RATE);` with a horizon)"
 
 
 def setting_message(origins: dict, values: dict, names: tuple[str, ...], message: str) -> tuple[object, str]:
