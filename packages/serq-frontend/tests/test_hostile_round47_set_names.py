@@ -59,11 +59,17 @@ def _said(kind: str, name: str, example: str) -> str:
     ("servic", "error: --set servic: the program has no `let servic` (did you mean `service`, an expression "
                "definition given with --def service?)"),
 ])
-def test_the_command_line_says_what_the_name_is(tmp_path, name, words):
+def test_the_command_line_says_what_the_name_is(tmp_path, serq_in_process, monkeypatch, name, words):
+    # the pool's case as `serq` child processes, as a shell runs them; the others call serq.cli.main in the
+    # test's process (serq_in_process), in the same folder, which says the same
     (tmp_path / "p.sq").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
     for command in (["run", "p.sq", "--no-progress"], ["sweep", "p.sq", "--no-progress", "--workers", "0"]):
-        r = subprocess.run([SERQ, *command, "--set", f"{name}=1"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=50)
+        if name == "kv":
+            r = subprocess.run([SERQ, *command, "--set", f"{name}=1"], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=50)
+        else:
+            r = serq_in_process(*command, "--set", f"{name}=1")
         assert (r.returncode, r.stdout) == (1, ""), r.stderr
         point = f" (at the sweep's point {name}=1)" if command[0] == "sweep" else ""
         assert r.stderr == f"p.sq: {words}{point}\n"
