@@ -636,6 +636,16 @@ def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
         yield v, [arr[a:b] for arr in arrays]
 
 
+#: the ``gid`` of the level :func:`curve` draws for a swept value of inf: its x data are the axes' ends in the
+#: axes' own coordinates, 0 and 1, no values of x (:func:`log_axes`, :func:`_ticks_at_points`)
+LEVEL = "serq-level-at-inf"
+
+
+def _x_values(line: Any) -> Any:
+    """The x values ``line`` holds: none for a level at a swept inf (:data:`LEVEL`), which spans the axes."""
+    return () if line.get_gid() == LEVEL else line.get_xdata()
+
+
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
     """``y`` (a figure's name) against the swept ``x`` (or against a figure ``x``, a point per point of the
     sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
@@ -679,7 +689,7 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
         for xv, m, c in levels.get(h, ()):
             drawable([m], f"--y {y}")
             at = f"{_drawn(hue)} = {_drawn(_hue_value(h))}, " if hue is not None else ""
-            ax.axhline(m, linestyle="--", linewidth=1, color=line.get_color(),
+            ax.axhline(m, linestyle="--", linewidth=1, color=line.get_color(), gid=LEVEL,
                        label=f"{at}{_drawn(x)} = {'inf' if xv > 0 else '-inf'}")
             entries += 1
             if math.isfinite(c):
@@ -1213,8 +1223,8 @@ def log_axes(figure: Any, log: str, *, swept_x: bool = False) -> None:
     for ax in figure.axes:
         for axis in log:
             label = ax.get_xlabel() if axis == "x" else ax.get_ylabel()
-            for line in ax.get_lines():
-                for v in (line.get_xdata() if axis == "x" else line.get_ydata()):
+            for line in ax.get_lines():  # (a level at a swept inf holds no x: its 0 was said to be a value of x)
+                for v in (_x_values(line) if axis == "x" else line.get_ydata()):
                     f = float(v)  # (a curve's x and y are numbers, checked as it is drawn; a CDF's too)
                     if f <= 0:
                         raise UserError(f"--log {log}: {label} holds {f:g}, which a log axis cannot show (it "
@@ -1233,7 +1243,7 @@ def _ticks_at_points(ax: Any) -> None:
     left as matplotlib draws it."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-    points = sorted({float(v) for line in ax.get_lines() for v in line.get_xdata()
+    points = sorted({float(v) for line in ax.get_lines() for v in _x_values(line)  # (a level's 1 is no x)
                      if math.isfinite(float(v)) and float(v) > 0})
     if not 2 <= len(points) <= 12 or any(b / a < 1.5 for a, b in zip(points, points[1:])):
         return
