@@ -384,6 +384,18 @@ def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
 
+def _token_utilisation(st) -> float:
+    """A step stage's tokens over the budget summed over its iterations: NaN for an infinite budget. A constant
+    finite budget whose sum passes the largest double (``budget 1e308``: inf after two iterations) is every
+    iteration's, so the ratio is the tokens an iteration over it; it was NaN, the infinite budget's."""
+    if math.isfinite(st.sum_budget):
+        return _div(st.sum_tokens, st.sum_budget)
+    b = getattr(st, "budget_const", None)
+    if b is not None and math.isfinite(b) and st.iterations > 0:
+        return _div(st.sum_tokens / st.iterations, b)
+    return math.nan
+
+
 def _drained(sim) -> tuple[float, object] | None:
     """(the time it drained, the workload's arrive node) of a run that ran out of events with no session live and
     no arrival limit (a batch, a trace's sessions, presets: all ended, nothing left to arrive), else None: a
@@ -422,8 +434,7 @@ def build_report(sim) -> Report:
             step = dict(requests=st.requests, request_throughput=_div(st.requests, span),
                         prefill_only=st.it_prefill, decode_only=st.it_decode, mixed=st.it_mixed,
                         batch=_div(st.sum_jobs, it), tokens=_div(st.sum_tokens, it),
-                        token_utilisation=_div(st.sum_tokens, st.sum_budget) if math.isfinite(st.sum_budget)
-                        else math.nan)
+                        token_utilisation=_token_utilisation(st))
         stages.append(StageStats(
             name=st.name, index=member_index(st),
             present=time_mean(st.a_present, st.b_present, span),
