@@ -38,19 +38,23 @@ WORDS = ("not a program's IR but a report of serq run --json; serq check, run, s
 
 
 @pytest.fixture
-def report(tmp_path) -> Path:
+def report(tmp_path, serq_in_process, monkeypatch) -> Path:
+    # (made by serq.cli.main in the test's process, in its folder, as the child process made it there)
     (tmp_path / "p.sq").write_text(PROGRAM)
-    r = subprocess.run([SERQ, "run", "p.sq", "--json", "-o", "r.ir.json", "--no-progress"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=50)
+    monkeypatch.chdir(tmp_path)
+    r = serq_in_process("run", "p.sq", "--json", "-o", "r.ir.json", "--no-progress")
     assert r.returncode == 0, r.stderr
     return tmp_path / "r.ir.json"
 
 
 @pytest.mark.parametrize("command", [["run", "--no-progress"], ["check"], ["ir"]])
-def test_the_commands_say_it_is_a_report(report, command):
+def test_the_commands_say_it_is_a_report(report, serq_in_process, command):
     before = sorted(p.name for p in report.parent.iterdir())
-    r = subprocess.run([SERQ, command[0], "r.ir.json", *command[1:]], cwd=report.parent, capture_output=True,
-                       text=True, timeout=50)
+    if command[0] == "run":  # (a `serq` child process, as a shell runs it; check and ir in the test's process)
+        r = subprocess.run([SERQ, command[0], "r.ir.json", *command[1:]], cwd=report.parent, capture_output=True,
+                           text=True, timeout=50)
+    else:
+        r = serq_in_process(command[0], "r.ir.json", *command[1:])
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == f"r.ir.json:1:1: error: {WORDS}\n  {{\n  ^\n"
     assert sorted(p.name for p in report.parent.iterdir()) == before
