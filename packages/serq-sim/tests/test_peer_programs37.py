@@ -498,3 +498,71 @@ def test_agent_prefix_find_the_fewest_blocks():
                         ["requests"]["prefix_cache_hit_rate"] for s in (1, 2)])
 
     assert rate(row["blocks"]) >= 0.9 > rate(row["fails"])
+
+
+# kv_offload.sq
+
+
+def test_kv_offload_without_the_tier_is_the_librarys_request(monkeypatch):
+    docs = [run("kv_offload.sq", monkeypatch, sets={"tier": 0, "path": p}, horizon=300, warmup=30) for p in (0, 1)]
+    (lib, lib_recs), (mine, mine_recs) = docs
+    assert lib["requests"] == mine["requests"] and lib["observes"] == mine["observes"]
+    assert lib["requests"]["completed"] > 100 and pool(lib, "kv")["preemptions"] > 0
+    for k in lib_recs["request"]:
+        assert np.array_equal(lib_recs["request"][k], mine_recs["request"][k]), k
+    assert len(lib_recs["hits"]["cpu"]) == 0 and mine_recs["hits"]["cpu"].sum() == 0
+
+
+def test_kv_offload_tokens_in_are_computed_plus_both_hits(monkeypatch):
+    doc, recs = run("kv_offload.sq", monkeypatch, arrivals=40, horizon=math.inf, warmup=0)
+    req, hits = recs["request"], recs["hits"]
+    assert np.array_equal(req["session"], hits["session"]) and np.array_equal(req["turn"], hits["turn"])
+    assert pool(doc, "kv")["preemptions"] == 0
+    e = stage(doc, "engine")
+    assert e["tokens"] * e["iterations"] == pytest.approx((req["prompt"] - hits["gpu"] - hits["cpu"]
+                                                          + req["output"] - 1).sum())
+    assert np.array_equal(req["cached"], hits["gpu"] + hits["cpu"])
+    # the tier gives back only what the GPU evicted to it
+    assert 0 < hits["cpu"].sum() <= pool(doc, "kv")["evicted_units"]
+    assert pool(doc, "kv")["spills"] * 16 == pool(doc, "kv")["evicted_units"]
+
+
+def test_kv_offload_cuts_recompute_and_preemptions():
+    off, on = (report("kv_offload.sq", sets={"tier": t}, horizon=400, warmup=60, seed=1) for t in (0, 1))
+    tokens = [stage(d, "engine")["tokens"] * stage(d, "engine")["iterations"] for d in (off, on)]
+    assert tokens[1] < tokens[0] / 2
+    assert on["requests"]["ttft"]["mean"] < off["requests"]["ttft"]["mean"] / 2
+    assert pool(on, "kv")["preemptions"] < pool(off, "kv")["preemptions"]
+
+
+SIDE_HOLD = """
+pool side {{ cap 1000; {via} }}
+pool reqs {{ cap 4; admit via engine; }}
+pool kv {{ cap 16000; block 16; evict lru; preempt lifo; }}
+stage engine : step {{ budget 64; cost 1; memory kv; }}
+workload {{ arrive renewal(~det(2.5)); }}
+session {{
+  set t0 = now;
+  hold reqs (1), kv (min(40, budget_left(engine))) reserve (40) {{
+    hold side (0) {{ }}
+    prefill on engine (40) growing kv;
+    set tf = now;
+    decode on engine (5) growing kv;
+  }}
+  record request {{ sent = t0; first_token = tf; last_token = now; output = 6; }}
+}}
+run {{ horizon inf; warmup 0; seed 1; arrivals 2; }}
+"""
+
+
+@pytest.mark.parametrize("via, first", [("admit via engine;", [3.5, 6.5]), ("", [3.5, 7.5])])
+def test_a_hold_between_the_engines_admission_and_the_prefill(tmp_path, monkeypatch, via, first):
+    # request 1 is sent at 5, while request 0 decodes (iterations at 2.5, 3.5, 4.5, 5.5, …), and admitted by
+    # the iteration that starts at 5.5. A hold of a pool the engine admits is admitted in that planning, and
+    # the prefill is in that iteration (first token at 6.5); one admitted at the settle comes after the
+    # planning, and the prefill waits for the next iteration (docs/vllm.md, "A CPU offload tier")
+    path = tmp_path / "side.sq"
+    path.write_text(SIDE_HOLD.format(via=via))
+    _doc, recs = run_both(serq_frontend.compile(path=str(path)), monkeypatch)
+    assert list(recs["sent"]) == [2.5, 5.0]
+    assert list(recs["first_token"]) == first
