@@ -1035,6 +1035,7 @@ class Compiler:
                 out.append(f"{pad}_ov = {x(st.value)}")
                 out.append(f"{pad}if E.warm:")
                 out.append(f"{pad}    {va}(_ov); {ta}(E.now); {sa}(s.serial); {tu}(int(A[1]))")
+                self._samples_added(out, pad + "    ", 1)
             elif isinstance(st, N.Observe):
                 # E.observe inlined, for a run of consecutive observes at once: every value that may draw
                 # or fail is taken, in order, whether or not the warm-up is over, then the samples appended
@@ -1060,12 +1061,14 @@ class Compiler:
                 for ob, v in zip(run, vals):
                     va, ta, sa, tu = (self.obj(f, "_oa") for f in self.sim.obs_app[ob.observe])
                     out.append(f"{pad}    {va}({v}); {ta}({at[0]}); {sa}({at[1]}); {tu}({at[2]})")
+                self._samples_added(out, pad + "    ", len(run))
             elif isinstance(st, N.Record) and not self.lean:
                 # one row, every column taken at once (the warm-up applies to whole rows, in the report)
                 add = self.obj(self.sim.record_tables[st.record].add, "_ra")
                 vals = ", ".join(x(v) for v in st.values)
                 out.append(f"{pad}{add}(s.serial, int(A[1]), E.now, ({vals},))")
                 self._token_close(out, pad)
+                self._samples_added(out, pad, len(self.sim.record_tables[st.record].columns))
             elif isinstance(st, N.Record):
                 # one row, every column taken at once (the warm-up applies to whole rows, in the report):
                 # the values first (a draw or an observable may fail: no part of a row is appended), then
@@ -1081,6 +1084,7 @@ class Compiler:
                 row += [f"{self.obj(col.append, '_ra')}({v})" for col, v in zip(tab.values, vals)]
                 out.append(pad + "; ".join(row))
                 self._token_close(out, pad)
+                self._samples_added(out, pad, len(tab.columns))
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):
@@ -1207,6 +1211,13 @@ class Compiler:
                 out.append(f"{pad}    raise E.error({self.obj(work_message, '_wm')}(_zw), {sid}, s)")
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")
+
+    def _samples_added(self, out: list[str], pad: str, k: int) -> None:
+        """``k`` samples added by an observe or a record (a row's columns): the countdown of the samples left
+        (Simulation.samples_left, samples_out), so that ``--max-samples`` stops the run at the statement that
+        makes it hold the bound, one decrement a statement."""
+        out.append(f"{pad}E.samples_left -= {k}")
+        out.append(f"{pad}if E.samples_left <= 0: E.samples_out()")
 
     def _token_close(self, out: list[str], pad: str) -> None:
         """A record ends the request's output tokens (step/tokens.py)."""

@@ -111,6 +111,8 @@ class Observations:
 #: The most samples a run holds unless told otherwise (``serq run --max-samples``): 28 bytes each
 #: (an observe's value, time, session and turn), 2.8 GB in all.
 DEFAULT_MAX_SAMPLES = 100_000_000
+#: the countdown of the samples left (Simulation.samples_left) once the run is over: what its end adds stops nothing
+NO_SAMPLES_LEFT = 1 << 62
 
 
 def _endless(s: Session) -> bool:
@@ -566,7 +568,7 @@ class Simulation:
         "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "setup_stop", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "folder", "clock_reached",
-        "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "samples_left", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -598,9 +600,14 @@ class Simulation:
         self.max_events = None if max_events is None else int(max_events)
         self.max_wall = max_wall
         #: at most this many samples (observes', gauges' change points, a record row's columns) are held: a run that holds more
-        #: stops with its partial report (checked at the general engine's ticks, every TICK events popped, and
-        #: where the fast tier grows its buffers), instead of running out of memory
+        #: stops with its partial report (counted down where the general engine adds them, samples_left, and
+        #: checked where the fast tier grows its buffers), instead of running out of memory
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
+        #: the samples a session's observes and records may still add before the samples held are counted
+        #: (samples_out): counted down where they are added, one decrement a statement, so that a run stops at
+        #: the statement that makes it hold max_samples, not at the next tick (every TICK events), which a
+        #: loop of observes at one instant passed by 200 times the bound
+        self.samples_left = self.max_samples
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
         #: the work left inside this event before the clock is read again (PULSE, pulse_out); the countdown's
@@ -742,7 +749,6 @@ class Simulation:
                               f"was built (its factory's code), so the run never began").with_traceback(
                                   e.__traceback__) from None
 
-
     def _refuse_endless_loop(self) -> None:
         """Refuse a run of no horizon and no bound whose every session stays in a ``loop`` with no way out
         (serq_sim.endless): it never ended, and ran until the process was killed. Said at the loop."""
@@ -876,6 +882,7 @@ class Simulation:
         self.max_wall = None
         self.show_progress = False
         self.pulse = NO_PULSE
+        self.samples_left = NO_SAMPLES_LEFT
         self.end_memo = {}
 
     def stop(self, reason: str, message: str) -> None:
@@ -955,6 +962,16 @@ class Simulation:
         return (sum(len(o.values) for o in self.obs) + sum(len(ts) for ts, _ in self.gauge_points)
                 + sum(len(t) * len(t.columns) for t in self.record_tables)
                 + (len(gaps.values) if gaps is not None else 0))
+
+    def samples_out(self) -> None:
+        """The countdown of the samples a session's statements add (:attr:`samples_left`) ran out: count the
+        samples held (gauges' and output-token gaps' too, which the ticks count), stop the run when they are
+        :attr:`max_samples` or more, else count down again from what is left. The general engine's; the fast
+        tier checks where its buffers grow."""
+        held = self.samples_held()
+        if held >= self.max_samples:
+            self.too_many_samples(held)
+        self.samples_left = self.max_samples - held
 
     def too_many_samples(self, held: int) -> None:
         """Stop the run: it holds ``held`` samples, more than :attr:`max_samples`."""
@@ -1725,6 +1742,10 @@ class Simulation:
                 else:
                     ts.append(now)
                     vs.append(v)
+                    self.samples_left -= 1
+                    if self.samples_left <= 0:
+                        self.gauge_last[k] = v
+                        self.samples_out()
                 self.gauge_last[k] = v
 
     def make_ready(self, s: Session) -> None:
@@ -1786,6 +1807,9 @@ class Simulation:
             ta(self.now)
             sa(s.serial)
             tu(int(s.attrs[1]))
+            self.samples_left -= 1
+            if self.samples_left <= 0:
+                self.samples_out()
 
     def choose(self, s: Session, A, slot: int, n: float, keyfn, sid: int | None = None) -> float:
         if not (n == n) or n < 1:
