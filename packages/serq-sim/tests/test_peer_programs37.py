@@ -566,3 +566,24 @@ def test_a_hold_between_the_engines_admission_and_the_prefill(tmp_path, monkeypa
     _doc, recs = run_both(serq_frontend.compile(path=str(path)), monkeypatch)
     assert list(recs["sent"]) == [2.5, 5.0]
     assert list(recs["first_token"]) == first
+
+
+def test_plot_log_x_of_a_ttft_cdf_ticked_one_two_five(tmp_path):
+    from matplotlib.ticker import NullFormatter
+
+    recs = tmp_path / "rr.csv"
+    r = subprocess.run([SERQ, "run", str(HERE / "router4.sq"), "--set", "policy=1", "--horizon", "200", "--warmup",
+                        "40", "--records", str(recs), "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    with open(recs, newline="") as f:
+        ttft = [float(row["first_token"]) - float(row["sent"]) for row in csv.DictReader(f)]
+    assert 1.3 <= math.log10(max(ttft) / min(ttft)) <= 4  # where matplotlib's labels ran into each other
+    ax = serq_sweep.plot(str(recs), cdf_of=["ttft"], log="x").axes[0]
+    ax.figure.canvas.draw()
+    lo, hi = ax.get_xlim()
+    shown = [t for t in ax.get_xticks() if lo <= t <= hi]
+    labels = [t.get_text() for t in ax.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+    # 1, 2 and 5 times the powers of ten, written as numbers
+    assert all(round(t / 10 ** math.floor(math.log10(t)), 9) in (1, 2, 5) for t in shown)
+    assert labels == [f"{t:g}" for t in shown] and len(shown) >= 3
+    assert isinstance(ax.xaxis.get_minor_formatter(), NullFormatter)
