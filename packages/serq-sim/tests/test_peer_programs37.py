@@ -587,3 +587,26 @@ def test_plot_log_x_of_a_ttft_cdf_ticked_one_two_five(tmp_path):
     assert all(round(t / 10 ** math.floor(math.log10(t)), 9) in (1, 2, 5) for t in shown)
     assert labels == [f"{t:g}" for t in shown] and len(shown) >= 3
     assert isinstance(ax.xaxis.get_minor_formatter(), NullFormatter)
+
+
+def test_plot_trade_off_names_each_point_by_its_budget(budget_table):
+    table, out = budget_table
+    ax = serq_sweep.plot(str(out), x="requests.itl.p99", y="requests.ttft.mean").axes[0]
+    by = table.groupby("B").mean(numeric_only=True)
+    texts = {t.get_text(): t.xy for t in ax.texts}
+    assert set(texts) == {"B=256", "B=1024", "B=4096"}
+    for b in (256, 1024, 4096):
+        assert texts[f"B={b}"] == pytest.approx((by["requests.itl.p99"][b], by["requests.ttft.mean"][b]))
+    # a line per --hue: the points are named by the other names only
+    import pandas as pd
+
+    parts = []
+    for v in (1, 2):
+        part = table.copy()
+        part.insert(2, "hue", v)  # a swept name (before seed)
+        part["point"] += 10 * v
+        part["key"] = part["key"] + str(v)
+        parts.append(part)
+    two = pd.concat(parts, ignore_index=True)
+    ax = serq_sweep.plot(two, x="requests.itl.p99", y="requests.ttft.mean", hue="hue").axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(["B=256", "B=1024", "B=4096"] * 2)

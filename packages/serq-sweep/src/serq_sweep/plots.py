@@ -309,7 +309,8 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
 
 
 def _curve_data(table: Any, x: str, y: str, hue: str | None,
-                thin: list[tuple[str, bool]] | None = None) -> tuple[str, dict, str, bool]:
+                thin: list[tuple[str, bool]] | None = None,
+                labels: dict[Any, list[str]] | None = None) -> tuple[str, dict, str, bool]:
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
     left out; each point whose figure is not a finite number in every one of its runs is put in ``thin``, as
@@ -389,8 +390,11 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         if x_figure is not None:
+            named: list[str] = []
             out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end), thin,
-                                    counts)
+                                    counts, named, hue)
+            if labels is not None:
+                labels[h] = named
             continue
         xs, ms, cis = [], [], []
         for xv, part in _by_x(g, x, [y_column, *band, *counts, *([ABSENT] if absent is not None else [])]):
@@ -477,16 +481,23 @@ def _fewer(n: Any, runs: Any) -> str | None:
 
 def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], read_as_is: bool,
                    swept: Sequence[str], thin: list[tuple[str, bool]] | None = None,
-                   counts: Sequence[str] = ()) -> tuple[list, list, list]:
+                   counts: Sequence[str] = (), labels: list[str] | None = None,
+                   hue: str | None = None) -> tuple[list, list, list]:
     """A line of ``y`` against the figure ``x``: per point of the sweep (its swept names), the mean of x
     across its seeds, and y's mean and 95 % CI (a points table's row as it is), ordered by x; a point whose x
-    is no finite number is left out, as a line leaves out a NaN."""
+    is no finite number is left out, as a line leaves out a NaN. ``labels``, when given, gets each point's
+    swept values but ``hue``'s, the line's own, in the same order (``B=256``; ``B=256, C=512`` of two names),
+    which :func:`curve` writes beside it."""
     from .stats import finite, mean, mean_ci
 
     rows: list[tuple[float, float, float]] = []
+    names: list[str] = []
+    keys = [c for c in swept if c in g.columns]
     if read_as_is:
         cis = g[band[0]].tolist() if band else [math.nan] * len(g)
         rows = [(float(a), float(b), float(c)) for a, b, c in zip(g[x_column], g[y_column], cis)]
+        names = [", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys if k != hue)
+                 for i in range(len(g))]
         if counts and thin is not None:  # (a points table's FIGURE:n and runs: a mean over fewer runs said)
             keys = [c for c in swept if c in g.columns]
             for i, (n, runs) in enumerate(zip(g[counts[0]], g[counts[1]])):
@@ -495,19 +506,21 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
                     at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys)
                     thin.append((f"{at or 'the point'} {over}", False))
     else:
-        keys = [c for c in swept if c in g.columns]
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
         for values, part in parts:
             ys = part[y_column].astype(float).tolist()
             n, m, ci, _ = mean_ci(ys)
+            values = values if isinstance(values, tuple) else (values,)
+            at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
             if thin is not None and n < len(part):
-                values = values if isinstance(values, tuple) else (values,)
-                at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
                 gone = int(part[ABSENT].sum()) if ABSENT in part.columns else 0
                 thin.append((f"{at or 'the point'} {_over(n, len(part), _infinite(ys), gone)}", gone > 0))
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
-    rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
-    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+            names.append(", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values) if k != hue))
+    kept = sorted((i for i, r in enumerate(rows) if math.isfinite(r[0])), key=lambda i: rows[i][0])
+    if labels is not None:
+        labels.extend(names[i] for i in kept)
+    return [rows[i][0] for i in kept], [rows[i][1] for i in kept], [rows[i][2] for i in kept]
 
 
 #: the column :func:`_curve_data` adds to a runs table: whether the run's program has no member the figure is of
@@ -646,11 +659,16 @@ def _x_values(line: Any) -> Any:
     return () if line.get_gid() == LEVEL else line.get_xdata()
 
 
+#: the most points a line against a figure has each named by its swept values (more would cover the line)
+POINT_LABELS = 20
+
+
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
     """``y`` (a figure's name) against the swept ``x`` (or against a figure ``x``, a point per point of the
     sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
     thin: list[tuple[str, bool]] = []
-    fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue, thin)
+    named: dict[Any, list[str]] = {}
+    fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue, thin, named)
     # a swept value of inf (a knob's "off": a threshold, a cap, max_seqs inf) has no place on the x axis: its
     # point is drawn as a dashed level across the axes, labelled `C = inf`, with its CI as a pale band; it was
     # left out of the line without a word, so a sweep of C=256,…,2048,inf drew the four and not the one it
@@ -684,6 +702,14 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
             label = None  # (a line of no point but its level: the level's entry names it)
         (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
         entries += label is not None
+        # against a figure (a trade-off, a point per point of the sweep) each point is named by its swept
+        # values, the other names' than --hue: the line alone did not say which budget a point was
+        texts = named.get(h, [])
+        if texts and len(xs) <= POINT_LABELS:
+            for xv, m, text in zip(xs, ms, texts):
+                if text and math.isfinite(m):
+                    ax.annotate(text, (xv, m), textcoords="offset points", xytext=(4, 4), fontsize="x-small",
+                                color=line.get_color())
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
         for xv, m, c in levels.get(h, ()):
