@@ -180,3 +180,38 @@ def test_a_worker_killed_inside_its_result_is_its_runs_error(tmp_path):
         while _alive(w) and time.monotonic() < gone:
             time.sleep(0.05)
         assert not _alive(w), w
+
+
+def test_a_worker_killed_between_batches_leaves_the_next_batch_whole(tmp_path):
+    """The idle workers of a pool that a search keeps from one batch of runs to the next (``--find``'s rounds)
+    wait for their next run, one of them holding the lock of the queue of runs. Killed there, it took the lock
+    with it: the pool started workers in place of the ones that ended, each waited for the lock for ever, and
+    the next batch never ran. A pool missing a worker it started is given up before the next batch."""
+    import threading
+
+    from serq_sweep import core
+    from serq_sweep.engines import LocalPool
+
+    path = tmp_path / "rec.sq"
+    path.write_text(PROGRAM.replace("arrivals 40000", "arrivals 200"))
+    plan = core.plan([str(path)], sets={"lambda": "0.5,0.6"}, seeds=[1])
+    tasks = plan.tasks({}, records=False)
+    second: list = []
+    with LocalPool(2) as pool:
+        first = sorted((t[0], r["status"], r["figures"]) for t, r in pool.run(tasks))
+        workers = list(pool._pool._pool)  # (the multiprocessing pool's processes)
+        assert len(workers) == 2
+        for w in workers:
+            os.kill(w.pid, signal.SIGKILL)
+        for w in workers:
+            w.join(10)
+        done = threading.Event()
+
+        def batch() -> None:
+            second.extend(sorted((t[0], r["status"], r["figures"]) for t, r in pool.run(tasks)))
+            done.set()
+
+        threading.Thread(target=batch, daemon=True).start()
+        assert done.wait(120), "the batch after the killed workers never ran"
+    assert [s for _, s, _ in first] == ["ok", "ok"]
+    assert repr(second) == repr(first)  # (repr: a figure that is NaN equals itself)

@@ -126,6 +126,7 @@ class LocalPool:
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
         self._size = 0
+        self._pids: set[int] = set()
         self._probed = False
 
     def __enter__(self):
@@ -133,6 +134,12 @@ class LocalPool:
 
     def _start(self, n: int) -> None:
         """Have a pool of at least ``n`` processes (``n`` at most ``workers``)."""
+        if self._pool is not None and not self._whole():
+            # a worker of the idle pool ended between batches (killed while it waited for its next run: it held
+            # the lock of the queue of runs, and every worker after it waited for ever, the next batch of a
+            # search with them): the pool is given up, as in a batch (_run_on), and another started
+            pool, self._pool, self._size = self._pool, None, 0
+            _end_behind(pool)
         if self._pool is not None and self._size >= n:
             return
         import multiprocessing as mp
@@ -184,6 +191,13 @@ class LocalPool:
                 raise _too_few_files(n, *(files_left() or left), self.given) from None
         _quiet_when_stopped(self._pool)
         self._size = n
+        self._pids = {w.pid for w in list(self._pool._pool)}  # (the pool's workers as it started: _start, again)
+
+    def _whole(self) -> bool:
+        """Whether every worker the pool started is still there, alive (the pool starts another in place of one
+        that ended, and drops the one that ended)."""
+        workers = list(self._pool._pool)
+        return {w.pid for w in workers} == self._pids and all(w.exitcode is None for w in workers)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         pool, self._pool = self._pool, None
@@ -229,6 +243,7 @@ class LocalPool:
         suspect: set[int] = set()
         order = sorted(left)
         results = pool.imap_unordered(_indexed, [(i, tasks[i], self.plugins) for i in order], chunksize=1)
+        taken: set[int] = set()  # the runs a worker said it took
         lost = False
         held = 0  # the polls in a row, since a worker ended, that found a lock of the queues taken
         while left:
@@ -238,6 +253,7 @@ class LocalPool:
                 while not started.empty():
                     i, pid = started.get()
                     running[pid] = i
+                    taken.add(i)
                 alive = set()
                 for w in list(pool._pool):  # (the pool drops a worker that ended, and starts another)
                     workers[w.pid] = w
@@ -257,7 +273,7 @@ class LocalPool:
                 # for ever for the runs left. Such a lock stays taken: taken at every poll for
                 # _STUCK_POLLS polls in a row after a worker ended, the pool is given up
                 if left and (lost or any(w.exitcode not in (None, 0) for w in workers.values())):
-                    held = held + 1 if _lock_taken(pool, started) else 0
+                    held = held + 1 if _lock_taken(pool, started, len(taken) < len(order)) else 0
                     if held >= _STUCK_POLLS:
                         return False
                 continue
@@ -269,6 +285,7 @@ class LocalPool:
                 while not started.empty():
                     j, pid = started.get()
                     running[pid] = j
+                    taken.add(j)
         if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
             self._pool, self._size = None, 0
             _end_pool(pool)
@@ -281,11 +298,16 @@ class LocalPool:
 _STUCK_POLLS = 10
 
 
-def _lock_taken(pool: Any, started: Any) -> bool:
+def _lock_taken(pool: Any, started: Any, untaken: bool) -> bool:
     """Whether a lock under which a worker of ``pool`` writes (the queue of results, the queue on which each
-    says which run it takes) is taken now: not had within a moment (and given back at once when had)."""
-    for queue in (getattr(pool, "_outqueue", None), started):
-        lock = getattr(queue, "_wlock", None)
+    says which run it takes) is taken now: not had within a moment (and given back at once when had). With
+    ``untaken`` (runs no worker said it took), also the lock under which a worker reads its next run, which an
+    idle worker holds while it waits for one, and a worker with runs to take only for a moment."""
+    locks = [(getattr(pool, "_outqueue", None), "_wlock"), (started, "_wlock")]
+    if untaken:
+        locks.append((getattr(pool, "_inqueue", None), "_rlock"))
+    for queue, name in locks:
+        lock = getattr(queue, name, None)
         if lock is None:
             continue
         if not lock.acquire(timeout=0.05):
