@@ -168,6 +168,74 @@ def steadiness(b, arrivals: int, limit: int | None = None, thinking: tuple | Non
             f"{ended:g} ended in that time. " + cause)]
 
 
+#: the load at or above which :func:`saturated` warns: 1, less a relative slack for the rounding of a rate and a
+#: mean written in decimals (``poisson(0.1)`` and a mean of 10 is 1.0000000000000002 or 0.9999999999999999)
+SATURATED = 1 - 1e-9
+
+#: the mean of each draw, by its arguments (docs/language.md: ~exp(mean), ~det(x), ~uniform(lo, hi),
+#: ~erlang(k, mean), ~h2(mean, cv2))
+_MEANS = {"exp": lambda a: a[0], "det": lambda a: a[0], "uniform": lambda a: (a[0] + a[1]) / 2,
+          "erlang": lambda a: a[1], "h2": lambda a: a[0]}
+
+
+def offered_load(program, limit: int | None = None) -> tuple[str, float, float, float, float] | None:
+    """``(stage, rho, rate, mean, servers)`` of a program whose load is known by hand: Poisson arrivals of a
+    constant rate, each session one job of a constant or drawn work of known mean on one fifo stage of c servers
+    (the rest of its statements taking no time: sets, observes, records), no ``arrivals N`` (the program's, or
+    ``limit``, the run's); ``rho`` is rate ×
+    mean / c, the M/M/c (M/D/c, M/G/c) load. ``None`` for any other program."""
+    from serq_ir import nodes as N
+
+    w = program.workload
+    a = w.arrive
+    if (not isinstance(a, N.Poisson) or w.presets or w.trace is not None or limit is not None
+            or program.run.arrivals is not None
+            or not all(isinstance(st, N.Set | N.Observe) for st in (*w.init, *w.turn))):
+        return None
+    runs = [st for st in program.session if isinstance(st, N.Run)]
+    if len(runs) != 1 or not all(isinstance(st, N.Run | N.Set | N.Observe | N.Record | N.End)
+                                 for st in program.session):
+        return None
+    run = runs[0]
+    if len(run.stages) != 1 or run.mode != "plain" or run.growing is not None or run.stages[0].index is not None:
+        return None
+    stage = program.stages[run.stages[0].stage]
+    if stage.size != 1 or not isinstance(stage.kind, N.Fifo):
+        return None
+    work = run.work
+    if isinstance(work, N.Num):
+        mean = float(work.value)
+    elif isinstance(work, N.Draw) and work.dist in _MEANS and all(isinstance(x, N.Num) for x in work.args):
+        mean = float(_MEANS[work.dist]([float(x.value) for x in work.args]))
+    else:
+        return None
+    rate, servers = float(a.rate), float(stage.kind.servers)
+    if not all(math.isfinite(v) and v > 0 for v in (rate, mean, servers)):
+        return None
+    return stage.name, rate * mean / servers, rate, mean, servers
+
+
+def saturated(program, limit: int | None = None, partial: str | None = None) -> list[str]:
+    """The not-steady warning of a run whose offered load (:func:`offered_load`) is 1 or more: such a queue has
+    no steady state, its backlog growing without bound (as the square root of time at rho = 1, in proportion
+    to it past 1), whatever the run's backlog showed. Said where :func:`steadiness` did not warn: at rho = 1 the
+    backlog's climb hides in its scatter over a short run (an M/M/1 of rho = 1 over 900 mean service times after
+    a warm-up of 100 warned for 2 seeds of 10), and was told nothing. ``partial``: a run stopped short says
+    nothing of it (its figures are of what was simulated)."""
+    if partial is not None:
+        return []
+    load = offered_load(program, limit)
+    if load is None or load[1] < SATURATED:
+        return []
+    name, rho, rate, mean, servers = load
+    grows = "as the square root of time" if rho < 1 + 1e-9 else "in proportion to time"
+    return [warning("not-steady", f"the run is not steady: stage `{name}` is offered a load of rho = {rate:g} x "
+            f"{mean:g} / {servers:g} = {rho:.6g} (arrivals poisson({rate:g}), a job of mean {mean:g}, "
+            f"{servers:g} {number_of(servers, 'server')}): a queue at rho >= 1 has no steady state, its backlog "
+            f"growing without bound ({grows} at this load), which this run's backlog did not show through its "
+            "bins: the means depend on the horizon; lower the rate or add servers for a steady state")]
+
+
 def _thinking(thinking: tuple | None, limit: int | None) -> str | None:
     """The cause of :func:`steadiness`'s climb when the sessions spend it in delay stages, not in queues."""
     if thinking is None:

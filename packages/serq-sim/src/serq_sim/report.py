@@ -488,7 +488,8 @@ def build_report(sim) -> Report:
 
     thinking = (time_mean(sim.a_live, sim.b_live, span), math.fsum(pl.queue for pl in pools),
                 [(member_label(st), s.present) for st, s in zip(sim.stages, stages) if isinstance(st, DelayStage)])
-    notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit, thinking)
+    # (a load of 1 or more known by hand warns where the backlog's climb did not show: notes.saturated)
+    notes += warn.steadiness(sim.backlog, sim.arrivals, sim.arr_limit, thinking) or warn.saturated(p, sim.arr_limit, sim.partial)
     drained = _drained(sim)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None,
