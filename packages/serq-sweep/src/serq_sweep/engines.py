@@ -159,6 +159,12 @@ class LocalPool:
             if self.chosen or fit < 1:
                 raise _too_few_files(n, *left, self.given)
             self.workers = n = fit  # every core by default: as many as the limit lets start (the same table)
+        # the memory guard's share divided among the n workers (SERQ_MEMORY_WORKERS, _worker_start): a share that
+        # leaves each less than a run takes to begin is said once, here, before any worker runs (each refused it
+        # for every run: a table of errors)
+        from serq_sim.memguard import machine_share
+
+        machine_share(runs=n)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
@@ -228,7 +234,7 @@ class LocalPool:
     def _run_on(self, tasks: list[Task], left: set[int]) -> Iterator[tuple[Task, dict]]:
         """Run the runs ``left`` (indexes of ``tasks``) on the pool, yielding each run and its result as it
         comes and taking it out of ``left``. ``False`` when the pool stopped sending results because a
-        worker ended holding the lock of one of its queues (:func:`_lock_taken_for_good`): the runs still in
+        worker ended holding the lock of one of its queues (:func:`_lock_taken`): the runs still in
         ``left`` have no result yet; else ``True``, every run done."""
         import multiprocessing as mp
 
@@ -293,8 +299,9 @@ class LocalPool:
 
 
 #: how many polls in a row (:data:`_POLL` seconds apart), after a worker of a local pool ended, a lock of the
-#: pool's queues of results must be found taken before the pool is given up (:meth:`LocalPool._run_on`): a
-#: worker sends a result under it, and the sweep's reader takes the bytes as they come
+#: pool's queues must be found taken before the pool is given up (:meth:`LocalPool._run_on`): a worker holds
+#: one only while it sends a result (the sweep's reader takes the bytes as they come), says which run it
+#: takes, or reads its next run
 _STUCK_POLLS = 10
 
 
