@@ -75,7 +75,7 @@ def test_runs_in_parallel_raise_the_floor(monkeypatch, tmp_path):
     with pytest.raises(UserError) as e:
         memguard.memory_guard()
     assert str(e.value) == _refusal("0.0078", "0.00782", "16 MiB",
-                                    ", divided among 4 runs at once (SERQ_MEMORY_WORKERS)")
+                                    ", divided among 4 runs at once (a sweep's workers: SERQ_MEMORY_WORKERS)")
     monkeypatch.setenv("SERQ_MEMORY_SHARE", "0.00782")
     assert memguard.memory_guard().limits[0][1] - 10 * 4096 == int(8192 * MIB * 0.00782 / 4)
 

@@ -197,7 +197,7 @@ WORKERS_VAR = "SERQ_MEMORY_WORKERS"
 MIN_ROOM = 16 * 2**20
 
 
-def machine_share(free: tuple[int, str] | None | bool = True) -> float | None:
+def machine_share(free: tuple[int, str] | None | bool = True, runs: int | None = None) -> float | None:
     """The share of the memory available when a run begins that its resident memory may grow by:
     ``SERQ_MEMORY_SHARE``, a number above 0 and at most 1 (unset or empty: :data:`SHARE`), or ``off``
     (``None``: no bound of the machine's, only a ulimit's). A run that needs more than half of what a busy
@@ -211,7 +211,9 @@ def machine_share(free: tuple[int, str] | None | bool = True) -> float | None:
 
     ``free``: the memory available (:func:`available`; ``True``: read it now). A share it gives that leaves the run
     less than :data:`MIN_ROOM` to grow by, where a larger share would leave that much, is refused too, the message
-    saying the shares this machine takes (:func:`_too_small`): such a run stopped at its first check, t = 0."""
+    saying the shares this machine takes (:func:`_too_small`): such a run stopped at its first check, t = 0.
+    ``runs``: how many runs at once divide it (None: :func:`parallel_runs`, this process's), for a sweep that
+    asks before it starts its N workers, each of which would refuse it for every run (a table of errors)."""
     raw = os.environ.get("SERQ_MEMORY_SHARE", "")
     value = raw.strip().lower()
     if not value:
@@ -236,15 +238,15 @@ def machine_share(free: tuple[int, str] | None | bool = True) -> float | None:
         if free is True:
             free = available()
         if free is not None:
-            _too_small(raw, share, free)
-    return share / parallel_runs()
+            _too_small(raw, share, free, runs)
+    return share / (parallel_runs() if runs is None else runs)
 
 
-def _too_small(raw: str, share: float, free: tuple[int, str]) -> None:
+def _too_small(raw: str, share: float, free: tuple[int, str], runs: int | None = None) -> None:
     """Refuse ``SERQ_MEMORY_SHARE`` (``raw``, read as ``share``) where the room it leaves a run of the ``free`` bytes
     available, divided among the parallel runs, is less than :data:`MIN_ROOM` and a share of at most 1 would leave
     that much: a :class:`serq.errors.UserError` naming the variable and the shares from the least that does to 1."""
-    runs = parallel_runs()
+    runs = parallel_runs() if runs is None else runs
     if free[0] // runs < MIN_ROOM or int(free[0] * share / runs) >= MIN_ROOM:
         return  # (the machine's memory is what is short, not the share; or the share leaves room enough)
     import math
@@ -255,7 +257,7 @@ def _too_small(raw: str, share: float, free: tuple[int, str]) -> None:
     while int(free[0] * float(f"{shown:.3g}") / runs) < MIN_ROOM:
         shown += step
     room = int(free[0] * share / runs)
-    among = f", divided among {runs} runs at once (SERQ_MEMORY_WORKERS)" if runs > 1 else ""
+    among = f", divided among {runs} runs at once (a sweep's workers: SERQ_MEMORY_WORKERS)" if runs > 1 else ""
     from .tier_env import env_error
 
     raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the run may "

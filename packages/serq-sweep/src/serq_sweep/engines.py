@@ -693,7 +693,9 @@ class Dask:
             if getattr(mp.current_process(), "_inheriting", False):
                 raise UserError(_UNGUARDED_DASK)  # a worker being started, re-running an unguarded script
             import dask
-            from serq_sim.memguard import WORKERS_VAR
+            from serq_sim.memguard import WORKERS_VAR, machine_share
+
+            machine_share(runs=self.workers or cores())  # (as the local pool's: said once, before its workers)
 
             # its workers' processes started with Dask's own logging at CRITICAL, their restarts too (what
             # silence_logs quiets is the workers' running, not their start and end)
