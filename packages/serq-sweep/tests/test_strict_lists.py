@@ -2,7 +2,11 @@
 a list has no empty item: `serq sweep --set x=1,,2` swept 1 and 2, dropping the empty item silently (so did
 a leading or trailing comma, and `--seeds 1,,2`), and `--set x=1_000` swept 1000, `--set x=١٢` 12. Each is
 now one message naming the option and the item, status 1 (the status of every bad --set/--seeds value), no
-traceback; `--find 'x <= 1.2.3'` ended in a ValueError traceback. The forms the docs show still work."""
+traceback; `--find 'x <= 1.2.3'` ended in a ValueError traceback. The forms the docs show still work.
+
+The refusals are checked on serq.cli.main in the test's process (serq_in_process, as a shell runs the command);
+the first empty item of sweep and of compare, the sweep over a list and the plots run ``serq`` as a child
+process, as a shell does."""
 
 from __future__ import annotations
 
@@ -27,34 +31,35 @@ def _serq(*args: str, cwd=None) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
-def _refused(r: subprocess.CompletedProcess, status: int, message: str) -> None:
+def _refused(r, status: int, message: str) -> None:
     assert r.returncode == status and r.stdout == "", (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and r.stderr == message + "\n", r.stderr
 
 
 @pytest.mark.parametrize("value, k, n", [("1,,2", 2, 3), (",1", 1, 2), ("1,", 2, 2), ("1,2,", 3, 3), (",", 1, 2)])
 @pytest.mark.parametrize("cmd", ["sweep", "compare"])
-def test_an_empty_item_of_a_list_is_named(cmd, value, k, n):
-    r = _serq(cmd, MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
+def test_an_empty_item_of_a_list_is_named(serq_in_process, cmd, value, k, n):
+    serq = _serq if value == "1,,2" else serq_in_process  # (a child process for one value a command)
+    r = serq(cmd, MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
     _refused(r, 2, f"error: --set lambda: {value!r}: item {k} of {n} is empty {EMPTY}")
 
 
 @pytest.mark.parametrize("seeds, k, n", [("1,,2", 2, 3), (",1", 1, 2), ("1..3,", 2, 2)])
-def test_an_empty_seed_is_named(seeds, k, n):
-    r = _serq("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
+def test_an_empty_seed_is_named(serq_in_process, seeds, k, n):
+    r = serq_in_process("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
     _refused(r, 2, f"error: --seeds: {seeds!r}: item {k} of {n} is empty {EMPTY}")
 
 
 @pytest.mark.parametrize("value, bad", [("1_000", "1_000"), ("0.5,\u0661", "\u0661"), ("0.5, +0.6", "+0.6"),
                                         ("+0.5", "+0.5"), ("0.1:0.3:0.1_0", "0.1_0"), ("\uff10.5", "\uff10.5")])
-def test_a_number_python_would_read_is_refused(value, bad):
-    r = _serq("sweep", MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
+def test_a_number_python_would_read_is_refused(serq_in_process, value, bad):
+    r = serq_in_process("sweep", MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
     _refused(r, 2, f"error: --set lambda: {bad!r} is not a number ({NUMBER_HINT})")
 
 
 @pytest.mark.parametrize("seeds, part", [("1_0", "1_0"), ("\u0661..3", "\u0661..3"), ("1, +2", "+2"), ("+1", "+1")])
-def test_a_seed_python_would_read_is_refused(seeds, part):
-    r = _serq("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
+def test_a_seed_python_would_read_is_refused(serq_in_process, seeds, part):
+    r = serq_in_process("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
     _refused(r, 2, f"error: --seeds {seeds}: {part!r} is not a seed or a range A..B of seeds ({WHOLE_HINT})")
 
 
@@ -68,8 +73,8 @@ def test_a_seed_python_would_read_is_refused(seeds, part):
     (("--find", "observes.response.mean <= 2", "--over", "lambda", "0.1:\u0660.5"),
      f"error: --over lambda: '\u0660.5' is not a number ({NUMBER_HINT})"),
 ])
-def test_find_and_over(args, message):
-    _refused(_serq("sweep", MG1, *args, "--horizon", "100", "--workers", "0", "--no-progress"), 2, message)
+def test_find_and_over(serq_in_process, args, message):
+    _refused(serq_in_process("sweep", MG1, *args, "--horizon", "100", "--workers", "0", "--no-progress"), 2, message)
 
 
 def test_the_forms_the_docs_show_still_read():
@@ -107,8 +112,8 @@ def test_a_dump_cell_python_would_read_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("group, k, n", [("lambda,,x", 2, 3), (",lambda", 1, 2), ("lambda,", 2, 2)])
-def test_an_empty_name_of_a_zip_group_is_named(group, k, n):
+def test_an_empty_name_of_a_zip_group_is_named(serq_in_process, group, k, n):
     # it was dropped: --zip lambda,,x zipped lambda with x
-    r = _serq("sweep", MG1, "--set", "lambda=0.1,0.2", "--zip", group, "--horizon", "100", "--workers", "0",
-              "--no-progress")
+    r = serq_in_process("sweep", MG1, "--set", "lambda=0.1,0.2", "--zip", group, "--horizon", "100", "--workers",
+                        "0", "--no-progress")
     _refused(r, 2, f"error: --zip {group!r}: name {k} of {n} is empty (a group is a,b: no empty name)")
