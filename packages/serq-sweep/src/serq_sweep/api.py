@@ -276,6 +276,8 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     check_dask(dask)  # before anything is compiled
     from serq.loading import argument_given
 
+    if out is not None:  # (by its name, before anything is compiled: it was said after every point was)
+        core.check_out_name(os.fspath(out), argument_given)
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm, slo=slo, given=argument_given, trace=trace)  # (its messages name the arguments: horizon=…)

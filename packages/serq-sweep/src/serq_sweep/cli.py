@@ -186,6 +186,8 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
     shown = lambda _name, value: f"--show {value}"  # noqa: E731 - how the refusals name the option
     C.figures_once(show, shown)  # (a column shown once, silently), refused as serq compare's --figure twice is
+    if out is not None:  # (by its name, before anything is compiled: it was said after every point was)
+        core.check_out_name(out)
     plan = core.plan(list(files), pm=pm, **args)
     C.figures_once(show, shown, core.check_figures(plan, show, "--show"))  # (mean, response.mean: one column)
     for warning in plan.warnings:
@@ -332,6 +334,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
     C.figures_once(figures)  # (it was compared once, silently), refused as a --set name given twice is
+    if out is not None:  # (by its name, before any arm is compiled: it was said after every arm was)
+        core.check_out_name(out)
     plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))

@@ -2110,6 +2110,17 @@ def check_points_table(out: str, given: Any = None) -> None:
         raise UserError(f"{path}: not a sweep's points table (no column point and runs){after}")
 
 
+def check_out_name(out: str, given: Any = None) -> None:
+    """Refuse a table ``out`` of no table's suffix (``.csv``, ``.parquet``: a usage error) or in a folder that does
+    not exist, by its name alone: :func:`check_outputs` before the runs, and the sweep's command and ``sweep()``
+    before anything is compiled (a sweep of 10 000 points said ``--out r.txt: a table is .parquet or .csv``, status
+    2, after 23 s of compiling them). ``given`` names ``--out`` or ``out=`` (:func:`named`)."""
+    table_format(out, head=named(given, "out", out))
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
+
+
 def check_outputs(out: str, plan: Plan) -> list[str]:
     """Refuse, before anything runs, a table ``out`` (and the files serq names beside it, its points table
     and its journal) that the writes would refuse (serq.files.check_output: a folder, a path under ``/dev``
@@ -2117,10 +2128,7 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     files the runs read. Returns those files."""
     from serq.files import check_not_input, check_output
 
-    table_format(out, head=named(plan.given, "out", out))
-    folder = os.path.dirname(out) or "."
-    if not os.path.isdir(folder):
-        raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
+    check_out_name(out, plan.given)
     inputs = sorted({i for p in plan.points for i in p.inputs})
     for target in (points_path(out), journal_path(out)):
         check_not_input(target, inputs)
