@@ -32,8 +32,14 @@ run { horizon 20; seed 1; }
 """
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS --workers 0 --no-progress`` in ``tmp_path``, as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder, for a test of what is said."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args, "--workers", "0", "--no-progress")
     return subprocess.run([SERQ, *args, "--workers", "0", "--no-progress"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
 
@@ -45,9 +51,10 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     (["--def", "svc=~exp(2)", "--def", "svc=~exp(2)"], "svc=~exp(2)"),
     (["--set", "lam=0.3,0.4", "--set", "k=1,2,1"], "lam=0.3, k=1"),
 ])
-def test_a_point_given_twice_is_refused_before_any_run(tmp_path, args, label):
+def test_a_point_given_twice_is_refused_before_any_run(tmp_path, serq_in_process, args, label):
+    here = None if args == ["--set", "lam=0.3,0.30"] else serq_in_process  # (the first case as a child process)
     for command in (["sweep", "p.sq", "-o", "t.csv"], ["sweep", "p.sq", "--show", "response.mean"]):
-        r = _serq(tmp_path, *command, *args)
+        r = _serq(tmp_path, *command, *args, here=here)
         assert r.returncode == 2, r.stderr  # a usage error
         assert r.stderr == (f"error: the point {label} is given twice (a value given twice runs the same runs "
                             "twice); give each value once\n")
@@ -80,11 +87,11 @@ def test_the_rule_is_on_the_points():
         {"x": 1.0, "y": 1.0}, {"x": 1.0, "y": 2.0}]
 
 
-def test_one_program_by_two_paths_is_given_twice(tmp_path):
+def test_one_program_by_two_paths_is_given_twice(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "q.sq").symlink_to("p.sq")
     for other in ("./p.sq", "q.sq"):
-        r = _serq(tmp_path, "sweep", "p.sq", other)
+        r = _serq(tmp_path, "sweep", "p.sq", other, here=serq_in_process)
         assert r.returncode == 2, r.stderr  # a usage error
         assert r.stderr == f"error: the programs of a sweep are given twice: p.sq and {other} are one file\n"
     r = _serq(tmp_path, "compare", "p.sq", "./p.sq", "--seeds", "1..2")  # an A/A comparison
