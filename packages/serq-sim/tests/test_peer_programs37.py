@@ -610,3 +610,12 @@ def test_plot_trade_off_names_each_point_by_its_budget(budget_table):
     two = pd.concat(parts, ignore_index=True)
     ax = serq_sweep.plot(two, x="requests.itl.p99", y="requests.ttft.mean", hue="hue").axes[0]
     assert sorted(t.get_text() for t in ax.texts) == sorted(["B=256", "B=1024", "B=4096"] * 2)
+
+
+def test_slo_attain_past_the_knee_tpot_fails_first():
+    r = serq_sim.run(compiled("slo_attain.sq", sets={"Lambda": 11}), horizon=200, warmup=20)
+    att = {}
+    for name in ("ttft", "tpot"):
+        r.set_slo({name: {"ttft": 0.5, "tpot": 0.05}[name]})
+        att[name] = json.loads(encode_json(r))["requests"]["attainment"]
+    assert att["tpot"] < att["ttft"] and att["tpot"] < 0.95
