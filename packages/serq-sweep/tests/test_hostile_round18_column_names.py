@@ -36,7 +36,13 @@ run { horizon 5; seed 1; }
 """
 
 
-def serq(*args, cwd):
+def serq(*args, cwd, here=None):
+    """``python -m serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in
+    the test's process, in that folder (for a test of what is said and written, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([sys.executable, "-m", "serq", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=60)
 
@@ -48,9 +54,10 @@ def folder(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["events", "arrivals", "end", "turns", "horizon", "requests", "runs"])
-def test_a_swept_name_that_is_a_figure_column_is_refused_before_the_runs(folder, name):
+def test_a_swept_name_that_is_a_figure_column_is_refused_before_the_runs(folder, serq_in_process, name):
     (folder / "q.sq").write_text(PROGRAM.replace("let lam = 1;", f"let lam = 1;\nlet {name} = 1;"))
-    r = serq("sweep", "q.sq", "--set", f"{name}=1,2", "-o", "t.csv", "--no-progress", "--workers", "0", cwd=folder)
+    r = serq("sweep", "q.sq", "--set", f"{name}=1,2", "-o", "t.csv", "--no-progress", "--workers", "0", cwd=folder,
+             here=None if name == "events" else serq_in_process)  # (the first as a child process)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith(f"error: {name}: a column of the table already, the report's {name} (the names so "
                                "taken: horizon, end, warmup, events, arrivals, ended, turns, mean_live, ")
@@ -59,13 +66,13 @@ def test_a_swept_name_that_is_a_figure_column_is_refused_before_the_runs(folder,
 
 
 @pytest.mark.parametrize("name", ["wait", "time", "session", "turn"])
-def test_a_swept_name_that_is_a_record_column_is_refused_before_the_runs(folder, name):
+def test_a_swept_name_that_is_a_record_column_is_refused_before_the_runs(folder, serq_in_process, name):
     # (each let read, so that its values make programs of their own: test_hostile_round47_unread_sets)
     (folder / "q.sq").write_text(PROGRAM.replace("let lam = 1;", "let lam = 1;\nlet time = 1;\nlet session = 1;\n"
                                                  "let turn = 1;").replace("0.01 * wait", "0.01 * wait + 0.001 * "
                                                                           "(time + session + turn)"))
     r = serq("sweep", "q.sq", "--set", f"{name}=1,2", "-o", "t.csv", "--records", "r.csv", "--no-progress",
-             "--workers", "0", cwd=folder)
+             "--workers", "0", cwd=folder, here=None if name == "wait" else serq_in_process)
     assert r.returncode == 2, r.stderr
     assert r.stderr == (f"error: --records: the swept name {name} is a column of the record table req (session, "
                         "turn, time, sent, wait); a swept name is a column of its own there: give the let another "
@@ -103,9 +110,10 @@ def test_compare_takes_such_a_name_its_table_has_no_column_of(folder):
 HEADER_TWICE = "point,events,seed,status,message,key,horizon,events\n0,1,1,ok,,abc,5.0,7\n"
 
 
-def test_a_table_naming_a_column_twice_is_refused_at_the_second(folder):
+def test_a_table_naming_a_column_twice_is_refused_at_the_second(folder, serq_in_process):
     (folder / "t.csv").write_text(HEADER_TWICE)
-    r = serq("sweep", "p.sq", "--set", "lam=1", "-o", "t.csv", "--no-progress", "--workers", "0", cwd=folder)
+    r = serq("sweep", "p.sq", "--set", "lam=1", "-o", "t.csv", "--no-progress", "--workers", "0", cwd=folder,
+             here=serq_in_process)
     assert r.returncode == 1
     col = HEADER_TWICE.index(",events\n") + 2  # the second `events`, from 1
     assert r.stderr == (f"t.csv:1:{col}: error: cannot read the table to resume from (the header gives the column "
@@ -126,15 +134,17 @@ def test_plot_of_records_naming_a_column_twice_is_one_message(folder):
 
 
 @pytest.mark.parametrize("col", ["key", "seed", "point"])
-def test_a_record_column_the_sweeps_records_table_has_is_refused_before_the_runs(folder, col):
+def test_a_record_column_the_sweeps_records_table_has_is_refused_before_the_runs(folder, serq_in_process, col):
     # serq run --records writes such a column as it is; a sweep's records table has its own (the run's key,
     # its seed and point) before the record's: two columns of one name, which its resume then refused
     (folder / "k.sq").write_text(PROGRAM.replace("wait = now - t0;", f"wait = now - t0; {col} = 7;"))
-    r = serq("sweep", "k.sq", "-o", "t.csv", "--records", "r.csv", "--no-progress", "--workers", "0", cwd=folder)
+    here = None if col == "key" else serq_in_process  # (the first as child processes)
+    r = serq("sweep", "k.sq", "-o", "t.csv", "--records", "r.csv", "--no-progress", "--workers", "0", cwd=folder,
+             here=here)
     assert r.returncode == 2, r.stderr
     assert r.stderr == (f"error: --records: the record table req has a column {col}, which the sweep's records "
                         "table gives each row of its own (point, seed, key, with the swept names): give the column "
                         "another name to keep the records of a sweep\n")
     assert sorted(p.name for p in folder.iterdir()) == ["k.sq", "p.sq"]
-    r = serq("run", "k.sq", "--records", "one.csv", cwd=folder)
+    r = serq("run", "k.sq", "--records", "one.csv", cwd=folder, here=here)
     assert r.returncode == 0 and (folder / "one.csv").read_text().startswith(f"session,turn,time,sent,wait,{col}\n")
