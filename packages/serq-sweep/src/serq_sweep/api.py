@@ -266,15 +266,16 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     to ``out``, and ``KeyboardInterrupt`` is raised again.
     """
     from .axes import flag, output_path
-    from .engines import check_dask
+    from .engines import check_engine
 
     if not (records is None or isinstance(records, (bool, str, os.PathLike))):  # (records=1: fspath's TypeError)
         raise TypeError(f"records must be True, False or a path (str or os.PathLike), not {type(records).__name__}")
     records = output_path(records, "records") if not isinstance(records, bool) else records
     out, fresh = output_path(out, "out"), flag(fresh, "fresh")
     progress = flag(progress, "progress", none=True)
-    check_dask(dask)  # before anything is compiled
     from serq.loading import argument_given
+
+    check_engine(workers, dask, pm, argument_given)  # before anything is compiled
 
     if out is not None:  # (by its name, before anything is compiled: it was said after every point was)
         core.check_out_name(os.fspath(out), argument_given)

@@ -165,6 +165,9 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo)
     args["trace"] = list(traces) or None
+    from .engines import check_engine
+
+    check_engine(workers, dask, pm)  # before anything is compiled (a sweep's, a search's)
     progress = False if no_progress else None
     if tol is not None and not find:  # (it was ignored)
         raise click.UsageError("--tol goes with --find and --over (the search's bracket)")
@@ -334,6 +337,9 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
     C.figures_once(figures)  # (it was compared once, silently), refused as a --set name given twice is
+    from .engines import check_engine
+
+    check_engine(workers, dask, pm)  # before any arm is compiled
     if out is not None:  # (by its name, before any arm is compiled: it was said after every arm was)
         core.check_out_name(out)
     plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)

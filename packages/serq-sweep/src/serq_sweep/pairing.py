@@ -267,7 +267,7 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     :data:`COLUMNS`, a row per arm after the first and figure."""
     from .api import run_plan
     from .axes import flag, texts
-    from .engines import check_dask
+    from .engines import check_engine
 
     unknown = sorted(set(kw) - plan_options())
     if unknown:  # (it was plan()'s TypeError, a function the caller did not call; repeat=, one plan() took twice)
@@ -283,7 +283,7 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
 
     figures_once(figures, argument_given)
     progress = flag(progress, "progress", none=True)
-    check_dask(dask)  # before anything is compiled
+    check_engine(workers, dask, pm, argument_given)  # before anything is compiled
     # (its messages name the arguments, horizon=…, not serq compare's options)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
     # before the runs, as serq compare --figure: each name a figure of the runs, and no two of them one figure

@@ -316,7 +316,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     from serq.loading import option_given
     from serq_sim.tier_env import check_environment
 
-    from .engines import check_dask
+    from .engines import check_engine
     from .engines import engine as make_engine
     from .figures import resolve
 
@@ -325,7 +325,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     check_environment()  # (a value every run would refuse: said once, before any run)
     if not files:  # (find([], …) was an IndexError of files[0])
         raise UserError("no program to search")
-    check_dask(dask)
+    check_engine(workers, dask, pm, given)  # (before anything is compiled)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     out, progress = output_path(out, "out"), flag(progress, "progress", none=True)
     pm = core._plugin_manager(pm)
