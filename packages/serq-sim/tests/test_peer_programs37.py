@@ -619,3 +619,12 @@ def test_slo_attain_past_the_knee_tpot_fails_first():
         r.set_slo({name: {"ttft": 0.5, "tpot": 0.05}[name]})
         att[name] = json.loads(encode_json(r))["requests"]["attainment"]
     assert att["tpot"] < att["ttft"] and att["tpot"] < 0.95
+
+
+def test_agent_prefix_preemptions_rise_with_the_cache_below_the_cliff():
+    # not monotone, and rightly: admission needs the prompt's blocks only, so a larger cache runs more
+    # requests at once, fewer wait, and more of the running ones outgrow it (docs/vllm.md)
+    small, large = (report("agent_prefix.sq", sets={"blocks": b}, horizon=600, warmup=90, seed=1) for b in (1500, 2000))
+    assert pool(large, "kv")["preemptions"] > pool(small, "kv")["preemptions"] > 0
+    assert pool(large, "kv")["holders"] > pool(small, "kv")["holders"]
+    assert pool(large, "reqs")["queue"] < pool(small, "reqs")["queue"]
