@@ -24,8 +24,14 @@ run { horizon 5; seed 1; }
 """
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``tmp_path`` (``p.sq`` written there), as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                           stdin=subprocess.DEVNULL)
 
@@ -39,8 +45,9 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     (["sweep", "p.sq", "-o", "-"], "sweep", "'-o' / '--out'"),
     (["plot", "p.sq", "-o", "-"], "plot", "'-o' / '--out'"),
 ])
-def test_a_dash_is_no_file(tmp_path, args, command, param):
-    r = _serq(tmp_path, *args)
+def test_a_dash_is_no_file(tmp_path, serq_in_process, args, command, param):
+    # (run's --dump and --trace in the test's process; the first of each command as a child process)
+    r = _serq(tmp_path, *args, here=serq_in_process if args[2:3] in (["--dump"], ["--trace"]) else None)
     assert r.returncode == 2, r.stderr
     assert r.stderr == (f"error: invalid value for {param}: '-' names no file: serq reads and writes files by "
                         f"name, never standard input or output by '-' (./- names a file called -) "
@@ -58,8 +65,9 @@ def test_a_file_named_dash_is_named_by_its_folder(tmp_path):
 @pytest.mark.parametrize("args, what", [(["p.sq"], "FILE"), (["--no-spans"], "--no-spans"),
                                         (["--set", "a=1"], "--set"), (["--seed", "0"], "--seed"),
                                         (["--warmup", "0"], "--warmup"), (["--arrivals", "2"], "--arrivals")])
-def test_schema_takes_nothing_for_a_program(tmp_path, args, what):
-    r = _serq(tmp_path, "ir", "--schema", *args)
+def test_schema_takes_nothing_for_a_program(tmp_path, serq_in_process, args, what):
+    # (in the test's process; serq ir --schema alone, below, as a child process)
+    r = _serq(tmp_path, "ir", "--schema", *args, here=serq_in_process)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == (f"error: --schema prints the IR's JSON Schema, of no program: {what} is not for it "
                         "(see 'serq ir --help')\n")

@@ -30,8 +30,14 @@ run { horizon 5; seed 1; }
 """
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``tmp_path`` (``p.sq`` written there), as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           stdin=subprocess.DEVNULL)
 
@@ -51,8 +57,10 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     (["vllm", "real", "x.json", "--timeout", "1", "--timeout", "2"], "error: --timeout is given twice"),
     (["vllm", "target", "p.sq", "--set", "x=1"], None),  # (--set is several values: not this rule)
 ])
-def test_an_option_of_one_value_given_twice_is_a_usage_error(tmp_path, args, said):
-    r = _serq(tmp_path, *args)
+def test_an_option_of_one_value_given_twice_is_a_usage_error(tmp_path, serq_in_process, args, said):
+    # (run's and the second sweep's in the test's process; the first of each other command as a child process,
+    # as run's in the tests below)
+    r = _serq(tmp_path, *args, here=serq_in_process if args[0] == "run" or "--over" in args else None)
     if said is None:
         assert "given twice" not in r.stderr, r.stderr
         return
@@ -71,8 +79,8 @@ def test_a_flag_given_twice_and_options_of_several_values_are_taken(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_a_missing_value_names_the_command_it_is_of(tmp_path):
-    r = _serq(tmp_path, "run", "p.sq", "--seed")
+def test_a_missing_value_names_the_command_it_is_of(tmp_path, serq_in_process):
+    r = _serq(tmp_path, "run", "p.sq", "--seed", here=serq_in_process)
     assert r.returncode == 2 and r.stderr == "error: option '--seed' requires an argument (see 'serq run --help')\n"
     r = _serq(tmp_path, "vllm", "real", "x.json", "--timeout")
     assert r.returncode == 2 and r.stderr.endswith("(see 'serq vllm real --help')\n"), r.stderr
