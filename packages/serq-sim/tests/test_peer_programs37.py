@@ -6,9 +6,12 @@ swept budgets); disaggregated prefill and decode over a link of swept bandwidth 
 link's utilisation, where TTFT stops improving); coding agents' prefix hits against the KV cache's size
 (each turn's hit by hand, tokens in = computed + hits, the hit rate rising with the cache); the SLO
 attainment's capacity (goodput recomputed from the records, the rate --find returns against direct runs,
-the target); every metric of the report recomputed from the records CSV with the csv module alone; and four
+the target); every metric of the report recomputed from the records CSV with the csv module alone; four
 replicas behind round-robin, least-loaded and prefix-aware routers (placements by hand, one replica the
-same run under each policy, the hit rates ordered)."""
+same run under each policy, the hit rates ordered); two TP=1 replicas against one TP=2 engine (one request
+by hand on each, Little's law, the paired comparison); and a CPU offload tier (off, the library's request
+request for request; tokens in = computed + both hits; a hold between the engine's admission and the
+prefill, admitted by the engine or at the settle, by hand)."""
 
 from __future__ import annotations
 
