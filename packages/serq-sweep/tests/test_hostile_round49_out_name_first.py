@@ -1,5 +1,6 @@
 """``serq sweep -o``, ``serq compare -o`` and ``sweep(out=…)`` refuse a table of no table's suffix (``r.txt``: a
-usage error) or in a folder that does not exist by its name, before any point is compiled
+usage error), in a folder that does not exist or that its write would refuse (a path under ``/dev`` that does not
+exist) by its name, before any point is compiled
 (serq_sweep.core.check_out_name): the refusal came after every point was compiled, 23 s for a sweep of 10 000
 points, and after a program's compile error, said first (status 1) where the command line was the mistake."""
 
@@ -34,6 +35,8 @@ def _serq(tmp_path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("out, status, said", [
     ("r.txt", 2, "error: --out r.txt: a table is .parquet or .csv"),
     ("nodir/t.csv", 1, "error: nodir/t.csv: no folder nodir to write it in"),
+    ("/dev/serq-no-such.csv", 1, "error: /dev/serq-no-such.csv: no such file (a path under /dev is written through to "
+                                 "what is there, never created)"),
 ])
 def test_the_out_name_is_refused_before_any_compile(tmp_path, command, out, status, said):
     r = _serq(tmp_path, *command, "-o", out)

@@ -2111,14 +2111,18 @@ def check_points_table(out: str, given: Any = None) -> None:
 
 
 def check_out_name(out: str, given: Any = None) -> None:
-    """Refuse a table ``out`` of no table's suffix (``.csv``, ``.parquet``: a usage error) or in a folder that does
-    not exist, by its name alone: :func:`check_outputs` before the runs, and the sweep's command and ``sweep()``
+    """Refuse a table ``out`` of no table's suffix (``.csv``, ``.parquet``: a usage error), in a folder that does
+    not exist, or that its write would refuse (serq.files.check_output: a folder, a path under ``/dev`` that does
+    not exist), by its name alone: :func:`check_outputs` before the runs, and the sweep's command and ``sweep()``
     before anything is compiled (a sweep of 10 000 points said ``--out r.txt: a table is .parquet or .csv``, status
     2, after 23 s of compiling them). ``given`` names ``--out`` or ``out=`` (:func:`named`)."""
+    from serq.files import check_output
+
     table_format(out, head=named(given, "out", out))
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
+    check_output(out)  # (what its write would refuse: a folder, a path under /dev that does not exist, …)
 
 
 def check_outputs(out: str, plan: Plan) -> list[str]:
