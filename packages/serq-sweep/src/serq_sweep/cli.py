@@ -187,6 +187,9 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         return
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
+    if fresh and out is None:  # (it was ignored: a sweep without --out resumes nothing)
+        raise click.UsageError("--fresh goes with --out (it runs the sweep again instead of resuming from the table "
+                               "there)")
     shown = lambda _name, value: f"--show {value}"  # noqa: E731 - how the refusals name the option
     C.figures_once(show, shown)  # (a column shown once, silently), refused as serq compare's --figure twice is
     if out is not None:  # (by its name, before anything is compiled: it was said after every point was)
