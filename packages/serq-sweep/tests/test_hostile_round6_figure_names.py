@@ -50,9 +50,12 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     (["sweep", "p.sq", "--show", "respons.p99:mean"],
      "error: --show: no figure 'respons.p99:mean' in the results (did you mean `response.p99`?)"),
 ])
-def test_a_figure_no_run_has_is_refused_before_the_runs(tmp_path, args, said):
+def test_a_figure_no_run_has_is_refused_before_the_runs(tmp_path, serq_in_process, monkeypatch, args, said):
+    # (serq.cli.main in the test's process, in its folder as the child process ran: what is said; the sweeps
+    # and comparisons below run as child processes)
     (tmp_path / "p.sq").write_text(FOREVER)
-    r = _serq(tmp_path, *args)
+    monkeypatch.chdir(tmp_path)
+    r = serq_in_process(*args, "--workers", "0", "--no-progress")
     assert r.returncode == 1
     assert r.stderr.strip().startswith(said), r.stderr
     assert not (tmp_path / "t.csv").exists() and not (tmp_path / "t.csv.journal").exists()
