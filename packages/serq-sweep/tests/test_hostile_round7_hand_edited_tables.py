@@ -38,15 +38,21 @@ run { horizon 5; seed 1; }
 SWEEP = ["sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv", "--records", "r.csv"]
 
 
-def _sweep(tmp_path: Path) -> subprocess.CompletedProcess:
+def _sweep(tmp_path: Path, here=None) -> subprocess.CompletedProcess:
+    """The sweep run again in ``tmp_path``, as a child process; given ``here`` (serq_in_process), serq.cli.main
+    in the test's process, in that folder (a test of what is said and of the files left as they were)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*SWEEP)
     return subprocess.run([SERQ, *SWEEP], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture
 def swept(tmp_path, serq_in_process, monkeypatch):
-    """The sweep's files, made by the sweep in this process (what a test checks is the child process run on
-    them after its edit)."""
+    """The sweep's files, made by the sweep in this process (what a test checks is the sweep run on them again
+    after its edit: in this process too, but for the first case of each kind of edit, a child process)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
     with monkeypatch.context() as m:
         m.chdir(tmp_path)
@@ -67,7 +73,7 @@ def swept(tmp_path, serq_in_process, monkeypatch):
     ("nan", "column session: nan is not a whole number within int64"),
     ("-inf", "column session: -inf is not a whole number within int64"),
 ])
-def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
+def test_a_session_cell_that_is_no_session_is_refused(swept, serq_in_process, cell, why):
     path = swept / "r.csv"
     lines = path.read_text().splitlines()
     fields = lines[1].split(",")
@@ -75,7 +81,7 @@ def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
     lines[1] = ",".join(fields)
     path.write_text("\n".join(lines) + "\n")
     before = path.read_bytes()
-    r = _sweep(swept)
+    r = _sweep(swept, None if cell == "１２" else serq_in_process)
     assert r.returncode == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
     col = len(",".join(fields[:4])) + 2  # the cell's column: after the four cells before it and their commas
     assert r.stderr == (f"r.csv:2:{col}: error: cannot read the records to resume from ({why}); remove it or give "
@@ -83,14 +89,14 @@ def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
     assert path.read_bytes() == before
 
 
-def test_a_turn_beyond_int32_is_refused(swept):
+def test_a_turn_beyond_int32_is_refused(swept, serq_in_process):
     path = swept / "r.csv"
     lines = path.read_text().splitlines()
     fields = lines[1].split(",")
     fields[5] = str(2**31)
     lines[1] = ",".join(fields)
     path.write_text("\n".join(lines) + "\n")
-    r = _sweep(swept)
+    r = _sweep(swept, serq_in_process)
     assert r.returncode == 1
     assert "(column turn: 2147483648 is not a whole number within int32)" in r.stderr, r.stderr
 
@@ -119,7 +125,7 @@ def test_a_table_cell_is_a_number_only_in_the_writers_syntax():
 
 
 @pytest.mark.parametrize("status", ["OK", "", "ok ", "o\x00k", "done"])
-def test_a_status_no_sweep_writes_is_refused(swept, status):
+def test_a_status_no_sweep_writes_is_refused(swept, serq_in_process, status):
     path = swept / "t.csv"
     lines = path.read_text().splitlines()
     fields = lines[1].split(",")
@@ -127,7 +133,7 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
     fields[3] = status
     lines[1] = ",".join(fields)
     path.write_text("\n".join(lines) + "\n")
-    r = _sweep(swept)
+    r = _sweep(swept, None if status == "OK" else serq_in_process)
     assert r.returncode == 1, r.stderr
     col = len(",".join(fields[:3])) + 2  # at the status cell, the line quoted (a NUL as \x00)
     head, quote, caret = r.stderr.splitlines()
