@@ -187,6 +187,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         return
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
+    core.check_records_apart(out, records_file)  # (before anything is compiled)
     if fresh and out is None:  # (it was ignored: a sweep without --out resumes nothing)
         raise click.UsageError("--fresh goes with --out (it runs the sweep again instead of resuming from the table "
                                "there)")

@@ -2125,6 +2125,19 @@ def check_out_name(out: str, given: Any = None) -> None:
     check_output(out)  # (what its write would refuse: a folder, a path under /dev that does not exist, …)
 
 
+def check_records_apart(out: str | None, records: str | None, given: Any = None) -> None:
+    """Refuse ``--records`` and ``--out`` (``records=``, ``out=``) that are one file by any path, before anything
+    is compiled: their journals are one file (``OUT.journal``) whatever tables the program records, and with one
+    table so are the two tables. It was said after every point was compiled (serq_sweep.records.check, which
+    needs the program's tables), of their journals for a program of several tables. ``given`` names them
+    (:func:`named`)."""
+    if out is None or records is None:
+        return
+    from serq.files import check_distinct
+
+    check_distinct([(named(given, "out"), out), (named(given, "records"), records)], of="a sweep")
+
+
 def check_outputs(out: str, plan: Plan) -> list[str]:
     """Refuse, before anything runs, a table ``out`` (and the files serq names beside it, its points table
     and its journal) that the writes would refuse (serq.files.check_output: a folder, a path under ``/dev``
