@@ -17,13 +17,18 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists(
                                 reason="FIFOs and /dev/zero are POSIX")
 
 
-def _plot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    # a read that blocks fails here, at the timeout, instead of hanging the suite
+def _plot(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    # a read that blocks fails here, at the timeout, instead of hanging the suite; given ``here``
+    # (serq_in_process, for a source that is a regular file), serq.cli.main in the test's process, in the folder
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here("plot", *args, "-o", "f.svg")
     return subprocess.run([SERQ, "plot", *args, "-o", "f.svg"], capture_output=True, text=True, cwd=tmp_path,
                           timeout=60, stdin=subprocess.DEVNULL)
 
 
-def _refused(r: subprocess.CompletedProcess, tmp_path: Path, *parts: str) -> None:
+def _refused(r, tmp_path: Path, *parts: str) -> None:
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     for part in parts:
@@ -58,34 +63,34 @@ def test_a_dump_entry_that_is_not_a_regular_file_is_refused(tmp_path):
     ("a,b\n1,2\n", "x.csv:1: error: not a dump's CSV (its header has no columns time and value)"),
     ("", "x.csv:1: error: not a dump's CSV"),
 ])
-def test_a_dump_csv_that_is_not_one_is_located(tmp_path, text, message):
+def test_a_dump_csv_that_is_not_one_is_located(tmp_path, serq_in_process, text, message):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x.csv").write_text(text)
-    _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, message)
+    _refused(_plot(tmp_path, "d", "--cdf", "x", here=serq_in_process), tmp_path, message)
 
 
 # a row's fault is at its cell (value is the fourth field, after "1,0,0,": column 7), or at the start of a row
 # without one; the line quoted with a caret, as a source's mistake is (it was the line's number alone)
 @pytest.mark.parametrize("row, col", [("1,0,0,x", 7), ("1,0", 1), ("x,0,0,1", 1)])
-def test_a_dump_rows_fault_is_at_its_cell(tmp_path, row, col):
+def test_a_dump_rows_fault_is_at_its_cell(tmp_path, serq_in_process, row, col):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x.csv").write_text(f"time,session,turn,value\n0,0,0,1\n{row}\n")
-    r = _plot(tmp_path, "d", "--cdf", "x")
+    r = _plot(tmp_path, "d", "--cdf", "x", here=serq_in_process)
     assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
     assert r.stderr == (f"d/x.csv:3:{col}: error: the row has no number under time or value ({row!r})\n"
                         f"  {row}\n  {' ' * (col - 1)}^\n")
 
 
-def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
+def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path, serq_in_process):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x.csv").write_bytes(b"time,session,turn,value\n1,0,0,2\n2,0,0,\xff\n")
-    r = _plot(tmp_path, "d", "--cdf", "x")
+    r = _plot(tmp_path, "d", "--cdf", "x", here=serq_in_process)
     assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
     # the byte is the seventh character of line 3, shown as \xff
     assert r.stderr == ("d/x.csv:3:7: error: not a dump's CSV (not UTF-8 text (byte 0xFF))\n"
                         "  2,0,0,\\xff\n        ^\n")
 
 
-def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path):
+def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path, serq_in_process):
     (tmp_path / "t.sq").write_text("")
-    _refused(_plot(tmp_path, "t.sq", "--x", "a", "--y", "b"), tmp_path, "serq plot t.sq: a table is .parquet or .csv")
+    _refused(_plot(tmp_path, "t.sq", "--x", "a", "--y", "b", here=serq_in_process), tmp_path, "serq plot t.sq: a table is .parquet or .csv")
