@@ -30,18 +30,25 @@ run { horizon 5; seed 1; }
 REFUSED = "not a sweep's table (no column key); remove it or give --fresh"
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """The sweep in ``tmp_path``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said and of the files left as they were)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", *args)
     return subprocess.run([SERQ, "sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", *args],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("text", ["name,score\n", "hello\n", "name,score\r\n", "\ufeffname,score\n",
                                   "name,score\nalice,3\n"])
-def test_a_file_of_other_columns_is_refused_and_kept(tmp_path, text):
+def test_a_file_of_other_columns_is_refused_and_kept(tmp_path, serq_in_process, text):
     (tmp_path / "p.sq").write_text(PROGRAM)
     out = tmp_path / "t.csv"
     out.write_bytes(text.encode())
-    r = _cli(tmp_path, "-o", "t.csv")
+    # (the first as a child process; the others call serq.cli.main in the test's process)
+    r = _cli(tmp_path, "-o", "t.csv", here=None if text == "name,score\n" else serq_in_process)
     assert r.returncode == 1
     assert r.stderr == f"error: t.csv: {REFUSED}\n"
     assert out.read_bytes() == text.encode()
@@ -57,12 +64,12 @@ def test_the_api_refuses_it_too(tmp_path):
     assert out.read_text() == "name,score\n"
 
 
-def test_a_parquet_file_of_no_rows_and_other_columns_is_refused(tmp_path):
+def test_a_parquet_file_of_no_rows_and_other_columns_is_refused(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
     out = tmp_path / "t.parquet"
     pd.DataFrame({"name": pd.Series([], dtype=str)}).to_parquet(out)
     before = out.read_bytes()
-    r = _cli(tmp_path, "-o", "t.parquet")
+    r = _cli(tmp_path, "-o", "t.parquet", here=serq_in_process)
     assert r.returncode == 1
     assert r.stderr == f"error: t.parquet: {REFUSED}\n"
     assert out.read_bytes() == before
