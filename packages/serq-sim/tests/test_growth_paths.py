@@ -11,13 +11,14 @@ pass by never taking it."""
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 
 import pytest
 import serq_frontend
 from serq_sim.policies import eviction
 from serq_sim.pools import cache, growth
-from serq_sim.pools.model import EPS
+from serq_sim.pools.model import EPS, NONE_YET
 from serq_sim.step import lazy, planner
 from tiers import run_on_tier
 
@@ -65,6 +66,8 @@ def plain_grow_slot(sim, s, slot, d, job):
         if victim is None:
             s.status = growth.GROWING
             s.grow = (pool, slot, d, job)
+            if pool.growers is NONE_YET:
+                pool.growers = deque()
             pool.growers.append(s)
             return True
         if victim is s:

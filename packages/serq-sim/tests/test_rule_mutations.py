@@ -7,11 +7,13 @@ fail the check."""
 from __future__ import annotations
 
 import json
+from collections import deque
 
 import pytest
 import serq_frontend
 import serq_sim
 from serq_sim.pools import admission, cache, growth
+from serq_sim.pools.model import NONE_YET
 from serq_sim.step import StepStage
 from serq_vllm.scenarios import ORACLE, answer_path, compare, run_scenario
 
@@ -78,18 +80,20 @@ def gate_ignored(self, p0: int) -> bool:
 def requeue_tail(pool, s) -> None:
     """A victim re-enters at the tail whatever its policy says."""
     s.requeue = None
+    if pool.queue is NONE_YET:  # (no session joined it yet: admission.enqueue makes its deque)
+        pool.queue = deque()
     pool.queue.append(s)
 
 
 def head_after_keys(sim, pool):
     """The head among the queue proper first: the sessions re-queued at the head wait behind it."""
     if pool.queue:
-        front = list(pool.front)
-        pool.front.clear()
+        front = pool.front
+        pool.front = NONE_YET
         try:
             return admission_head(sim, pool)
         finally:
-            pool.front.extend(front)
+            pool.front = front
     return admission_head(sim, pool)
 
 

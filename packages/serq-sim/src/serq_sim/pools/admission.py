@@ -7,6 +7,7 @@ key, else the first to join; the head is admitted when every pool of its hold ha
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from serq_ir import rules
 
@@ -14,7 +15,7 @@ from ..errors import SessionGone, amount_message, show
 from ..stats import HUGE_SPAN
 from ..status import QUEUED
 from . import cache, growth
-from .model import EPS, INF, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot, refused_amount
+from .model import EPS, INF, NONE_YET, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot, refused_amount
 
 
 def hold(sim, s, info) -> None:
@@ -86,8 +87,12 @@ def enqueue(pool: Pool, s) -> None:
     if rq is not None:
         s.requeue = None
         if rq == "head":
+            if pool.front is NONE_YET:
+                pool.front = deque()
             pool.front.appendleft(s)
             return
+    if pool.queue is NONE_YET:
+        pool.queue = deque()
     pool.queue.append(s)
 
 

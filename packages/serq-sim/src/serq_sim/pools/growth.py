@@ -7,6 +7,7 @@ head or the tail) and the ``stuck`` count.
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from ..errors import Preempted, SimError, not_bookable, show
 from ..orders import admission_order
@@ -14,7 +15,7 @@ from ..stages import rank_seq
 from ..status import GROWING, STAGE
 from . import cache, release
 from .exact import WIDE
-from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
+from .model import EPS, INF, NONE_YET, SLOT_COMPUTED, Pool, Slot, refused_amount
 
 
 def held_for(sim, s, pool: Pool, what: str, x: float, sid: int):
@@ -122,6 +123,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting
         if victim is None:
             s.status = GROWING
             s.grow = (pool, slot, d, job)
+            if pool.growers is NONE_YET:
+                pool.growers = deque()
             pool.growers.append(s)
             if not pool.hot:
                 sim.pool_mark(pool)
@@ -149,6 +152,8 @@ def preempt_outgrown(sim, s, pool: Pool, x: float, kept: float) -> Preempted:
         s.outgrew = (pool, x, kept)
     exc = preempt(sim, s, pool)
     if s.stuck and s.serial not in pool.livelocked:
+        if pool.livelocked is NONE_YET:
+            pool.livelocked = set()
         pool.livelocked.add(s.serial)
         if pool.livelock_units is None:
             pool.livelock_units = x + kept

@@ -28,7 +28,7 @@ EPS = 1e-9
 INF = math.inf
 
 __all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "KeyedQueue", "Lease", "Pending",
-           "Pool", "Slot", "SpillMember", "ThresholdQueue", "member_problem", "refused_amount", "waited_cuts"]
+           "NONE_YET", "Pool", "Slot", "SpillMember", "ThresholdQueue", "member_problem", "refused_amount", "waited_cuts"]
 
 
 def refused_amount(cap: float, x: float, booked: bool = True) -> bool:
@@ -49,6 +49,23 @@ def refused_amount(cap: float, x: float, booked: bool = True) -> bool:
     return not x >= 0.0 or (x == INF and cap == INF and booked)
 
 _QKEY = attrgetter("qkey")
+
+class _NoneYet(tuple):
+    """Empty, and read as an empty deque (or set) is read: ``len``, truth, iteration, ``in``, and ``remove``,
+    which finds nothing (ValueError, as a deque's); it has nothing that adds."""
+
+    __slots__ = ()
+
+    def remove(self, x) -> None:
+        raise ValueError("remove(x): x not here")
+
+
+#: the front, queue and growers of a pool member no session has joined, and its sessions livelocked while none
+#: are: one empty :class:`_NoneYet` for all, which cannot be changed. A member's own deque (or set) is made when
+#: the first session joins it (:func:`.admission.enqueue`, :func:`.growth.grow`, :func:`.growth.preempt_outgrown`):
+#: a family of 100 000 members of which a few are ever held kept three empty deques of 760 bytes and a set of
+#: 216 in each
+NONE_YET = _NoneYet()
 
 
 class KeyedQueue:
@@ -678,8 +695,10 @@ class Pool:
         self.holders: dict[Slot, None] = {}
         self.own: dict[int, Entry] = {}
         self.dead: dict[int, Entry] = {}
-        self.front: deque = deque()
-        self.queue: deque = deque()
+        #: (the sessions re-queued at the head, then the rest in join order, or a queue of ``queue by``: build.py;
+        #: :data:`NONE_YET` until the first joins)
+        self.front: deque = NONE_YET
+        self.queue: deque = NONE_YET
         self.keyed = None  # queue-by keys function
         #: the queue is a :class:`KeyedQueue` (keys evaluated once, at the join)
         self.keyed_at_join = False
@@ -687,7 +706,7 @@ class Pool:
         self.waited_queue = False
         #: the least room a hold waiting here can need, known before the run (``admission.room_floors``), or 0
         self.room_floor = 0.0
-        self.growers: deque = deque()
+        self.growers: deque = NONE_YET
         #: the settle of a program of many such pools looks at this one for growers or a free queue (hot),
         #: or not until a grower or a session joins it (Simulation.pool_mark); True for good among few
         self.hot = True
@@ -743,7 +762,7 @@ class Pool:
         #: (with what they keep on the pool: pools.growth.preempt_outgrown), which re-execute and preempt
         #: themselves for as long as the run goes on, and the units the first of them needed (notes.stuck
         #: names the livelock); over the whole run, as ``stuck``
-        self.livelocked: set[int] = set()
+        self.livelocked: set[int] = NONE_YET
         self.livelock_units: float | None = None
         #: whether a preemption on the pool ever found its hold at a position above 0 (a growing run or a load
         #: had advanced it): where none did, a session preempted twice is stuck however long it was served
