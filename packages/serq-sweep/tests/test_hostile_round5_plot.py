@@ -34,12 +34,18 @@ run { horizon 20; seed 1; }
 """
 
 
-def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(cwd: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said and of the files left)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
                           stdin=subprocess.DEVNULL)
 
 
-def _refused(r: subprocess.CompletedProcess, message: str) -> None:
+def _refused(r, message: str) -> None:
     assert r.returncode == 1, r.stderr
     assert r.stderr == message + "\n", r.stderr
 
@@ -66,11 +72,12 @@ def _dump(tmp_path: Path, here, rename: dict[str, str] | None = None) -> Path:
 
 def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path, serq_in_process):
     _dump(tmp_path, serq_in_process)
-    _refused(_serq(tmp_path, "plot", "d", "--gauge", "../response", "-o", "a.svg"),
+    # (the refusals in the test's process; the plot that draws, below, as a child process)
+    _refused(_serq(tmp_path, "plot", "d", "--gauge", "../response", "-o", "a.svg", here=serq_in_process),
              "error: d: no gauge ../response in the dump (gauges there: q)")
-    _refused(_serq(tmp_path, "plot", "d", "--cdf", "gauge/q", "-o", "a.svg"),
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "gauge/q", "-o", "a.svg", here=serq_in_process),
              "error: d: no observe gauge/q in the dump (observes there: other, response)")
-    _refused(_serq(tmp_path, "plot", "d", "--cdf", "../p", "-o", "a.svg"),
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "../p", "-o", "a.svg", here=serq_in_process),
              "error: d: no observe ../p in the dump (observes there: other, response)")
     assert not (tmp_path / "a.svg").exists()
     r = _serq(tmp_path, "plot", "d", "--gauge", "q", "-o", "a.svg")
@@ -84,7 +91,7 @@ def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path, serq_in
     for name in ("a/b", "Ö ü"):
         r = _serq(tmp_path, "plot", "d", "--cdf", name, "-o", "a.svg")
         assert r.returncode == 0, r.stderr
-    _refused(_serq(tmp_path, "plot", "d", "--cdf", "a%2Fb", "-o", "b.svg"),
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "a%2Fb", "-o", "b.svg", here=serq_in_process),
              "error: d: no observe a%2Fb in the dump (observes there: a/b, Ö ü)")
 
 
@@ -119,7 +126,8 @@ def test_the_rule_inverts_the_writers():
 def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, serq_in_process, args, message):
     _dump(tmp_path, serq_in_process)
     (tmp_path / "r.csv").write_text("session,turn,time,x\n0,0,1,2\n")
-    r = _serq(tmp_path, "plot", *args, "-o", "a.svg")
+    # (the first as a child process; the others call serq.cli.main in the test's process)
+    r = _serq(tmp_path, "plot", *args, "-o", "a.svg", here=None if args[2:3] == ["--x"] else serq_in_process)
     assert r.returncode == 2, r.stderr
     assert r.stderr == f"error: {message} make two plots (--x/--y a sweep's table's curve): give one of them\n"
     assert not (tmp_path / "a.svg").exists()
@@ -134,7 +142,9 @@ def test_the_picture_is_never_written_over_a_dump_file_it_read(tmp_path, serq_in
     before = (tmp_path / read).read_bytes()
     link = tmp_path / "x.svg"
     link.symlink_to(tmp_path / read) if how == "symlink" else link.hardlink_to(tmp_path / read)
-    _refused(_serq(tmp_path, "plot", "d", *args, "-o", "x.svg"),
+    # (the symbolic link to the samples as a child process; the others in the test's process)
+    here = None if how == "symlink" and args[0] == "--cdf" else serq_in_process
+    _refused(_serq(tmp_path, "plot", "d", *args, "-o", "x.svg", here=here),
              f"error: x.svg: refusing to write over an input of this run (it is {read})")
     assert (tmp_path / read).read_bytes() == before
     assert (d / "other.csv").exists()
