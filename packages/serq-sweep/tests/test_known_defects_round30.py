@@ -29,7 +29,13 @@ run { horizon 100; }
 BAD = "session,turn,new,out,think,forced\n0,1,abc,1,0,0\n"
 
 
-def _serq(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _serq(*args: str, cwd: Path, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said and written)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
@@ -45,25 +51,28 @@ def folder(tmp_path: Path) -> Path:
     ["compare", "p.sq", "--set", "x=1,2", "--seeds", "1..2", "--no-progress"],
     ["sweep", "p.sq", "--find", "mean_live <= 10", "--over", "x", "1:5", "--no-progress"],
 ])
-def test_a_malformed_trace_of_the_program_is_refused_once_before_any_run(folder, command):
-    run = _serq("run", "p.sq", cwd=folder)
+def test_a_malformed_trace_of_the_program_is_refused_once_before_any_run(folder, serq_in_process, command):
+    here = None if command[:2] == ["sweep", "p.sq"] and "--set" in command else serq_in_process  # (the first
+    # case's commands as child processes, the others' in the test's process)
+    run = _serq("run", "p.sq", cwd=folder, here=here)
     assert run.returncode == 1
     said = run.stderr
     assert said == ("t.csv:2:5: error: column new: 'abc' is not a number\n"
                     "  0,1,abc,1,0,0\n"
                     "      ^\n")
-    r = _serq(*command, cwd=folder)
+    r = _serq(*command, cwd=folder, here=here)
     assert (r.returncode, r.stdout, r.stderr) == (1, "", said)
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv"]  # (no table, no points file)
     # the same trace given as --trace is refused with the same words
-    given = _serq(*command, "--trace", "t.csv", cwd=folder)
+    given = _serq(*command, "--trace", "t.csv", cwd=folder, here=here)
     assert (given.returncode, given.stderr) == (1, said)
 
 
-def test_a_trace_file_the_clause_names_and_that_is_missing_is_said_once_at_the_clause(folder):
+def test_a_trace_file_the_clause_names_and_that_is_missing_is_said_once_at_the_clause(folder, serq_in_process):
     (folder / "t.csv").unlink()
-    run = _serq("run", "p.sq", cwd=folder)
-    r = _serq("sweep", "p.sq", "--set", "x=1,2,3", "--no-progress", "--out", "o.csv", cwd=folder)
+    run = _serq("run", "p.sq", cwd=folder, here=serq_in_process)
+    r = _serq("sweep", "p.sq", "--set", "x=1,2,3", "--no-progress", "--out", "o.csv", cwd=folder,
+              here=serq_in_process)
     assert run.returncode == r.returncode == 1
     assert r.stderr == run.stderr and r.stderr.startswith("p.sq:5:3: error: cannot read the trace t.csv: "), r.stderr
     assert r.stderr.count("error:") == 1
@@ -129,16 +138,17 @@ run { horizon 10; }
 """
 
 
-def test_a_figure_column_renamed_by_hand_is_refused_and_resumes_once_named_back(tmp_path):
+def test_a_figure_column_renamed_by_hand_is_refused_and_resumes_once_named_back(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(RESUMED)
     sweep = ("sweep", "p.sq", "--set", "x=1,2", "--seeds", "1..2", "--no-progress", "--out", "r.csv")
-    assert _serq(*sweep, cwd=tmp_path).returncode == 0
+    # (the sweep and its refusal in the test's process; the resume named back as a child process)
+    assert _serq(*sweep, cwd=tmp_path, here=serq_in_process).returncode == 0
     whole = (tmp_path / "r.csv").read_text()
     header, rest = whole.split("\n", 1)
     assert ",observes.t.mean," in header
     edited = header.replace(",observes.t.mean,", ",t_mean,") + "\n" + rest
     (tmp_path / "r.csv").write_text(edited)
-    r = _serq(*sweep, cwd=tmp_path)
+    r = _serq(*sweep, cwd=tmp_path, here=serq_in_process)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == (
         "error: r.csv: the column(s) t_mean of the table there stand among its figures and are no figure a run "
