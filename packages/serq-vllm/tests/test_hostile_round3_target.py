@@ -20,8 +20,14 @@ ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = ROOT / "examples" / "multi-turn" / "vllm.sq"
 
 
-def _target(*sets: str) -> subprocess.CompletedProcess:
+def _target(*sets: str, here=None) -> subprocess.CompletedProcess:
+    """``serq vllm target vllm.sq --set …`` in the program's folder, as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said)."""
     args = [a for s in sets for a in ("--set", s)]
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(PROGRAM.parent)
+            return here("vllm", "target", "vllm.sq", *args)
     return subprocess.run([SERQ, "vllm", "target", "vllm.sq", *args], capture_output=True, text=True,
                           cwd=PROGRAM.parent, timeout=120, stdin=subprocess.DEVNULL)
 
@@ -42,8 +48,8 @@ def _target(*sets: str) -> subprocess.CompletedProcess:
     ("C=100.5", "vllm.sq:40:28: error: the engine's chunk cap is 100.5: vLLM's long_prefill_token_threshold is a "
                 "whole number, at least 1"),
 ])
-def test_a_setting_that_is_not_a_whole_number_is_one_error_at_its_construct(setting, message):
-    r = _target(setting)
+def test_a_setting_that_is_not_a_whole_number_is_one_error_at_its_construct(serq_in_process, setting, message):
+    r = _target(setting, here=serq_in_process)  # (in the test's process; the tests below as child processes)
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.splitlines()
     if setting == "B=0":  # the compile's warning of a budget of 0 first (serq_frontend.link), its line and caret
