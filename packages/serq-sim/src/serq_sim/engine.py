@@ -2098,7 +2098,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
     went on, unbounded, in the plugin's next simulation), and the plugin's code that called this run is
     not running in it (only the frames above the run's count)."""
 
-    __slots__ = ("sim", "old", "live")
+    __slots__ = ("sim", "old", "live", "watch")
 
     def __init__(self, sim):
         self.sim = sim
@@ -2107,6 +2107,8 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         #: that came while it disarmed the timer runs it there, before the old handler is put back, and its
         #: alarm again 10 ms later then found Python's default action: the process ended, "Alarm clock")
         self.live = [False]
+        #: off the main thread, the :class:`_WallWatch` that stands for the alarm
+        self.watch = None
 
     def __enter__(self):
         sim = self.sim
@@ -2115,7 +2117,13 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         import signal
         import threading
 
-        if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+        if threading.current_thread() is not threading.main_thread():
+            # no signal reaches this thread (a Dask worker runs its tasks in a thread of its own): a thread of
+            # the run's own stands for the alarm. On Dask a plugin's loop ran on past the bound (a stage kind
+            # whose attach loops: until the sweep was killed), where a local worker's alarm stopped it
+            self.watch = _WallWatch(sim, sys._getframe(1))
+            return self
+        if (not hasattr(signal, "setitimer")
                 or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
                 or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
             return self
@@ -2147,6 +2155,11 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         return self
 
     def __exit__(self, *exc) -> None:
+        watch = self.watch
+        if watch is not None:
+            self.watch = None
+            watch.end()
+            return
         if self.old is None:
             return
         import signal
@@ -2155,6 +2168,75 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.old)
         self.old = None
+
+
+class _WallWatch:
+    """:class:`_wall_in_plugins`' alarm for a run off the main thread, where no signal reaches: a daemon thread
+    that wakes at the bound and, while a third-party plugin's code is running in the run's thread (the same
+    ``plugin_running`` over that thread's frames, ``sys._current_frames``), raises the run's ``StopRun`` there
+    (``PyThreadState_SetAsyncExc``), then looks again every 10 ms until the run is over, as the alarm does.
+    The stop comes at the next instruction of Python the run's thread runs: a plugin inside one call into C
+    that blocks (``time.sleep(60)``) is stopped when the call returns. Nothing is raised once :meth:`end`
+    has begun (the lock), and one raised and not yet come is taken back there."""
+
+    __slots__ = ("sim", "tid", "lock", "live", "done")
+
+    def __init__(self, sim, base):
+        import threading
+
+        from serq.plugins import plugin_running
+
+        self.sim = sim
+        self.tid = threading.get_ident()
+        self.lock = threading.Lock()
+        self.live = True
+        self.done = threading.Event()
+        running = plugin_running(sim.plugin_manager, base)
+        threading.Thread(target=self._look, args=(running,), name="serq-max-wall", daemon=True).start()
+
+    def _look(self, running) -> None:
+        import ctypes
+
+        sim, tid, lock = self.sim, self.tid, self.lock
+        while True:
+            mw = sim.max_wall
+            if mw is None:  # the run is over (Simulation.run_over)
+                return
+            left = sim.t_wall0 + mw - _time.monotonic()
+            if self.done.wait(min(max(left, 0.01 if left <= 0 else 0.001), _ALARM_MOST)):
+                return
+            with lock:
+                mw = sim.max_wall
+                if not self.live or mw is None:
+                    return
+                if sim.t_wall0 + mw - _time.monotonic() > 0:
+                    continue
+                where = running(sys._current_frames().get(tid))
+                if where is None:  # serQ's own code, whose countdown reads the clock: look again soon
+                    continue
+                stop = _stop_class(sim, f"stopped after {_time.monotonic() - sim.t_wall0:.3g} s of wall time "
+                                        f"(--max-wall {show(mw)}) within the code of {where}")
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(stop))
+
+    def end(self) -> None:
+        import ctypes
+
+        with self.lock:
+            self.live = False
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.tid), None)  # (one raised, not come)
+        self.done.set()
+
+
+def _stop_class(sim, message: str) -> type:
+    """The run's ``StopRun("max-wall", message)`` as a class of no arguments: what ``PyThreadState_SetAsyncExc``
+    raises is made by calling its class, in the run's thread (:class:`_WallWatch`)."""
+
+    class _Stop(StopRun):
+        def __init__(self):
+            StopRun.__init__(self, "max-wall", message, owner=sim)
+
+    _Stop.__name__ = _Stop.__qualname__ = "StopRun"
+    return _Stop
 
 
 #: the furthest alarm set at once (seconds): a bound further away is reached by alarms one after another
