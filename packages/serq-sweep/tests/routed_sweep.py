@@ -4,6 +4,7 @@ and seeds 1, 2, so that stages.gpu[2] exists at R = 3 alone and stages.gpu[1] at
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,15 @@ run { horizon 40; warmup 0; seed 1; }
 """
 
 
-def serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def serq(args: list[str], cwd: Path, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (the suite's serq_in_process fixture),
+    serq.cli.main in the test's process, in that folder (a test of what is said and written)."""
+    if here is not None:
+        import pytest
+
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=150,
                           stdin=subprocess.DEVNULL)
 
@@ -45,3 +54,12 @@ def routed_sweep(d: Path) -> Path:
     r = serq(["sweep", "k.sq", "--set", "R=1,2,3", "--seeds", "1,2", "--out", "t.csv", "--workers", "0"], d)
     assert r.returncode == 0, r.stderr
     return d / "t.csv"
+
+
+def shared_table(once_per_run, folder: Path) -> Path:
+    """The runs table of :func:`routed_sweep`, swept once for the whole test run (the suite's ``once_per_run``:
+    every worker and both modules read the one sweep), copied into ``folder`` (a module's own, where its plots
+    and edited tables are written)."""
+    made = once_per_run("routed-sweep", routed_sweep)
+    shutil.copyfile(made / "t.csv", folder / "t.csv")
+    return folder / "t.csv"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from routed_sweep import routed_sweep, serq
+from routed_sweep import serq, shared_table
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -18,12 +18,13 @@ ABSENT = ("some points' runs had no value of it (the figure is absent from those
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory) -> Path:
-    return routed_sweep(tmp_path_factory.mktemp("t"))
+def table(tmp_path_factory, once_per_run) -> Path:
+    return shared_table(once_per_run, tmp_path_factory.mktemp("t"))
 
 
-def _plot(table: Path, x: str, y: str) -> str:
-    r = serq(["plot", table.name, "--x", x, "--y", y, "-o", "p.svg"], table.parent)
+def _plot(table: Path, x: str, y: str, here=None) -> str:
+    # (the first test's plot as a child process; the others' on serq.cli.main in the test's process, ``here``)
+    r = serq(["plot", table.name, "--x", x, "--y", y, "-o", "p.svg"], table.parent, here)
     assert r.returncode == 0, r.stderr
     return r.stderr
 
@@ -35,11 +36,11 @@ def test_member_absent_at_two_points(table):
     assert "no sample" not in said
 
 
-def test_member_absent_at_one_point_against_a_figure(table):
-    said = _plot(table, "observes.response.mean", "stages.gpu[1].utilisation")
+def test_member_absent_at_one_point_against_a_figure(table, serq_in_process):
+    said = _plot(table, "observes.response.mean", "stages.gpu[1].utilisation", serq_in_process)
     assert said == (f"warning: --y stages.gpu[1].utilisation: {ABSENT}R=1 no value in its 2 runs (left out of its "
                     "line), absent from them\n")
 
 
-def test_member_of_every_point_warns_of_nothing(table):
-    assert _plot(table, "R", "stages.gpu[0].utilisation") == ""
+def test_member_of_every_point_warns_of_nothing(table, serq_in_process):
+    assert _plot(table, "R", "stages.gpu[0].utilisation", serq_in_process) == ""
