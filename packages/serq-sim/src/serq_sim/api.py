@@ -262,9 +262,11 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     a run the same way (``"interrupted"``).
 
     ``max_samples`` (a positive integer; default :data:`serq_sim.engine.DEFAULT_MAX_SAMPLES`, 100 000 000)
-    bounds the samples the run holds (every observe's and every gauge's change points): once it holds
-    that many, the run stops with the partial report ``"max-samples"`` (checked every 20 000 events, and
-    in the fast tier whenever an observe's buffers grow, so a run may hold somewhat more). A run that runs
+    bounds the samples the run holds (every observe's samples, every gauge's change points, a sample a column
+    of every ``record`` row and a step engine's runs of equal output-token gaps): once it holds that many, the
+    run stops with the partial report ``"max-samples"`` (on the general engine at the statement that makes it
+    hold them, counted down where they are added, the output-token gaps every 20 000 events; in the fast tier
+    whenever an observe's buffers grow, so a run there may hold somewhat more: docs/simulator.md). A run that runs
     out of memory (``MemoryError``) stops likewise, ``"memory"``, if its report can still be made.
 
     A bad argument is refused before anything is built: a TypeError when it is of the wrong type (a
