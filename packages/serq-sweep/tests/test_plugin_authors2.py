@@ -175,15 +175,15 @@ from serq_sim.stages import StageKind
 
 
 class Spin(StageKind):
-    """Works on its job in a loop of its own for 20 s of wall time, and never completes it."""
+    """Works on its job in a loop of its own that never ends (only the run's --max-wall stops it), and never
+    completes it."""
 
     def attach(self, job):
         self.acc()
         self.present += 1
         job.stage = self
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            pass
+        while True:
+            time.monotonic()
 
     def detach(self, job):
         self.acc()
@@ -199,21 +199,18 @@ def serq_sim_register_stage_kinds(register):
 
 def test_max_wall_stops_a_workers_run_inside_a_plugins_code(tmp_path):
     """A worker process runs in its main thread, where the run's alarm at --max-wall stops a plugin's loop
-    (serq_sim.engine._wall_in_plugins): each row partial, max-wall, in about the bound, not 20 s."""
-    import time
-
+    (serq_sim.engine._wall_in_plugins): each row partial, max-wall. The plugin's loop never ends by itself: a run
+    it is not stopped in keeps the sweep until the subprocess's timeout, which fails the test."""
     site = tmp_path / "site"
     _install(site, "serq-acme", "acme", "acme2_sweep_spin", SPIN)
     (tmp_path / "p.sq").write_text("stage s : @spin;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
                                    "run { horizon 10; }\n")
     env = {k: v for k, v in os.environ.items() if k not in ("SERQ_DISABLED_PLUGINS", "SERQ_DISABLE_PLUGIN_AUTOLOAD")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
-    t0 = time.monotonic()
     r = subprocess.run([str(Path(sys.executable).parent / "serq"), "sweep", "p.sq", "--seeds", "1,2", "--workers", "2",
                         "--max-wall", "0.5", "--no-progress"], capture_output=True, text=True, cwd=tmp_path, env=env,
                        timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
-    assert time.monotonic() - t0 < 15
     rows = [line.split(",") for line in r.stdout.splitlines()]
     status, message = rows[0].index("status"), rows[0].index("message")
     assert [(row[status], row[message]) for row in rows[1:]] == [("partial", "max-wall")] * 2
