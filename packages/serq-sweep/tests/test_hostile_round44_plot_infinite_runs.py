@@ -6,6 +6,7 @@ runs had an infinite value."""
 from __future__ import annotations
 
 import csv
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,12 +44,18 @@ def _serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory) -> Path:
+def table(tmp_path_factory, once_per_run) -> Path:
+    # the sweep made once for the test run (the suite's once_per_run, not once in each worker that runs a test
+    # here), its table copied into this module's folder, where the pictures are written
     d = tmp_path_factory.mktemp("t")
+    shutil.copyfile(once_per_run("infinite-runs-sweep", _sweep) / "t.csv", d / "t.csv")
+    return d / "t.csv"
+
+
+def _sweep(d: Path) -> None:
     (d / "p.sq").write_text(PROGRAM)
     r = _serq(["sweep", "p.sq", "--set", "lam=1,2,3", "--seeds", "1,2", "--out", "t.csv", "--workers", "0"], d)
     assert r.returncode == 0, r.stderr
-    return d / "t.csv"
 
 
 def _plot(table: Path, x: str, out: str) -> str:

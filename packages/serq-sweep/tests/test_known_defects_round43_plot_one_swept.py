@@ -5,6 +5,7 @@ two swept names still needs --x, and the error says which names it sweeps."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,8 +43,15 @@ def serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def sweeps(tmp_path_factory):
+def sweeps(tmp_path_factory, once_per_run):
+    # the sweeps made once for the test run (the suite's once_per_run, not once in each worker that runs a test
+    # here), copied into this module's folder, where its pictures are written
     d = tmp_path_factory.mktemp("one_swept")
+    shutil.copytree(once_per_run("one-swept-sweeps", _sweeps), d, dirs_exist_ok=True)
+    return d
+
+
+def _sweeps(d: Path) -> None:
     (d / "k.sq").write_text(PROGRAM)
     r = serq(["fmt", "--check", "k.sq"], d)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -52,7 +60,6 @@ def sweeps(tmp_path_factory):
     r = serq(["sweep", "k.sq", "--set", "L=0.5,1", "--set", "S=0.5,0.25", "--seeds", "1", "--out", "two.csv",
               "--workers", "0"], d)
     assert r.returncode == 0, r.stderr
-    return d
 
 
 @pytest.mark.parametrize("table", ["one.points.csv", "one.csv"])

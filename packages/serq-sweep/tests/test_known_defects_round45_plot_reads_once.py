@@ -4,6 +4,7 @@ same, and one about the table names its file as the curve's read did (the frame 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,15 +39,21 @@ def serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory):
+def tables(tmp_path_factory, once_per_run):
+    # the tables made once for the test run (the suite's once_per_run, not once in each worker that runs a test
+    # here), copied into this module's folder
     d = tmp_path_factory.mktemp("reads_once")
+    shutil.copytree(once_per_run("reads-once-tables", _tables), d, dirs_exist_ok=True)
+    return d
+
+
+def _tables(d: Path) -> None:
     (d / "k.sq").write_text(PROGRAM)
     for out in ("one.csv", "one.parquet"):
         r = serq(["sweep", "k.sq", "--set", "L=0.5,1", "--seeds", "1,2", "--out", out, "--workers", "0"], d)
         assert r.returncode == 0, r.stderr
     # records, a row per request (the columns every record has: session, turn, time)
     (d / "rec.csv").write_text("session,turn,time,ttft\n0,1,1.5,0.5\n1,1,2.5,0.25\n2,2,3.5,0.75\n")
-    return d
 
 
 @pytest.fixture
