@@ -226,20 +226,17 @@ def test_the_suite_has_a_per_test_timeout(pytestconfig):
 
 
 def test_a_test_that_hangs_fails_fast(tmp_path, pytestconfig):
-    # a test that would never end, under the repository's configuration with a short timeout: it fails,
-    # saying so, in seconds
+    # a test that would never end (an hour's sleep), under the repository's configuration with a short timeout:
+    # it fails, saying so, well within the 120 s the child is given (else subprocess.run's TimeoutExpired)
     import subprocess
     import sys
-    import time
 
     (tmp_path / "test_sleeps.py").write_text("import time\n\ndef test_sleeps():\n    time.sleep(3600)\n")
-    t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
                         str(pytestconfig.inipath), "--rootdir", str(tmp_path), "-o", "timeout=2",
                         str(tmp_path / "test_sleeps.py")], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0, p.stdout + p.stderr
     assert "Timeout" in p.stdout + p.stderr and "test_sleeps" in p.stdout + p.stderr, p.stdout + p.stderr
-    assert time.monotonic() - t0 < 60
 
 
 DEADLOCK = """pool p1 { cap 1; }

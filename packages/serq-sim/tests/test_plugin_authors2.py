@@ -421,9 +421,7 @@ def test_runs_a_kind_never_completes_under_an_endless_horizon_are_named(pm):
     """@forever completes nothing and schedules nothing: under horizon inf the run ends when no event is
     left (at 1, the delay's), not waiting, and the warning names the stage, its plugin and the two run
     statements the three sessions wait in (it named the stage and the plugin alone)."""
-    t0 = time.monotonic()
-    report = serq_sim.run(_compile(pm, FOREVER), pm=pm, seed=1)
-    assert time.monotonic() - t0 < 5
+    report = serq_sim.run(_compile(pm, FOREVER), pm=pm, seed=1)  # (a run that waited would meet the test's timeout)
     assert report.result.end == 1.0
     lines = FOREVER.splitlines()
     first, second = (f"<source>:{i + 1}:{lines[i].index(run) + 1}" for i, run in ((4, "run s (1)"), (5, "run s (2)")))
