@@ -192,7 +192,8 @@ def _truth(e: n.Expr) -> bool | None:
 def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
     """``long_prefill_token_threshold``: 0 for no cap (no chunk, or inf); the constant of
     ``long_prefill(reqs, c)``. A finite constant cap is refused: vLLM's threshold lifts while a request is
-    alone, a constant does not; so is a constant chunk of 0, which gives a prefill no token."""
+    alone, a constant does not; so is a constant chunk of 0, which gives a prefill no token, and a cap below 0,
+    constant or in either branch of the lone-request conditional (:func:`_negative_chunk`)."""
     if e is None:
         return 0
     if isinstance(e, n.Num):
