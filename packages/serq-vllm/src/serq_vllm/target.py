@@ -20,12 +20,16 @@ reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come f
 whose first key that orders is neither that (nor ``now - waited``, the instant it joined) nor a send time
 (``queue by (prompt)``: :func:`_unsent_key`), a send time that is not the request's arrival (a ``set t1 = now``
 before a tool call: :func:`_refuse_late_send`), and a constant chunk cap (vLLM's
-``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so).
+``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so), or
+one below 0 (``--set C=-5``; the threshold is at least 0).
+The engine may be a step family ``stage engine[N]``: its members are replicas of one configuration, which
+the target says under ``replicas`` for N > 1 (how many, which: :func:`_replicas`).
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
 ``(admission)``, name serQ's scheduler class, which sorts the running requests by them.
 
 A program vLLM runs otherwise is warned of, under ``warnings`` (a key only a target with a warning has):
+a family's members sharing one memory pool (:func:`_replicas`: num_gpu_blocks is then the whole pool's);
 a request admitted by the engine whose first chunk on the memory pool is cut at another long-prefill
 threshold than the engine's chunk (:func:`_first_chunk_cut`; lib/vllm.sq's ``vllm_request``, which passes
 the threshold inf, beside ``chunk long_prefill(reqs, 64)``): vLLM cuts a waiting request's first chunk at
