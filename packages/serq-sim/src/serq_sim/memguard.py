@@ -15,7 +15,8 @@ kernel's OOM killer ends the process (``serq sweep`` of a rate of 1e12 was kille
 lost), or the machine swaps. So the guard also bounds the run's resident memory (``statm``'s second
 field) by ``SHARE`` of the memory available when the run began (:func:`available`: ``MemAvailable`` of
 ``/proc/meminfo``, or less, the room below the run's control group's limit), whatever the ulimits, or by the
-share ``SERQ_MEMORY_SHARE`` gives (:func:`machine_share`; ``off``: none). Where ``/proc`` is not there it costs
+share ``SERQ_MEMORY_SHARE`` gives (:func:`machine_share`; ``off``, in any case: none; a share that leaves a run
+less than :data:`MIN_ROOM` to grow by, divided among the runs in parallel, is refused). Where ``/proc`` is not there it costs
 nothing: :func:`memory_guard` is ``None``."""
 
 from __future__ import annotations
