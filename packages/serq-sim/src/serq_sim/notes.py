@@ -28,6 +28,11 @@ live count; a steady one scatters about a level. On an M/M/1 queue over 2 000 me
 warm-up of 200 the warning fired at rho = 0.9 for 2 of 1 000 seeds (711 and 911), at rho = 1.1 for 277
 of 300 (tests/test_notes.py checks 200 and 50 of them); over 1 000 after 100, a short run for a queue
 that relaxes over hundreds of service times, for 17 of 1 000 and 211 of 300.
+
+A run whose load is known by hand (Poisson arrivals of a constant rate, each session one job of known mean
+on one ``fifo(c)`` stage: :func:`offered_load`) is not steady at rho >= 1 whatever its backlog showed
+(:func:`saturated`, said only where the backlog's test did not warn): such a queue has no steady state,
+and at rho = 1 its backlog grows too slowly for the test to see in every run.
 """
 
 from __future__ import annotations
