@@ -257,7 +257,9 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     run: when the event count reaches ``max_events`` (checked after every event, a step stage's stretch
     of quiet rounds ending at it), or ``max_wall`` seconds have passed since the run was set up (checked every
     1 000 events, every 2 048 units of work inside an event: a long one stops within it, and every 2 048 rounds of a step
-    stage's stretch of quiet rounds), the run stops and the report is partial: ``report.partial`` is ``"max-events"`` or
+    stage's stretch of quiet rounds; a plugin's code that does not return is stopped at the bound, by an alarm in
+    the main thread and by a thread watching the run in any other, a Dask worker's: docs/simulator.md), the run
+    stops and the report is partial: ``report.partial`` is ``"max-events"`` or
     ``"max-wall"``, ``report.interrupted`` is true, and a note says so. Ctrl-C (KeyboardInterrupt) stops
     a run the same way (``"interrupted"``).
 
