@@ -75,7 +75,17 @@ def test_commas_inside_parentheses_are_one_body_and_other_errors_are_the_parsers
 def test_serq_compare_says_to_give_each_body_its_own_def(tmp_path):
     p = program(tmp_path)
     common = ["--seeds", "1..2", "--no-progress", "--figure", "wait.mean"]
+    # serq compare judges its arms before it compiles one (test_hostile_round49_compare_shape_first): the list
+    # is one value of --def order, no comparison, and it says how a name is given two (status 2, a usage error)
     r = subprocess.run([SERQ, "compare", str(p), "--def", "order=0,prompt", *common], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == ("error: serq compare compares two or more programs, or one program under two or more values "
+                        "of one --set or --def name: --def order=0,prompt gives one value, a setting of the one arm "
+                        "there is, so there is nothing to compare it with; give a name two or more values to compare "
+                        "them (--def order given again: --def order=EXPR), or give two or more FILEs\n"), r.stderr
+    # serq sweep, which compiles it, tells the comma as a list's
+    r = subprocess.run([SERQ, "sweep", str(p), "--def", "order=0,prompt", "--no-progress"], capture_output=True,
+                       text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.splitlines()[:3] == [f"--def order:1:2: error: {WORDS} (--def order=A --def order=B)",
                                          "  0,prompt", "   ^"], r.stderr
