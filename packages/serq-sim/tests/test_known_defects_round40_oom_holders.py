@@ -1,6 +1,6 @@
 """A run that ran out of memory (a MemoryError inside it) names the observe holding most samples, as a run
 stopped by the memory guard or ``--max-samples`` does (serq_sim.holders): its note said ``out of memory
-holding N samples (--max-samples N stops a run before it holds N)`` and not where. Naming the holder needs
+holding N samples (--max-samples N stops a run once it holds N)`` and not where. Naming the holder needs
 memory too: a MemoryError there leaves the note as it was. Both tiers."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_out_of_memory_names_the_observe_holding_most(tier, tmp_path, monkeypatc
     assert outcome[0] == "report"
     assert sim.partial == "memory"
     m = re.fullmatch(r"out of memory holding (\d+) samples, (\d+) of them by observe a at grow\.sq:5:3 "
-                     r"\(--max-samples N stops a run before it holds N\)", sim.partial_note)
+                     r"\(--max-samples N stops a run once it holds N\)", sim.partial_note)
     assert m, sim.partial_note
     held, by_a = map(int, m.groups())
     # a's samples: one a session that arrived; b's: one a session that ended
@@ -53,5 +53,5 @@ def test_no_memory_to_name_the_holder_keeps_the_note(tier, tmp_path, monkeypatch
     sim, outcome, _ = run_on_tier(grow(tmp_path, monkeypatch), tier)
     assert outcome[0] == "report"
     assert sim.partial == "memory"
-    assert re.fullmatch(r"out of memory holding \d+ samples \(--max-samples N stops a run before it holds N\)",
+    assert re.fullmatch(r"out of memory holding \d+ samples \(--max-samples N stops a run once it holds N\)",
                         sim.partial_note), sim.partial_note

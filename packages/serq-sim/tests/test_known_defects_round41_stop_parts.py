@@ -28,8 +28,8 @@ def test_the_note_of_each_kind_from_its_parts():
     assert guard.note(BY, AT) == ("stopped near the memory limit, with 7 sessions live (6 of them queued at the "
                                   f"hold at grow.sq:6:3) and 12 samples held ({BY})")
     oom = Held(OUT_OF_MEMORY, 12)
-    assert oom.note() == "out of memory holding 12 samples (--max-samples N stops a run before it holds N)"
-    assert oom.note(BY) == f"out of memory holding 12 samples, {BY} (--max-samples N stops a run before it holds N)"
+    assert oom.note() == "out of memory holding 12 samples (--max-samples N stops a run once it holds N)"
+    assert oom.note(BY) == f"out of memory holding 12 samples, {BY} (--max-samples N stops a run once it holds N)"
     assert Held(OUT_OF_MEMORY, 0).note() == ("out of memory holding no samples (--max-samples bounds only the "
                                              "samples a run holds)")
     # a why that holds the words the note was once cut at is no matter now

@@ -64,7 +64,7 @@ class MemoryGuard:
 
 def hint(samples: int | None, by: str = "") -> str:
     """Where memory ran out, said after "out of memory", with what bounds it there: ``samples`` a run held
-    (``--max-samples N`` stops a run before it holds N), none, or ``None`` before the run began (compiling
+    (``--max-samples N`` stops a run once it holds N), none, or ``None`` before the run began (compiling
     the program, setting up its run), where no sample exists that ``--max-samples`` could bound. The one rule
     of the partial report's note (engine.Simulation.out_of_memory, both tiers) and of ``serq run``'s line
     when no report could be made (serq.errors.OutOfMemory). ``by``: the observe (gauge, record) holding most
@@ -74,7 +74,7 @@ def hint(samples: int | None, by: str = "") -> str:
     if not samples:
         return "holding no samples (--max-samples bounds only the samples a run holds)"
     by = f", {by}" if by else ""
-    return f"holding {samples} samples{by} (--max-samples N stops a run before it holds N)"
+    return f"holding {samples} samples{by} (--max-samples N stops a run once it holds N)"
 
 
 def escaped(e: MemoryError, samples: int | None) -> MemoryError:
