@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,11 +30,10 @@ def _records(path: Path, rows: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _plot(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
-    t = time.monotonic()
-    r = subprocess.run([SERQ, "plot", *args, "-o", "p.svg"], capture_output=True, text=True, cwd=cwd, timeout=120,
-                       stdin=subprocess.DEVNULL)
-    return r, time.monotonic() - t
+def _plot(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    # (a plot that drew its thousands of lines first took minutes: the child's timeout fails the test)
+    return subprocess.run([SERQ, "plot", *args, "-o", "p.svg"], capture_output=True, text=True, cwd=cwd, timeout=30,
+                          stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("make, args, message", [
@@ -48,15 +46,14 @@ def _plot(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
 ])
 def test_a_hue_of_many_values_is_one_message_at_once(tmp_path, make, args, message):
     make(tmp_path / "t.csv", N)
-    r, seconds = _plot(tmp_path, *args)
+    r = _plot(tmp_path, *args)
     assert r.returncode == 1 and r.stdout == "" and r.stderr == message, r.stderr
-    assert seconds < 30
     assert not (tmp_path / "p.svg").exists()
 
 
 def test_a_hue_of_a_few_values_is_drawn(tmp_path):
     _table(tmp_path / "t.csv", 40)
-    r, _ = _plot(tmp_path, "t.csv", "--x", "lambda", "--y", "response.p99", "--hue", "seed")
+    r = _plot(tmp_path, "t.csv", "--x", "lambda", "--y", "response.p99", "--hue", "seed")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.svg").stat().st_size > 0
 
@@ -64,10 +61,8 @@ def test_a_hue_of_a_few_values_is_drawn(tmp_path):
 def test_a_curve_of_many_points_is_drawn_without_a_dataframe_a_point(tmp_path, peak_memory):
     # 200 000 values of x: groupby held every group (a DataFrame each) at once, 3.5 GB and 50 s
     _table(tmp_path / "t.csv", 200_000)
-    t = time.monotonic()
     with open(tmp_path / ".err", "w") as err:  # (its own peak: conftest.py's peak_memory)
         code, peak = peak_memory([SERQ, "plot", "t.csv", "--x", "seed", "--y", "response.p99", "-o", "p.svg"],
                                  cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     assert code == 0, (tmp_path / ".err").read_text()
-    assert time.monotonic() - t < 60
     assert peak < 1.5 * 2**30, peak
