@@ -311,17 +311,42 @@ def hold_set(path: str, files: int) -> int | None:
     return fd
 
 
-def need_parquet(path: str) -> None:
-    """Refuse a Parquet records file ``path`` when neither pyarrow nor polars is installed: the one check,
-    made before a run (serq run --records, so that a run is not lost at its end for want of a writer) and
-    again at the write."""
-    from importlib.util import find_spec
+def parquet_writer(path: str) -> str:
+    """``"pyarrow"`` or ``"polars"``: the first of them that imports, the one :func:`write` writes ``path`` with.
+    Neither is a :class:`serq.UserError`: the one check, made before a run (serq run --records, so that a run
+    is not lost at its end for want of a writer) and again at the write. A writer is tried by importing it, not
+    by finding it (``importlib.util.find_spec``): a module of that name that does not import (one on
+    ``PYTHONPATH`` shadowing the installed package, a broken install raising as it loads) is passed over, and
+    the message says why it did not import, where it was taken for a writer and the run's records were lost at
+    its end to the ``ImportError`` (or the package's own exception) as a traceback."""
+    import importlib
 
     from serq.errors import UserError
 
-    if find_spec("pyarrow") is None and find_spec("polars") is None:
-        raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
-                        "(pip install 'serq-sim[frames]'); a .csv file needs neither")
+    broken = []
+    for name, module in (("pyarrow", "pyarrow.parquet"), ("polars", "polars")):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name not in (name, module):  # it is there, and a module it imports is not
+                broken.append(_not_imported(name, e))
+        except Exception as e:  # noqa: BLE001 - whatever a broken or shadowing module raises as it loads
+            broken.append(_not_imported(name, e))
+        else:
+            return name
+    why = "".join(f"; {b}" for b in broken)
+    raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
+                    f"(pip install 'serq-sim[frames]'); a .csv file needs neither{why}")
+
+
+def _not_imported(name: str, e: BaseException) -> str:
+    first = next(iter(str(e).splitlines()), "")
+    return f"{name} does not import ({type(e).__name__}{': ' + first if first else ''})"
+
+
+def need_parquet(path: str) -> None:
+    """Refuse a Parquet records file ``path`` when neither pyarrow nor polars imports (:func:`parquet_writer`)."""
+    parquet_writer(path)
 
 
 def writer_loaded(path: str) -> None:
@@ -332,10 +357,12 @@ def writer_loaded(path: str) -> None:
     report lost). What is not installed is told by :func:`write` (and :func:`need_parquet`) as before."""
     try:
         if path.lower().endswith(".parquet"):
+            from serq.errors import UserError
+
             try:
-                import pyarrow.parquet  # noqa: F401
-            except ImportError:
-                import polars  # noqa: F401
+                parquet_writer(path)
+            except UserError:
+                pass
         else:
             import serq_report.csv  # noqa: F401
     except ImportError:
@@ -354,21 +381,21 @@ def write(records: Records, path: str, inputs: list[str], *, own: bool = False) 
         check_recorded(path, path)
     cols = records.arrays()
     if path.lower().endswith(".parquet"):
-        need_parquet(path)
+        writer = parquet_writer(path)
         import io
 
         from serq.files import write_atomic
 
         buf = io.BytesIO()
-        try:
+        if writer == "pyarrow":
             import pyarrow as pa
             import pyarrow.parquet as pq
-        except ImportError:
+
+            pq.write_table(pa.table(cols), buf)
+        else:
             import polars as pl
 
             pl.DataFrame(cols).write_parquet(buf)
-        else:
-            pq.write_table(pa.table(cols), buf)
         write_atomic(path, buf.getvalue(), inputs=inputs, own=own)
     else:
         try:
