@@ -2075,6 +2075,35 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
     return columns, table
 
 
+def need_parquet_writer(head: str, what: str = "a .parquet table") -> None:
+    """Refuse, before anything runs, a ``.parquet`` output when pandas has no engine that imports to write it
+    (pyarrow, else fastparquet: what ``DataFrame.to_parquet`` tries). It was said only at the write, after every
+    run (the runs' journal left beside the table), and a pyarrow that raised as it loaded (a module of that name
+    on ``PYTHONPATH``, a broken install) with some other exception than ImportError was a traceback. The
+    engine is tried by importing it; one that is there and does not import is named, with why. ``head``: the
+    output as given (``--out r.parquet``, the Python API's ``out=r.parquet``: :func:`named`)."""
+    import importlib
+
+    broken = []
+    for name, module in (("pyarrow", "pyarrow.parquet"), ("fastparquet", "fastparquet")):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name not in (name, module):  # it is there, and a module it imports is not
+                broken.append(_not_imported(name, e))
+        except Exception as e:  # noqa: BLE001 - whatever a broken or shadowing module raises as it loads
+            broken.append(_not_imported(name, e))
+        else:
+            return
+    why = "".join(f"; {b}" for b in broken)
+    raise UserError(f"{head}: {what} needs pyarrow: pip install 'serq-sweep[pandas]' (or write .csv){why}")
+
+
+def _not_imported(name: str, e: BaseException) -> str:
+    first = next(iter(str(e).splitlines()), "")
+    return f"{name} does not import ({type(e).__name__}{': ' + first if first else ''})"
+
+
 def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None:
     """Refuse, before anything runs, the table ``out`` of a sweep, a comparison (``serq compare -o``) or a
     search (``--find -o``) when it is no table (``.csv``, ``.parquet``), when its write would be refused
@@ -2083,7 +2112,8 @@ def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None
     (:func:`named`: ``out=o.txt`` of the Python API, whose caller gave no ``--out``)."""
     from serq.files import check_not_input, check_output
 
-    table_format(out, head=named(given, "out", out))
+    if table_format(out, head=named(given, "out", out)) == "parquet":
+        need_parquet_writer(named(given, "out", out))
     check_not_input(out, inputs)
     check_output(out)
 
@@ -2118,7 +2148,8 @@ def check_out_name(out: str, given: Any = None) -> None:
     2, after 23 s of compiling them). ``given`` names ``--out`` or ``out=`` (:func:`named`)."""
     from serq.files import check_output
 
-    table_format(out, head=named(given, "out", out))
+    if table_format(out, head=named(given, "out", out)) == "parquet":
+        need_parquet_writer(named(given, "out", out))
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)

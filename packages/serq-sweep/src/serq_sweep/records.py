@@ -122,7 +122,10 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
     from .core import journal_path as out_journal
     from .core import points_path
 
-    record_format(path, getattr(plan, "given", None))
+    if record_format(path, getattr(plan, "given", None)) == "parquet":
+        from .core import need_parquet_writer
+
+        need_parquet_writer(_named(plan, "records", path), "a .parquet records table")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         raise UserError(f"{_named(plan, 'records', path)}: no folder {folder} to write it in")
