@@ -262,6 +262,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
         text = report_text(pm, reporters, fmt, report)
         if dump is not None:
+            # checked again: made a file (or its parent one) during the run, it was "D: File exists"
+            check_folder(dump)
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         if output:
             write_atomic(output, text, inputs=inputs)
