@@ -93,12 +93,15 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     pm = api_plugin_manager(pm)
     registry = formats(pm)
     if fmt not in registry:
+        # (the name clipped: one of 100 000 characters was quoted whole, where serq run --format clips it)
+        from serq.errors import clipped
+
         if not registry.names():
-            raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
+            raise UserError(f"unknown report format {clipped(fmt)!r}: no plugin registers a report format (serq-report "
                             "registers text, json and csv)")
         from serq.errors import did_you_mean
         from serq.parts import others_switched_off
 
-        raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})"
+        raise UserError(f"unknown report format {clipped(fmt)!r} (known: {', '.join(sorted(registry.names()))})"
                         + did_you_mean(fmt, registry.names()) + others_switched_off(pm))
     return report_text(pm, registry, fmt, report)
