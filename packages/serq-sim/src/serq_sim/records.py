@@ -319,12 +319,26 @@ def parquet_writer(path: str) -> str:
     ``PYTHONPATH`` shadowing the installed package, a broken install raising as it loads) is passed over, and
     the message says why it did not import, where it was taken for a writer and the run's records were lost at
     its end to the ``ImportError`` (or the package's own exception) as a traceback."""
-    import importlib
-
     from serq.errors import UserError
 
+    name, why = first_that_imports((("pyarrow", "pyarrow.parquet"), ("polars", "polars")))
+    if name is not None:
+        return name
+    raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
+                    f"(pip install 'serq-sim[frames]'); a .csv file needs neither{why}")
+
+
+def first_that_imports(candidates) -> tuple[str | None, str]:
+    """``(name, "")`` of the first of ``candidates`` (``(name, module)`` pairs: a package and the module of it
+    that is used) whose module imports, else ``(None, why)``: for each that is there and does not import (a
+    module of that name on ``PYTHONPATH`` shadowing the installed package, a broken install raising as it
+    loads, a module it imports missing), ``; NAME does not import (ERROR: its first line)``. Tried by importing,
+    not by finding (``importlib.util.find_spec``), which took such a module for one that works. The Parquet
+    writers of a records file (:func:`parquet_writer`) and of a sweep's table (serq_sweep.core.need_parquet_writer)."""
+    import importlib
+
     broken = []
-    for name, module in (("pyarrow", "pyarrow.parquet"), ("polars", "polars")):
+    for name, module in candidates:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as e:
@@ -333,10 +347,8 @@ def parquet_writer(path: str) -> str:
         except Exception as e:  # noqa: BLE001 - whatever a broken or shadowing module raises as it loads
             broken.append(_not_imported(name, e))
         else:
-            return name
-    why = "".join(f"; {b}" for b in broken)
-    raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
-                    f"(pip install 'serq-sim[frames]'); a .csv file needs neither{why}")
+            return name, ""
+    return None, "".join(f"; {b}" for b in broken)
 
 
 def _not_imported(name: str, e: BaseException) -> str:

@@ -2082,26 +2082,11 @@ def need_parquet_writer(head: str, what: str = "a .parquet table") -> None:
     on ``PYTHONPATH``, a broken install) with some other exception than ImportError was a traceback. The
     engine is tried by importing it; one that is there and does not import is named, with why. ``head``: the
     output as given (``--out r.parquet``, the Python API's ``out=r.parquet``: :func:`named`)."""
-    import importlib
+    from serq_sim.records import first_that_imports
 
-    broken = []
-    for name, module in (("pyarrow", "pyarrow.parquet"), ("fastparquet", "fastparquet")):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name not in (name, module):  # it is there, and a module it imports is not
-                broken.append(_not_imported(name, e))
-        except Exception as e:  # noqa: BLE001 - whatever a broken or shadowing module raises as it loads
-            broken.append(_not_imported(name, e))
-        else:
-            return
-    why = "".join(f"; {b}" for b in broken)
-    raise UserError(f"{head}: {what} needs pyarrow: pip install 'serq-sweep[pandas]' (or write .csv){why}")
-
-
-def _not_imported(name: str, e: BaseException) -> str:
-    first = next(iter(str(e).splitlines()), "")
-    return f"{name} does not import ({type(e).__name__}{': ' + first if first else ''})"
+    name, why = first_that_imports((("pyarrow", "pyarrow.parquet"), ("fastparquet", "fastparquet")))
+    if name is None:
+        raise UserError(f"{head}: {what} needs pyarrow: pip install 'serq-sweep[pandas]' (or write .csv){why}")
 
 
 def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None:
