@@ -496,31 +496,35 @@ def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], re
     if read_as_is:
         cis = g[band[0]].tolist() if band else [math.nan] * len(g)
         rows = [(float(a), float(b), float(c)) for a, b, c in zip(g[x_column], g[y_column], cis)]
-        names = [", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys if k != hue)
-                 for i in range(len(g))]
+        point_values = [tuple(g[k].iloc[i] for k in keys) for i in range(len(g))]
+        names = [_at(keys, values, hue) for values in point_values]
         if counts and thin is not None:  # (a points table's FIGURE:n and runs: a mean over fewer runs said)
-            keys = [c for c in swept if c in g.columns]
-            for i, (n, runs) in enumerate(zip(g[counts[0]], g[counts[1]])):
+            for values, n, runs in zip(point_values, g[counts[0]], g[counts[1]]):
                 over = _fewer(n, runs)
                 if over is not None:
-                    at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(g[k].iloc[i]))}" for k in keys)
-                    thin.append((f"{at or 'the point'} {over}", False))
+                    thin.append((f"{_at(keys, values) or 'the point'} {over}", False))
     else:
         parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
         for values, part in parts:
             ys = part[y_column].astype(float).tolist()
             n, m, ci, _ = mean_ci(ys)
             values = values if isinstance(values, tuple) else (values,)
-            at = ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values))
             if thin is not None and n < len(part):
                 gone = int(part[ABSENT].sum()) if ABSENT in part.columns else 0
-                thin.append((f"{at or 'the point'} {_over(n, len(part), _infinite(ys), gone)}", gone > 0))
+                thin.append((f"{_at(keys, values) or 'the point'} {_over(n, len(part), _infinite(ys), gone)}",
+                             gone > 0))
             rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
-            names.append(", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values) if k != hue))
+            names.append(_at(keys, values, hue))
     kept = sorted((i for i, r in enumerate(rows) if math.isfinite(r[0])), key=lambda i: rows[i][0])
     if labels is not None:
         labels.extend(names[i] for i in kept)
     return [rows[i][0] for i in kept], [rows[i][1] for i in kept], [rows[i][2] for i in kept]
+
+
+def _at(keys: Sequence[str], values: Sequence[Any], but: str | None = None) -> str:
+    """A point of the sweep as its swept values (``B=256, C=512``), each as a plot writes it, ``but``'s left out
+    (a line's own --hue): what a point's label and the notes of a point of fewer runs say."""
+    return ", ".join(f"{_drawn(k)}={_drawn(_hue_value(v))}" for k, v in zip(keys, values) if k != but)
 
 
 #: the column :func:`_curve_data` adds to a runs table: whether the run's program has no member the figure is of
