@@ -253,7 +253,8 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     runs in this process); ``dask``: a scheduler address, ``"local"`` (a LocalCluster of ``workers``
     processes) or a ``distributed.Client``.
     ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
-    (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``.
+    (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``
+    (``fresh=True`` without ``out`` is a :class:`serq.errors.UsageError`, as ``--fresh`` without ``--out`` is).
     ``records``: True keeps every run's records (what ``serq run --records`` writes) and returns
     ``(frame, records)``: one DataFrame of the records of every run, columns ``point``, the swept names,
     ``seed``, ``key``, then the record's (a dict of them by name for a program of several record tables);
@@ -273,6 +274,11 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     records = output_path(records, "records") if not isinstance(records, bool) else records
     out, fresh = output_path(out, "out"), flag(fresh, "fresh")
     progress = flag(progress, "progress", none=True)
+    if fresh and out is None:  # (it was taken silently: a sweep without out= resumes nothing), as --fresh is refused
+        from serq.errors import UsageError
+
+        raise UsageError("fresh=True goes with out= (it runs the sweep again instead of resuming from the table "
+                         "there)")
     from serq.loading import argument_given
 
     check_engine(workers, dask, pm, argument_given)  # before anything is compiled
