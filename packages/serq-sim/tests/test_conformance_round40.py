@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import check_by_hand
+from conform import check_by_hand, pool_json, report_json, request_rows, run, run_error, vllm_engine
 
 inf = math.inf
 nan = math.nan
@@ -421,3 +421,323 @@ run { horizon 10; }
     assert js["mean_live"] == pytest.approx(0.6, rel=1e-12)
     _, js = check_by_hand(monkeypatch, src.replace("horizon 10;", "horizon 10; warmup 1.5;"), {}, {})
     assert js["mean_live"] == pytest.approx(2 / 8.5, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a stage's observables read in mid-service
+# ---------------------------------------------------------------------------------------------------------
+
+MIDSERVICE = [
+    # work(s) at a ps(1) is the work its jobs have left: at 1, s0 (4) has run alone for 1 s: 3; at 2, s0 has
+    # 3 - 0.5 = 2.5 and s1 (2 from 1) 1.5: 4. busy(s) is every job present: 0, 1, 2. Under warmup 4 the
+    # samples (all before 4) are out; over [4,20] the stage holds 3 jobs until 6.5, 2 until 8.5, 1 until 9:
+    # 7.5 + 4 + 0.5 = 12 over 16; some job on [4,9]: 5 / 16; all three runs end after 4 and count whole
+    # (service 7). The delay's two runs end at 1 and 2: none counted, nothing present after 4.
+    ("ps_work_left_in_mid_service", """
+stage s : ps(1);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  observe w = work(s);
+  observe b = busy(s);
+  run s (serial == 0 ? 4 : serial == 1 ? 2 : 3);
+}
+gauge g = queue(s);
+run { horizon 20; warmup W; }
+""", {"w": [(0, 0.0, 0.0), (1, 1.0, 3.0), (2, 2.0, 4.0)], "b": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 2.0, 2.0)]},
+     {("s", None): {"completions": 3, "service": 7.0, "present": 21 / 20, "utilisation": 9 / 20},
+      ("gauge", "g"): {"mean": 21 / 20, "min": 0.0, "max": 3.0}}),
+    # fifo(2): work(f) counts the jobs in service by what they have left and the waiting whole. s0 (3) and
+    # s1 (3 from 1) in service, s2 at 2: 1 + 2 = 3; s3 at 2.5 (s2 waiting with 3): 0.5 + 1.5 + 3 = 5.
+    # busy(f) 2, queue(f) 3 at 2.5 (two served, one waiting).
+    ("fifo_two_servers_work_left", """
+stage f : fifo(2);
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  run d (serial == 3 ? 2.5 : serial);
+  observe w = work(f);
+  observe b = busy(f);
+  observe q = queue(f);
+  run f (3);
+}
+run { horizon 20; warmup W; }
+""", {"w": [(0, 0.0, 0.0), (1, 1.0, 2.0), (2, 2.0, 3.0), (3, 2.5, 5.0)],
+      "b": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 2.0, 2.0), (3, 2.5, 2.0)],
+      "q": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 2.0, 2.0), (3, 2.5, 3.0)]},
+     {("f", None): {"completions": 4, "wait": (0 + 0 + 1 + 1.5) / 4, "service": 3.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MIDSERVICE], ids=[c[0] for c in MIDSERVICE])
+def test_observables_in_mid_service(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src.replace("W", "0"), obs, figures)
+
+
+def test_ps_under_a_warmup_after_every_sample(monkeypatch):
+    """MIDSERVICE's first program under warmup 4: see its comment."""
+    src = MIDSERVICE[0][1].replace("W", "4")
+    check_by_hand(monkeypatch, src, {"w": [], "b": []},
+                  {("s", None): {"completions": 3, "service": 7.0, "present": 0.75, "utilisation": 0.3125,
+                                 "throughput": 3 / 16},
+                   ("d", None): {"completions": 0, "present": 0.0, "utilisation": 0.0},
+                   ("gauge", "g"): {"mean": 0.75, "min": 0.0, "max": 3.0}})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The later dialect: queue by with waited and budget_left, preempt by … requeue, reserve held, run { arrivals }
+# ---------------------------------------------------------------------------------------------------------
+
+EXTRAS = [
+    # pool-reference.txt's priority lanes, verbatim: queue by (immediate ? 0 : prompt > 128 && waited >= 3 ?
+    # 1 : prompt <= 128 ? 2 : 3, serial). s0 holds p for 5; s1 (long) queues at 0, s2 (short) at 1, s3
+    # (long) at 3. At 5: s1 waited 5 (lane 1), s2 lane 2, s3 waited 2 (lane 3): s1. At 6 (s1's hold of 1
+    # done; no timer before): s3 waited 3, lane 1, ahead of s2 (lane 2): s3, then s2 at 7. Waits 0, 5, 3
+    # (6 - 3), 6 (7 - 1): 3.5; queued s1 on [0,5], s2 on [1,7], s3 on [3,6]: 14 / 100.
+    ("queue_by_priority_lanes_with_aging", """
+pool p { cap 1; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3, serial); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  set immediate = 0;
+  set prompt = serial == 2 ? 100 : 200;
+  run d (serial == 2 ? 1 : serial == 3 ? 3 : 0);
+  hold p (1) { observe a = now; run d (serial == 0 ? 5 : 1); }
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 5.0, 5.0), (3, 6.0, 6.0), (2, 7.0, 7.0)]},
+     {("p", None): {"wait": 3.5, "queue": 0.14, "admissions": 4, "used": 0.08}}),
+    # queue by (-waited): the longest waiter first, s2 (queued at 0.5) before s1 (at 1) though s1 has the
+    # smaller serial; both wait for s0's release at 3.
+    ("queue_by_minus_waited_longest_first", """
+pool p { cap 1; queue by (-waited); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 1 ? 1 : serial == 2 ? 0.5 : 0);
+  hold p (1) { observe a = now; run d (serial == 0 ? 3 : 1); }
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (2, 3.0, 3.0), (1, 4.0, 4.0)]}, {("p", None): {"wait": (0 + 2.5 + 3) / 3}}),
+    # With admit via, a queue key reading budget_left is evaluated again after each admission (budget 8):
+    # all three keys 0 at first (6, 3, 2 ≤ 8): s0 (serial) takes 6 tokens; then 2 are left: s1 (3 > 2) key
+    # 1, s2 (2) key 0: s2 takes the 2; none left. s1 at the next iteration, [1,2].
+    ("queue_key_reads_budget_left_after_each_admission", """
+pool q { cap 8; admit via e; queue by (prompt > budget_left(e) ? 1 : 0, serial); }
+stage e : step { budget 8; cost 1; }
+workload { arrive batch(3); }
+session {
+  set prompt = serial == 0 ? 6 : serial == 1 ? 3 : 2;
+  hold q (1) { observe a = now; run e prefill (prompt); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (2, 0.0, 0.0), (1, 1.0, 1.0)], "f": [(0, 1.0, 1.0), (2, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {("q", None): {"admissions": 3, "wait": 1 / 3}, ("e", None): {"iterations": 2}}),
+    # preempt by (admission) requeue tail on a pool no stage names (candidates: the holders in a hold
+    # scope). cap 6: s0 holds 2 (run 10), s1 2; s2 (5) queues at 0.5. At 1 s1 grows by 3 (7 > 6): the
+    # least key is s0's (admitted first): it leaves its run, gives its 2 back, and goes to the tail, behind
+    # s2; s1 grows to 5. At 2 s1 ends: s2 (5) is the head and fits; s0 (2) does not beside it until 3; s0
+    # runs its 10 again: 13. Used 2 + 2 + 5 + 5 + 20 = 34 / 100; waits 0, 0, 1.5, 2 (s0 from 1 to 3).
+    ("preempt_by_admission_requeue_tail", """
+pool p { cap 6; preempt by (admission) requeue WHERE; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (2) { observe a = now; run d (10); } }
+  else {
+    branch (serial == 1) { hold p (2) { observe a = now; run d (1); grow p (3); run d (1); } }
+    else { run d (0.5); hold p (5) { observe a = now; run d (1); } }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""".replace("WHERE", "tail"), {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 2.0, 2.0), (0, 3.0, 3.0)],
+                                "f": [(1, 2.0, 2.0), (2, 3.0, 3.0), (0, 13.0, 13.0)]},
+     {("p", None): {"used": 0.34, "wait": 0.875, "admissions": 4, "preemptions": 1, "queue": 0.035}}),
+    # requeue head: s0 goes back ahead of s2, fits at 2 (2 of 6) and blocks s2 (5) until 12. Waits 0, 0,
+    # 1 (s0 from 1 to 2), 11.5 (s2 from 0.5): 3.125; queued s2 on [0.5,12], s0 on [1,2]: 12.5 / 100.
+    ("preempt_by_admission_requeue_head", """
+pool p { cap 6; preempt by (admission) requeue WHERE; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (2) { observe a = now; run d (10); } }
+  else {
+    branch (serial == 1) { hold p (2) { observe a = now; run d (1); grow p (3); run d (1); } }
+    else { run d (0.5); hold p (5) { observe a = now; run d (1); } }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""".replace("WHERE", "head"), {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 2.0, 2.0), (2, 12.0, 12.0)],
+                                "f": [(1, 2.0, 2.0), (0, 12.0, 12.0), (2, 13.0, 13.0)]},
+     {("p", None): {"used": 0.34, "wait": 3.125, "admissions": 4, "preemptions": 1, "queue": 0.125}}),
+    # reserve held, and cached prefixes evicted when units are allocated, not when reserved. cap 10: s0
+    # caches 6 at 1. s1 at 2: 0 + 8 ≤ 10, allocates 2 (2 + 6 cached = 8: no eviction); free(p) = 10 - 2 -
+    # the 6 unallocated = 2 (cached units are room). s2 (1) at 3: used 2 + 6 + 1 = 9 fits. s1 grows by 6 at
+    # 4 within its reservation: 3 + 0 + 6 ≤ 10, and the allocation (9 + 6 cached > 10) evicts s0's entry
+    # whole (no block). used: 6, 0, 2, 3, 9 on the first five seconds, then s2's 1 until 13: 28 / 100;
+    # cached 6 on [1,4]. free(p): 4, 10, 2, 1, 1, then 9 until 13 and 10: 960 / 100, least 1.
+    ("reserve_held_and_cache_evicted_at_allocation", """
+pool p { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (6) { run d (1); } cache (6); }
+  else {
+    branch (serial == 1) {
+      run d (2);
+      hold p (2) reserve (8) { observe fr = free(p); run d (2); grow p (6); observe g = used(p); run d (1); }
+    }
+    else { run d (3); hold p (1) { observe a = now; run d (10); } }
+  }
+}
+gauge fg = free(p);
+run { horizon 100; }
+""", {"fr": [(1, 2.0, 2.0)], "g": [(1, 4.0, 9.0)], "a": [(2, 3.0, 3.0)]},
+     {("p", None): {"used": 0.28, "cached": 0.18, "evicted_entries": 1, "evicted_units": 6.0, "wait": 0.0},
+      ("gauge", "fg"): {"mean": 9.6, "min": 1.0, "max": 10.0}}),
+    # reserve held: s0 holds 2 of a reservation of 8 (6 unallocated); s1 (2): 2 + 6 + 2 = 10 fits; s2 (1):
+    # 4 + 6 + 1 = 11 waits. At 2 s0 grows by 4 (4 + 0 + 4 ≤ 10: its own reservation is room): 6 left, 2
+    # of them unallocated. At 3 s1 ends: 6 + 2 + 1 = 9: s2 admitted. used 4, 8, 7, 6 on [0,5]: 29 / 100;
+    # holders 2 on [0,4], 1 on [4,5]: 9 / 100; s2 queued on [0,3].
+    ("reserve_held_unallocated_reservation_blocks_a_newcomer", """
+pool p { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (2) reserve (8) { run d (2); grow p (4); observe g = now; run d (3); } }
+  else {
+    branch (serial == 1) { hold p (2) { run d (3); } }
+    else { hold p (1) { observe a = now; run d (1); } }
+  }
+}
+run { horizon 100; }
+""", {"a": [(2, 3.0, 3.0)], "g": [(0, 2.0, 2.0)]},
+     {("p", None): {"used": 0.29, "holders": 0.09, "queue": 0.03, "wait": 1.0, "admissions": 3}}),
+    # the same without reserve held: the reservation is checked at admission only, and s2 goes in at 0.
+    ("without_reserve_held_the_reservation_is_checked_once", """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (2) reserve (8) { run d (2); grow p (4); observe g = now; run d (3); } }
+  else {
+    branch (serial == 1) { hold p (2) { run d (3); } }
+    else { hold p (1) { observe a = now; run d (1); } }
+  }
+}
+run { horizon 100; }
+""", {"a": [(2, 0.0, 0.0)], "g": [(0, 2.0, 2.0)]}, {("p", None): {"queue": 0.0, "wait": 0.0}}),
+    # run { arrivals 3 } with renewal(2): arrivals at 2, 4, 6 (the first after one gap), each a run of 1;
+    # the run ends when the third session does, at 7: end 7, time averages over [1, 7]: present and
+    # mean_live 3 / 6, throughput 3 / 6.
+    ("arrivals_end_the_run_when_drained", """
+workload { arrive renewal(2); }
+stage d : delay;
+session { run d (1); observe f = now; }
+gauge q = queue(d);
+run { horizon 100; warmup 1; arrivals 3; }
+""", {"f": [(0, 3.0, 3.0), (1, 5.0, 5.0), (2, 7.0, 7.0)]},
+     {"end": 7.0, "horizon": 100.0, "mean_live": 0.5, "arrivals": 3, "ended": 3,
+      ("d", None): {"present": 0.5, "throughput": 0.5, "completions": 3}, ("gauge", "q"): {"mean": 0.5}}),
+    # the deadline is inclusive: the third session ends at 7 = horizon: drained; runs of 0 end at their
+    # arrivals, the last at 6: end 6 under horizon 7.
+    ("arrivals_drained_at_the_horizon", """
+workload { arrive renewal(2); }
+stage d : delay;
+session { run d (1); observe f = now; }
+run { horizon 7; arrivals 3; }
+""", {"f": [(0, 3.0, 3.0), (1, 5.0, 5.0), (2, 7.0, 7.0)]}, {"end": 7.0, "mean_live": 3 / 7}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EXTRAS], ids=[c[0] for c in EXTRAS])
+def test_later_dialect_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+@pytest.mark.parametrize("run_block, message", [
+    # the third session arrives at 6 and is still in its run at 6.5
+    ("run { horizon 6.5; arrivals 3; }", "at t=6.5: run { arrivals 3; }: 1 session still live at the horizon"),
+    # the third arrival would be at 6
+    ("run { horizon 5; arrivals 3; }", "at t=5: run { arrivals 3; }: only 2 arrivals by the horizon"),
+    # drained at 7 = the warm-up's end: nothing to measure
+    ("run { horizon 100; warmup 7; arrivals 3; }", "run { arrivals 3; }: drained at t=7, at or before the warmup 7"),
+])
+def test_arrivals_errors(monkeypatch, run_block, message):
+    src = f"""
+workload {{ arrive renewal(2); }}
+stage d : delay;
+session {{ run d (1); observe f = now; }}
+{run_block}
+"""
+    assert message in run_error(src, monkeypatch)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# §7 on lib/vllm.sq's engine (conform.VLLM_ENGINE: the step clock, cost 1, blocks of 4 tokens): rows
+# (session, sent, admitted, first_token, last_token, cached, preemptions)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _engine(**kw) -> str:
+    subs = dict(MAXSEQ="256", BLOCKS="100", B="32", CHUNK="", N="2", PROMPT="4", OUT="1",
+                REQUEST="vllm_request(reqs, kv, engine, prompt, o, t0)")
+    subs.update(kw)
+    return vllm_engine(**subs)
+
+
+VLLM = [
+    # max_num_seqs = pool reqs { cap 1 }: s1 waits for s0's release. Budget 8, prompts 4, 2 out: [0,1] s0
+    # prefills 4 (first token 1), [1,2] its one decode (done 2); s1 admitted by the iteration at 2, first
+    # token 3, done 4. 4 iterations of 4, 1, 4, 1 tokens: 2.5 a step, 2.5 / 8 of the budget.
+    ("max_seqs_one", _engine(MAXSEQ="1", B="8", OUT="2"),
+     [(0, 0.0, 0.0, 1.0, 2.0, 0, 0), (1, 0.0, 2.0, 3.0, 4.0, 0, 0)],
+     {"iterations": 4, "tokens": 2.5, "token_utilisation": 2.5 / 8, "prefill_only": 2, "decode_only": 2},
+     {"reqs": {"wait": 1.0, "admissions": 2}}),
+    # admission needs blocks for the whole prompt, rounded up: 3 blocks of 4, prompt 5 (2 blocks), 4 out.
+    # s0 reserves and allocates 8, computes positions 0 … 7 (prefill 5, decodes 5, 6, 7 at [1,4]); s1's
+    # reserve of 8 does not fit beside it (16 > 12). At 4 s0 caches min(9, 8) = 8, two blocks; s1 then
+    # needs 8 next to the 8 cached in 12: one block of s0's entry goes, from its tail (4 units, the entry
+    # not whole), at the admission's instant. s1: first token 5, done 8, and caches its own 8. kv used 8 on
+    # [0,8]: 0.64; cached s0's 4 on [4,100] and s1's 8 on [8,100]: (384 + 736) / 100.
+    ("reserve_whole_prompt_in_blocks", _engine(BLOCKS="3", B="16", PROMPT="5", OUT="4"),
+     [(0, 0.0, 0.0, 1.0, 4.0, 0, 0), (1, 0.0, 4.0, 5.0, 8.0, 0, 0)],
+     {"iterations": 8},
+     {"kv": {"used": 0.64, "cached": 11.2, "evicted_units": 4.0, "evicted_entries": 0},
+      "reqs": {"wait": 2.0}}),
+    # chunk 3 and the budget shared in admission order: budget 8, prompts 5 (1 out). s0 admitted with
+    # min(5, 0 + 8) = 5 units and prefills a chunk of 3; s1 with the 5 left: chunk 3. [1,2] both their
+    # last 2: first tokens (and last) at 2. 6 and 4 tokens.
+    ("chunk_caps_each_newcomer", _engine(CHUNK="chunk 3;", B="8", PROMPT="5"),
+     [(0, 0.0, 0.0, 2.0, 2.0, 0, 0), (1, 0.0, 0.0, 2.0, 2.0, 0, 0)],
+     {"iterations": 2, "tokens": 5.0, "prefill_only": 2}, {}),
+    # LIFO preemption and the recompute of what was generated: 4 blocks, prompts 4, 8 out, budget 32. [0,1]
+    # both prefill 4 (a block each), first tokens at 1; [1,2] both grow to a second block (4 in use); the
+    # decodes of positions 5, 6, 7 at [2,5]. At 5 s0 (first in running order) needs a third block for
+    # position 8: running[-1] is s1, preempted with 8 computed (5 outputs), its 2 full blocks cached; s0
+    # takes s1's tail block. No admission at 5; s1's reserve (known 9: 3 blocks) does not fit beside s0's 3
+    # until s0 ends at 8 (positions 8, 9, 10 at [5,8]). At 8 s1's hit is min(cachedin 4, floor(8 / 4) · 4)
+    # = 4; it prefills 9 - 4 = 5 (its sixth token at 9) and decodes 8 - 1 - 5 = 2: done at 11. Evicted: s1's
+    # tail at 5, s0's tail at 8 (s1 needs 12 beside its own 4 and s0's 8 cached): 8 units. 11 iterations,
+    # the one of [5,6] among them.
+    ("lifo_preemption_and_recompute", _engine(BLOCKS="4", PROMPT="4", OUT="8"),
+     [(0, 0.0, 0.0, 1.0, 8.0, 0, 0), (1, 0.0, 0.0, 1.0, 11.0, 0, 1)],
+     {"iterations": 11, "prefill_only": 2, "decode_only": 9},
+     {"kv": {"preemptions": 1, "evicted_units": 8.0, "admissions": 3}}),
+]
+
+
+@pytest.mark.parametrize("src, rows, engine, pools", [c[1:] for c in VLLM], ids=[c[0] for c in VLLM])
+def test_vllm_rules_by_hand(monkeypatch, src, rows, engine, pools):
+    r, _ = run(src, monkeypatch)
+    assert sorted(request_rows(r)) == rows
+    js = report_json(r)
+    e = next(s for s in js["stages"] if s["name"] == "engine")
+    assert {k: e[k] for k in engine} == pytest.approx(engine, rel=1e-12)
+    for name, want in pools.items():
+        got = pool_json(r, name)
+        assert {k: got[k] for k in want} == pytest.approx(want, rel=1e-12), name
