@@ -834,3 +834,53 @@ run { horizon 20; warmup 6; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_flows_estimates_livelock_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_vllm_metrics_of_a_preempted_request(monkeypatch):
+    """VLLM's lifo_preemption_and_recompute, its request metrics by hand: s0's tokens at 1 … 8, s1's at 1 … 5
+    and, after the preemption at 5 and its recompute at [8,9], at 9, 10, 11. ITL: s0's 7 gaps of 1, s1's 1,
+    1, 1, 1, 4, 1, 1: 13 ones and a 4, mean 17 / 14, population std √((13 · (3/14)² + (39/14)²) / 14);
+    numpy's percentiles over the sorted 14: p90 at index 11.7 (1), p95 at 12.35 (1 + 0.35 · 3), p99 at
+    12.87 (1 + 0.87 · 3). TPOT (last - first) / (output - 1): 7 / 7 and 10 / 7, mean 17 / 14, std 3 / 14.
+    E2EL 8 and 11: p90 8 + 0.9 · 3; TTFT 1 and 1. Queue (admitted - sent) 0 and 0."""
+    r, _ = run(VLLM[3][1], monkeypatch)
+    q = report_json(r)["requests"]
+    itl = q["itl"]
+    assert (itl["count"], itl["median"], itl["p90"]) == (14, 1.0, 1.0)
+    assert (itl["mean"], itl["p95"], itl["p99"]) == pytest.approx((17 / 14, 2.05, 3.61), rel=1e-12)
+    assert itl["std"] == pytest.approx(math.sqrt((13 * (3 / 14) ** 2 + (39 / 14) ** 2) / 14), rel=1e-12)
+    assert (q["tpot"]["mean"], q["tpot"]["std"]) == pytest.approx((17 / 14, 3 / 14), rel=1e-12)
+    assert (q["e2el"]["mean"], q["e2el"]["p90"]) == pytest.approx((9.5, 10.7), rel=1e-12)
+    assert (q["ttft"]["mean"], q["ttft"]["std"], q["queue"]["mean"]) == (1.0, 0.0, 0.0)
+    assert (q["completed"], q["total_output_tokens"], q["total_input_tokens"]) == (2, 16.0, 8.0)
+
+
+def test_exclusive_prefill_displaced_decode_keeps_its_new_block(monkeypatch):
+    """§3: "Displaced decodes keep any newly acquired allocation but neither execute nor advance computed
+    KV." Budget 4, blocks of 4, serve exclusive prefill. s0 prefills 3 at [0,1] (one block) and decodes
+    position 3 at [1,2]; s1 comes to the queue at 1.5. At 2 s0's decode of position 4 grows its hold to 8
+    (a second block) and is tentative: s1's prefill fits and displaces it (s1's header sees used 8 + its 4:
+    12). s1 prefills 4 alone at [2,3]; s0 decodes positions 4 and 5 at [3,5]. used(kv): 4 on [0,2], 12 on
+    [2,3], 8 on [3,5]: 36 / 10; 5 iterations, 2 of them prefills."""
+    src = """
+pool reqs { cap 8; admit via e; }
+pool kv { cap 100; block 4; }
+stage e : step { budget 4; cost 1; serve exclusive prefill; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (3) { run e prefill (3) growing kv; run e decode (3) growing kv; }
+  } else {
+    run d (1.5);
+    hold reqs (1), kv (4) { observe u = used(kv); run e prefill (4) growing kv; }
+  }
+  observe f = now;
+}
+gauge g = used(kv);
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"u": [(1, 2.0, 12.0)], "f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
+                  {("gauge", "g"): {"mean": 3.6, "max": 12.0},
+                   ("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3, "mixed": 0},
+                   ("kv", None): {"used": 3.6}})
