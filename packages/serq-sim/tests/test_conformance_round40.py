@@ -884,3 +884,45 @@ run { horizon 10; }
                   {("gauge", "g"): {"mean": 3.6, "max": 12.0},
                    ("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3, "mixed": 0},
                    ("kv", None): {"used": 3.6}})
+
+
+@pytest.mark.parametrize("warmup, work, mean", [
+    # 20 windows of 1 s over [0,20]: the job's 1 s is window 0's mean 1, the others 0: the windows' mean
+    # m = 0.05, their sample variance ((1 - m)² + 19 m²) / 19 = 0.05; CI 2.093 √0.05 / √20.
+    (0, 1, 0.05),
+    # warm-up 1: 20 windows of 0.95 s over [1,20]; the job's 0.5 s in window 0 (mean 0.5 / 0.95 = 20 m with
+    # m = 0.5 / 19 the gauge's mean): the windows' sample variance ((19 m)² + 19 m²) / 19 = 20 m², so the CI
+    # is 2.093 √(20 m²) / √20 = 2.093 m.
+    (1, 1.5, 0.5 / 19),
+])
+def test_gauge_ci_over_twenty_windows(monkeypatch, warmup, work, mean):
+    """§3, Gauges: "the report gives its time average over [warmup, end], with a batch-means 95% CI over 20
+    windows, and the least and greatest value held for a positive time"."""
+    src = f"""
+stage d : delay;
+workload {{ arrive batch(1); }}
+session {{ run d ({work}); }}
+gauge g = queue(d);
+run {{ horizon 20; warmup {warmup}; }}
+"""
+    _, js = check_by_hand(monkeypatch, src, {}, {("gauge", "g"): {"mean": mean, "min": 0.0, "max": 1.0}})
+    want = 2.093 * math.sqrt(0.05) / math.sqrt(20) if warmup == 0 else 2.093 * mean
+    assert js["gauges"]["g"]["ci"] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("n, expr, noted", [
+    (40, "serial > 100", True),                 # a comparison, 0 over 40 samples
+    (39, "serial > 100", False),                # 39 samples: too few to be noted
+    (40, "serial < 100", False),                # a test that always held is not noted
+    (40, "!(serial < 100)", True),              # outermost `!`
+    (40, "serial > 100 || serial < 0", True),   # outermost `||`
+    (40, "(serial > 100) * 1", False),          # outermost `*`: not a test
+])
+def test_constant_zero_test_observe_note(monkeypatch, n, expr, noted):
+    """§3, Statistics: "An observe whose expression is a test (its outermost operator a comparison, &&, || or
+    !) and that was 0 over 40 or more samples gets a line under the table"; "A test that always held is not
+    noted"."""
+    src = f"workload {{ arrive batch({n}); }}\nsession {{ observe h = {expr}; }}\nrun {{ horizon 10; }}\n"
+    _, js = check_by_hand(monkeypatch, src, {}, {})
+    notes = [x for x in js["notes"] if x.startswith("note: observe h is constant 0")]
+    assert notes == ([f"note: observe h is constant 0 over {n} samples"] if noted else [])
