@@ -926,3 +926,52 @@ def test_constant_zero_test_observe_note(monkeypatch, n, expr, noted):
     _, js = check_by_hand(monkeypatch, src, {}, {})
     notes = [x for x in js["notes"] if x.startswith("note: observe h is constant 0")]
     assert notes == ([f"note: observe h is constant 0 over {n} samples"] if noted else [])
+
+
+LATER = [
+    # pool-reference.txt, preempt by: "Candidates are holders resident in the stage whose memory is this
+    # pool"; keys read position, "the position its hold has computed on the pool". cap 16, blocks of 4. s0
+    # holds 4 (prefill 4, decode 8), s1 8 (prefill 8, decode 4): both admitted at 0 (12). [1,2]: s0 grows to
+    # 8 for position 4 (16); s1 needs 12 for position 8: the least position is s0's 4 (lifo would take s1,
+    # admitted last): s0 leaves, s1 grows to 12. s0 is admitted again at the next event, 2 (16), prefills at
+    # [2,3]; at 3 it needs 8 for position 4 beside s1's 12: its 4 against s1's 10: s0 again (stuck: no
+    # progress since its last preemption). Admitted at 4, prefills at [4,5] while s1 decodes its last
+    # (done 5); then alone: positions 4 … 11 at [5,13]. used 12, 12, 16, 12, 16, then 8 · 4 and 12 · 4:
+    # 148 / 100; waits 0, 0, 1, 1.
+    ("preempt_by_position_on_an_engine_pool", """
+pool kv { cap 16; block 4; preempt by (position) requeue head; }
+stage e : step { budget 32; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { observe a = now; run e prefill (4) growing kv; run e decode (8) growing kv; } }
+  else { hold kv (8) { observe a = now; run e prefill (8) growing kv; run e decode (4) growing kv; } }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 2.0, 2.0), (0, 4.0, 4.0)], "f": [(1, 5.0, 5.0), (0, 13.0, 13.0)]},
+     {("kv", None): {"preemptions": 2, "stuck": 1, "used": 1.48, "wait": 0.5, "admissions": 4}}),
+    # reserve held: "Reservations end with the hold's scope, release or preemption; leases retain none".
+    # cap 10. s0's hold (2, reserve 8) ends at 1 and leases its 2 until 6 (its session goes on); s1 (2,
+    # reserve 8) waits until then (2 + 6 + 8 > 10), and at 1 fits beside the lease (2 + 0 + 8): the lease
+    # keeps no reservation. s1 releases at 2: room 10 - 2 = 8; s2 (6, at 2, queued first that instant:
+    # its delay's event was scheduled before s1's run's) is admitted in that settle: room 2 left.
+    ("reserve_held_ends_at_release_and_leases_keep_none", """
+pool p { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold p (2) reserve (8) { run d (1); } lease p (5); run d (10); }
+  else {
+    branch (serial == 1) { hold p (2) reserve (8) { run d (1); release p; observe r = free(p); run d (5); } }
+    else { run d (2); hold p (6) { observe a = now; observe fr = free(p); run d (1); } }
+  }
+}
+run { horizon 100; }
+""", {"r": [(1, 2.0, 8.0)], "a": [(2, 2.0, 2.0)], "fr": [(2, 2.0, 2.0)]},
+     {("p", None): {"used": 0.2, "holders": 0.08, "wait": 1 / 3, "admissions": 3}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LATER], ids=[c[0] for c in LATER])
+def test_later_dialect_on_engines_and_leases(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
