@@ -164,6 +164,68 @@ def test_rag_decoder_stall_by_hand(monkeypatch, c, gaps, long_first, long_gap):
     assert e["tokens"] * e["iterations"] == pytest.approx(100 + 4 + 8000 + 1)
 
 
+def _threshold_engine(n, gap, plen, olen, budget, c, slots=128):
+    """vLLM's scheduler with long_prefill_token_threshold c written out, on the step clock 1 + 0.001 a token,
+    ample KV, request i sent at (i + 1) gap: at each iteration's start the cap is c while more than one request
+    runs or waits (none at c = 0); the running requests in admission order take a decode token or a chunk of
+    their prompt (cut to the budget left and the cap), then the waiting ones are admitted while slots and
+    budget last, their first chunk cut the same way. Each request's (first token, last token)."""
+    reqs = [dict(sent=(i + 1) * gap, p=plen(i), o=olen(i), done=0, outs=0) for i in range(n)]
+    t, pending, waiting, running = 0.0, list(reqs), [], []
+    while pending or waiting or running:
+        waiting += [r for r in pending if r["sent"] <= t + 1e-12]
+        pending = [r for r in pending if r["sent"] > t + 1e-12]
+        if not waiting and not running:
+            t = pending[0]["sent"]
+            continue
+        cap = c if c > 0 and len(running) + len(waiting) > 1 else math.inf
+        left, sched = budget, []
+        for r in running:
+            if left <= 0:
+                break
+            k = min(r["p"] - r["done"], left, cap) if r["done"] < r["p"] else 1
+            sched.append((r, k))
+            left -= k
+        while waiting and len(running) < slots and left > 0:
+            r = waiting.pop(0)
+            running.append(r)
+            k = min(r["p"], left, cap)
+            sched.append((r, k))
+            left -= k
+        t += 1 + 0.001 * sum(k for _, k in sched)
+        for r, k in sched:
+            if r["done"] < r["p"]:
+                r["done"] += k
+                if r["done"] == r["p"]:
+                    r["outs"], r["first"] = 1, t
+            else:
+                r["outs"] += 1
+            if r["outs"] == r["o"]:
+                r["last"] = t
+        running = [r for r in running if r["outs"] < r["o"]]
+    return [(r["first"], r["last"]) for r in reqs]
+
+
+@pytest.mark.parametrize("n, gap, p, o, budget, c", [
+    (12, 0.7, "300 + (serial * 737) % 2500", "1 + (serial * 13) % 9", 1024, 256),
+    (20, 0.3, "50 + (serial * 911) % 3000", "2 + (serial * 7) % 11", 2048, 500),
+    (15, 2.0, "8000", "3", 8192, 1000),
+    (10, 0.1, "100 + (serial * 97) % 700", "5", 512, 128),
+    (12, 0.7, "300 + (serial * 737) % 2500", "1 + (serial * 13) % 9", 1024, 0),
+])
+def test_rag_against_the_threshold_written_out(monkeypatch, n, gap, p, o, budget, c):
+    def at(expr):
+        return lambda i: eval(expr.replace("serial", str(i)))  # the --def's body at serial i
+
+    want = _threshold_engine(n, gap, at(p), at(o), budget, c)
+    _doc, recs = run("rag_itl.sq", monkeypatch, sets={"C": c, "B": budget}, arrivals=n, horizon=math.inf,
+                     warmup=0, defs={"step_cost": "1 + 0.001 * tokens", "gap": f"~det({gap})", "prompt_len": p,
+                                     "output_len": o})
+    order = np.argsort(recs["session"])
+    assert np.allclose(recs["first_token"][order], [f for f, _ in want], rtol=1e-12, atol=1e-9)
+    assert np.allclose(recs["last_token"][order], [last for _, last in want], rtol=1e-12, atol=1e-9)
+
+
 def test_rag_every_token_computed_once(monkeypatch):
     doc, recs = run("rag_itl.sq", monkeypatch, sets={"C": 1024}, arrivals=25, horizon=math.inf, warmup=0)
     e = stage(doc, "engine")
