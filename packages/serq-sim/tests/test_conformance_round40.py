@@ -975,3 +975,64 @@ run { horizon 100; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LATER], ids=[c[0] for c in LATER])
 def test_later_dialect_on_engines_and_leases(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+REQUEUE_ON_ENGINE = """
+pool reqs { cap 8; admit via e; queue by (-serial); }
+pool kv { cap 8; block 4; preempt by (-admission) requeue WHERE; }
+stage e : step { budget 16; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 2 ? 2 : 0);
+  hold reqs (1), kv (serial == 2 ? 8 : 4) {
+    observe a = now;
+    run e prefill (serial == 2 ? 8 : 4) growing kv;
+    run e decode (serial == 2 ? 0 : 4) growing kv;
+  }
+  observe f = now;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("where, obs, reqs", [
+    # queue by (-serial) on the engine's queue: s1 is admitted before s0 at 0 (4 + 4 of 8); at [1,2] s1's
+    # decode of position 4 needs a second block: the victim is the least -admission, s0 (admitted last),
+    # which goes back to reqs' queue. requeue tail: as a newcomer, by its key 0; s2 (key -2) joins at 2 and
+    # is the head; it needs 8 beside s1's 8 and blocks s0 until s1 ends at 5 (positions 4 … 7 at [1,5]). At
+    # 5 s2 takes 8 (prefill [5,6], one token: done 6), s0 waits, then 4 at 6: [6,7] prefill, [7,11] decodes.
+    # reqs waits 0, 0, 3 (s2, 2 → 5), 5 (s0, 1 → 6); queued s0 on [1,6], s2 on [2,5]: 8 / 100.
+    ("tail", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 5.0, 5.0), (0, 6.0, 6.0)],
+              "f": [(1, 5.0, 5.0), (2, 6.0, 6.0), (0, 11.0, 11.0)]}, {"wait": 2.0, "queue": 0.08}),
+    # requeue head: s0 ahead of s2's key; at 5 s0 takes 4 and s2 (8) waits until s0 ends at 10 ([5,6]
+    # prefill, [6,10] decodes); s2 at [10,11]. Waits 0, 0, 4 (s0, 1 → 5), 8 (s2, 2 → 10); queued s0 on [1,5],
+    # s2 on [2,10]: 12 / 100.
+    ("head", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 5.0, 5.0), (2, 10.0, 10.0)],
+              "f": [(1, 5.0, 5.0), (0, 10.0, 10.0), (2, 11.0, 11.0)]}, {"wait": 3.0, "queue": 0.12}),
+])
+def test_requeue_into_a_keyed_engine_queue(monkeypatch, where, obs, reqs):
+    """pool-reference.txt, preempt: the victim "re-enters the hold's first pool's queue"; "requeue head (the
+    default) places it first, ahead of policy keys. requeue tail treats it as a newcomer: … queue by places
+    it by its keys". The victim's pool (kv) says where; the queue is its hold's first pool's (reqs, admitted
+    by the engine). kv's used: 8 on [0,5] less s0's 4 on [1,5] (s1 grows to 8), then 8 and 4 or 4 and 8:
+    84 / 100 either way."""
+    check_by_hand(monkeypatch, REQUEUE_ON_ENGINE.replace("WHERE", where), obs,
+                  {("reqs", None): {**reqs, "admissions": 4},
+                   ("kv", None): {"preemptions": 1, "used": 0.84, "admissions": 4}})
+
+
+def test_a_step_that_only_preempts_costs_c_at_zero_tokens(monkeypatch):
+    """§3: "It lasts C at zero tokens"; docs/language.md: in `cost`, `residents` is "the jobs on the stage
+    once it is planned (newcomers in, victims out)". cost 0.5 + tokens + residents: the prefill of 4 lasts
+    5.5, each decode 2.5 (positions 4 … 7: 10), and the step that preempts the session (position 8 on a
+    pool of 8) 0.5 + 0 + 0: a cycle of 16; re-admitted at the next event, the step's end: 16, 32."""
+    src = """
+pool kv { cap 8; preempt lifo; }
+stage e : step { budget 16; cost 0.5 + tokens + residents; memory kv; }
+workload { arrive batch(1); }
+session { hold kv (4) { observe a = now; run e prefill (4) growing kv; run e decode (10) growing kv; } }
+run { horizon 40; }
+"""
+    check_by_hand(monkeypatch, src, {"a": [(0, 0.0, 0.0), (0, 16.0, 16.0), (0, 32.0, 32.0)]},
+                  {("kv", None): {"preemptions": 2, "stuck": 1}})
