@@ -108,6 +108,31 @@ def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> di
     return counts
 
 
+def expr_depth(e: Any) -> int:
+    """How deep the expression ``e`` nests (1: a leaf), walked without recursion."""
+    return _depths([e], ())[0]
+
+
+def param_depths(d: A.DefItem) -> tuple[int, dict[str, int]]:
+    """How deep the expressions of the body of ``d`` (as stored: the definitions it uses written out) nest, and
+    the level of the deepest read of each of its parameters (1: an expression that is the name; 0: no read),
+    so that the depth a use writes out is known from its arguments' before it is made (:meth:`Expander.write_out`)."""
+    return _depths(body_exprs(d), d.params)
+
+
+def _depths(roots: list[Any], params: Any) -> tuple[int, dict[str, int]]:
+    at = {p: 0 for p in params}
+    deepest = 0
+    todo = [(r, 1) for r in roots]
+    while todo:
+        e, k = todo.pop()
+        deepest = max(deepest, k)
+        if at and type(e) is A.Var and e.parts[0][0] in at and own_name(e):
+            at[e.parts[0][0]] = max(at[e.parts[0][0]], k)
+        todo.extend((c, k + 1) for c in A.expr_children(e))
+    return deepest, at
+
+
 def own_name(x: Any) -> bool:
     """Whether the name ``x`` reads (a :class:`~serq_frontend.ast.Var`'s head, a request's gateway, a queue
     call's queue) is of the text of the body it stands in, where a parameter of that body replaces it: a
@@ -120,6 +145,14 @@ def own_name(x: Any) -> bool:
 
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
 MAX_DEF_DEPTH = 64
+
+#: how deep an expression a use of a definition writes out may nest: as deep as the parsed program may
+#: (serq_frontend.MAX_NESTING), which the passes after this one walk by recursion. A body that uses a
+#: definition on what another use of it gives (``def f1(x) = f0(f0(x));`` … ``f15``) doubles the depth at each
+#: step, far below the limit on the nodes written out; 2**15 deep was a RecursionError, said as the unlocated
+#: "the program nests too deeply to compile". (The linker refuses one past serq_ir.rules.MAX_EXPR_DEPTH
+#: where the program uses it.)
+MAX_EXPANDED_DEPTH = 1000
 
 
 def first_sets(stmts: list[Any]) -> dict[str, Pos]:
@@ -177,6 +210,8 @@ class Expander:
         #: each definition's body as stored (expanded): its nodes, and how often it reads each parameter
         self.size: dict[str, int] = {}
         self.reads: dict[str, dict[str, int]] = {}
+        #: how deep its expressions nest, and how deep the deepest read of each parameter sits (0: none)
+        self.nesting: dict[str, tuple[int, dict[str, int]]] = {}
         #: each statement definition's attributes its body sets before reading them (:func:`first_sets`)
         self.first_sets: dict[str, dict[str, Pos]] = {}
         #: the attributes the text being expanded (a workload block, a definition's body) has set so far,
@@ -258,6 +293,7 @@ class Expander:
         self.depth[name] = self._deepest + 1
         self._defining = False
         self.size[name] = A.expr_size(d.expr) if d.body is None else A.block_size(d.body)
+        self.nesting[name] = param_depths(d)  # (before param_reads, which recurses over the body)
         self.reads[name] = param_reads(d, self._terms)
         if d.body is not None:
             self.first_sets[name] = {k: v for k, v in first_sets(d.body).items() if k not in d.params}
@@ -550,6 +586,16 @@ class Expander:
         reads = self.reads[d.name]
         n = self.size[d.name] + sum(reads[p] * (A.expr_size(a) - 1) for p, a in params.items())
         self.ctx.write_out(n, pos, f"this use of `{d.name}`")
+        deepest, at = self.nesting[d.name]
+        for p, a in params.items():
+            if at[p]:
+                deepest = max(deepest, at[p] - 1 + expr_depth(a))
+        if deepest > MAX_EXPANDED_DEPTH:
+            from .. import _nesting_hint
+
+            raise self.ctx.error(pos, f"this use of `{d.name}` writes out an expression that nests {deepest} deep, "
+                                 f"more than {MAX_EXPANDED_DEPTH} (operators, calls and conditionals inside one "
+                                 f"another); {_nesting_hint()}")
 
     def check_args(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
         counts = self.reads[d.name]

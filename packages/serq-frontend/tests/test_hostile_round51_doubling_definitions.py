@@ -1,0 +1,69 @@
+"""A definition whose body uses another on what a use of that one gives (``def d1(x) = d0(d0(x));`` …) doubles
+the depth of what it writes out at each step, while the nodes it writes out stay far below the bound on them
+(consts.MAX_WRITTEN): ``d15`` is 2**15 deep in some 65 000 nodes. Sixteen such lines were a RecursionError of
+the passes after the definitions layer, said as the unlocated ``p.sq: error: the program nests too deeply to
+compile`` (no line, no caret). The use that would write out an expression deeper than a program's text may
+nest (serq_frontend.MAX_NESTING) is refused at its place; below that, a body deeper than the linker's 64 is
+refused by the linker where the program uses it, as before, and a definition no one uses is not."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from serq_frontend import MAX_NESTING, CompileError
+from sqhelpers import SERQ, compile_src
+
+TAIL = "stage svc : fifo;\nworkload { arrive poisson(1); }\nsession {\n  run svc ({use});\n  end;\n}\nrun { horizon 10; }\n"
+
+
+def doubling(n: int, use: str = "1") -> str:
+    """``d0(x) = x + now`` and ``d{k}(x) = d{k-1}(d{k-1}(x))`` up to ``d{n-1}``: ``d{k}`` is ``x`` with ``+ now``
+    written out 2**k times around it, 2**k + 1 deep."""
+    lines = ["def d0(x) = x + now;"] + [f"def d{k}(x) = d{k - 1}(d{k - 1}(x));" for k in range(1, n)]
+    return "\n".join(lines) + "\n" + TAIL.replace("{use}", use)
+
+
+# d9 is 2**9 + 1 = 513 deep with x at its deepest level; d10's outer use of d9 puts d9(x) (513 deep) there:
+# 512 + 513 = 1025 deep, the first use past 1000. It is on line 11 (d10's), at the outer `d9`, column 14.
+FIRST = ("<source>:11:14: error: this use of `d9` writes out an expression that nests 1025 deep, more than "
+         f"{MAX_NESTING} (operators, calls and conditionals inside one another)")
+
+
+@pytest.mark.parametrize("n", [11, 16, 40])
+def test_a_use_that_would_nest_past_the_bound_is_refused_at_its_place(n):
+    with pytest.raises(CompileError) as e:
+        compile_src(doubling(n, f"d{n - 1}(1)"))
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(FIRST), first
+    assert (e.value.line, e.value.col) == (11, 14)
+
+
+def test_the_definitions_alone_are_refused_the_same():
+    with pytest.raises(CompileError) as e:
+        compile_src(doubling(16))  # (none of them used)
+    assert str(e.value).splitlines()[0].startswith(FIRST)
+
+
+def test_below_the_bound_unused_definitions_compile_and_a_use_is_the_linkers_refusal():
+    # d9 is 513 deep: written out without refusal, as before; a program that uses it is the linker's refusal
+    # of an expression more than 64 deep, with the expansions it came through
+    program = compile_src(doubling(10))
+    assert [s.name for s in program.stages] == ["svc"]
+    with pytest.raises(CompileError) as e:
+        compile_src(doubling(10, "d9(1)"))
+    assert "error: this expression nests more than 64 deep" in str(e.value).splitlines()[0]
+    assert "note: in the expansion of `d9`, used here" in str(e.value)
+
+
+def test_the_command_says_it_at_the_line_with_a_caret(tmp_path):
+    (tmp_path / "p.sq").write_text(doubling(40, "d39(1)"))
+    r = subprocess.run([SERQ, "check", "p.sq"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith(FIRST.replace("<source>", "p.sq")), lines
+    assert lines[1:3] == ["  def d10(x) = d9(d9(x));", "               ^"], lines
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]
