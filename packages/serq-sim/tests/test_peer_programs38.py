@@ -593,3 +593,23 @@ def test_gpu_count_output_rate_under_counts_at_short_horizons(monkeypatch):
     # the figure is the records' outputs over the window: nothing else is counted
     doc, recs = run("gpu_count.sq", monkeypatch, horizon=150, warmup=15)
     assert doc["requests"]["output_throughput"] == pytest.approx(recs["output"].sum() / (doc["end"] - 15))
+
+
+def test_half_kv_a_pools_cap_is_no_observable(tmp_path):
+    # a KV-usage router written with cap(kv): told what to write, not pointed at the program's `gap`
+    src = (HERE / "half_kv.sq").read_text().replace("used(kvL) / (blocksL * bs)", "used(kvL) / cap(kvL)")
+    prog = tmp_path / "cap.sq"
+    prog.write_text(src)
+    r = subprocess.run([SERQ, "check", str(prog)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    first = r.stderr.splitlines()[0]
+    assert first.startswith(f"{prog}:") and "unknown function `cap`: the language has no `cap`" in first
+    assert "`used(p) + free(p)`" in first and "did you mean" not in first
+    # used + free is the cap of lib/vllm.sq's KV pool, at every instant: the router by it routes the same
+    same = (HERE / "half_kv.sq").read_text().replace("used(kvL) / (blocksL * bs)",
+                                                     "used(kvL) / (used(kvL) + free(kvL))")
+    prog.write_text(same)
+    a = report("half_kv.sq", sets={"policy": 1}, horizon=100, warmup=10)
+    b = json.loads(encode_json(serq_sim.run(serq_frontend.compile(path=str(prog), sets={"policy": 1}),
+                                            horizon=100, warmup=10)))
+    assert a["requests"] == b["requests"] and a["pools"] == b["pools"]

@@ -38,7 +38,12 @@ FUNCTION_ALIASES = {
     "log10": ("", "the logarithm to base 10 is `ln(x) / ln(10)`"),
     "log2": ("", "the logarithm to base 2 is `ln(x) / ln(2)`"),
     "round": ("", "rounding to the nearest is `floor(x + 0.5)`"),
+    # a KV-usage router's share of the cache: a pool's cap is a setting, not live state
+    "cap": ("", "a pool's cap is no observable: write the cap's own expression (`blocks * bs` of `pool kv { cap "
+                "blocks * bs; }`), or `used(p) + free(p)`, which is the cap where the pool's holds do not "
+                "`reserve held`"),
 }
+FUNCTION_ALIASES["capacity"] = FUNCTION_ALIASES["cap"]
 
 
 def function_hint(name: str, candidates: list[str]) -> str:
