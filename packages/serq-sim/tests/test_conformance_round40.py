@@ -1036,3 +1036,73 @@ run { horizon 40; }
 """
     check_by_hand(monkeypatch, src, {"a": [(0, 0.0, 0.0), (0, 16.0, 16.0), (0, 32.0, 32.0)]},
                   {("kv", None): {"preemptions": 2, "stuck": 1}})
+
+
+def test_vllm_prefix_hits_of_whole_blocks_below_num_tokens(monkeypatch):
+    """§7: "the prefix cache holds every computed full block, generated tokens included; a hit is the longest
+    run of cached full blocks, at most num_tokens − 1"; "the unmatched blocks stay cached, dead". One
+    session, four requests in turn on lib/vllm.sq's engine (blocks of 4, budget 32, cost 1):
+    1. prompt 8, 1 out: [0,1]; computed 8, caches min(9, 8) = 8.
+    2. prompt 8 again: hit min(8, floor(7 / 4) · 4) = 4 (the last token is recomputed for its logits); the
+       other 4 of the entry stay dead; prefills 4 at [1,2] and caches 8.
+    3. prompt 10, 3 out: hit min(8, floor(9 / 4) · 4) = 8; prefills 2 at [2,3], decodes positions 10, 11 at
+       [3,5]; computed 12, caches min(13, 12) = 12.
+    4. prompt 13: hit min(12, floor(12 / 4) · 4) = 12; prefills 1 at [5,6].
+    Hit rate (0 + 4 + 8 + 12) / (8 + 8 + 10 + 13). kv cached: the dead 4 on [1,5] and again on [5,6] (the
+    request's own entries consumed whole), and 4 + 12 after 6: (4 · 5 + 16 · 94) / 100; used 8, 8, 12 · 3,
+    16 (13 in blocks): 68 / 100."""
+    src = """
+use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 100 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+workload { arrive batch(1); hidden o; }
+session {
+  set prompt = 8;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  turn;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  turn;
+  set prompt = 10;
+  set o = 3;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  turn;
+  set prompt = 13;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 100; }
+"""
+    r, _ = run(src, monkeypatch)
+    assert request_rows(r) == [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (0, 1.0, 1.0, 2.0, 2.0, 4, 0),
+                               (0, 2.0, 2.0, 3.0, 5.0, 8, 0), (0, 5.0, 5.0, 6.0, 6.0, 12, 0)]
+    assert report_json(r)["requests"]["prefix_cache_hit_rate"] == pytest.approx(24 / 39, rel=1e-12)
+    kv = pool_json(r, "kv")
+    assert (kv["cached"], kv["used"]) == pytest.approx((15.24, 0.68), rel=1e-12)
+    assert (kv["evicted_units"], kv["admissions"]) == (0.0, 4)
+
+
+def test_a_growth_that_fits_passes_a_stalled_grower(monkeypatch):
+    """§3, Ties: "A pool's growers: the order they stalled, the head blocking the rest"; `grow` waits only
+    "if it does not fit" (docs/language.md: a growth that fits grows at once, whether growers wait or not).
+    cap 11, three holds of 3 (9). At 1 s0 asks 5 more (14): it stalls. At 2 s1 asks 1 (10): it fits and
+    grows, past s0. At 3 s1 and s2 end (4 and 3 back): s0 grows to 8 then. used 9, 9, 10, 8 over [0,4]:
+    36 / 10, greatest 10."""
+    src = """
+pool p { cap 11; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { hold p (3) { run d (3); } }
+  else { hold p (3) { run d (1 + serial); grow p (serial == 0 ? 5 : 1); observe g = now; run d (1); } }
+}
+gauge u = used(p);
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"g": [(1, 2.0, 2.0), (0, 3.0, 3.0)]},
+                  {("gauge", "u"): {"mean": 3.6, "max": 10.0}, ("p", None): {"used": 3.6, "holders": 1.0}})
