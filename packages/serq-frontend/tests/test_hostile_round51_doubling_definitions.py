@@ -4,7 +4,8 @@ the depth of what it writes out at each step, while the nodes it writes out stay
 the passes after the definitions layer, said as the unlocated ``p.sq: error: the program nests too deeply to
 compile`` (no line, no caret). The use that would write out an expression deeper than a program's text may
 nest (serq_frontend.MAX_NESTING) is refused at its place; below that, a body deeper than the linker's 64 is
-refused by the linker where the program uses it, as before, and a definition no one uses is not."""
+refused by the linker where the program uses it, as before, and a definition no one uses is not. So it was
+of statement definitions, each using the one before inside 900 branches: the sixth nested 4 500 deep."""
 
 from __future__ import annotations
 
@@ -54,6 +55,26 @@ def test_below_the_bound_unused_definitions_compile_and_a_use_is_the_linkers_ref
         compile_src(doubling(10, "d9(1)"))
     assert "error: this expression nests more than 64 deep" in str(e.value).splitlines()[0]
     assert "note: in the expansion of `d9`, used here" in str(e.value)
+
+
+def branches(n: int) -> str:
+    """``s0() { set y = 1; }`` and ``s{k}()``, which uses ``s{k-1}`` inside 900 branches, up to ``s{n-1}``."""
+    lines = ["def s0() { set y = 1; }"]
+    for k in range(1, n):
+        lines.append(f"def s{k}() {{ " + "branch (y > 0) { " * 900 + f"s{k - 1}(); " + "} " * 900 + "}")
+    return "\n".join(lines) + "\n" + TAIL.replace("{use}", "1").replace("session {", "session {\n  set y = 0;")
+
+
+@pytest.mark.parametrize("n", [3, 6])
+def test_statement_definitions_nested_past_the_bound_are_refused_at_the_use(n):
+    # s1's body is 902 deep (900 branches, s0's `set` inside them, its value); s2 uses s1 inside 901 blocks
+    # (its body's and its 900 branches'): 901 + 902 = 1803, at the use on s2's line (3), after `def s2() { `
+    # (11 characters) and 900 `branch (y > 0) { ` (17 each): column 11 + 900 * 17 + 1
+    with pytest.raises(CompileError) as e:
+        compile_src(branches(n))
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("<source>:3:15312: error: this use of `s1` writes out statements that nest 1803 deep, "
+                            f"more than {MAX_NESTING} (blocks, statements and expressions inside one another)"), first
 
 
 def test_the_command_says_it_at_the_line_with_a_caret(tmp_path):

@@ -110,26 +110,34 @@ def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> di
 
 def expr_depth(e: Any) -> int:
     """How deep the expression ``e`` nests (1: a leaf), walked without recursion."""
-    return _depths([e], ())[0]
+    return _depths([(e, 1)], [], ())[0]
 
 
 def param_depths(d: A.DefItem) -> tuple[int, dict[str, int]]:
-    """How deep the expressions of the body of ``d`` (as stored: the definitions it uses written out) nest, and
-    the level of the deepest read of each of its parameters (1: an expression that is the name; 0: no read),
+    """How deep the body of ``d`` (as stored: the definitions it uses written out) nests, each statement a level
+    inside the block it is in and each expression node a level inside its statement (an expression
+    definition's body is at level 1), and the level of the deepest read of each of its parameters (0: no read),
     so that the depth a use writes out is known from its arguments' before it is made (:meth:`Expander.write_out`)."""
-    return _depths(body_exprs(d), d.params)
+    if d.body is None:
+        return _depths([(d.expr, 1)], [], d.params)
+    return _depths([], [(s, 1) for s in d.body], d.params)
 
 
-def _depths(roots: list[Any], params: Any) -> tuple[int, dict[str, int]]:
+def _depths(exprs: list[tuple[Any, int]], stmts: list[tuple[Any, int]], params: Any) -> tuple[int, dict[str, int]]:
     at = {p: 0 for p in params}
     deepest = 0
-    todo = [(r, 1) for r in roots]
-    while todo:
-        e, k = todo.pop()
+    while stmts:
+        s, k = stmts.pop()
+        deepest = max(deepest, k)
+        exprs.extend((e, k + 1) for e in A.stmt_exprs(s))
+        for b in A.blocks_of(s):
+            stmts.extend((x, k + 1) for x in b)
+    while exprs:
+        e, k = exprs.pop()
         deepest = max(deepest, k)
         if at and type(e) is A.Var and e.parts[0][0] in at and own_name(e):
             at[e.parts[0][0]] = max(at[e.parts[0][0]], k)
-        todo.extend((c, k + 1) for c in A.expr_children(e))
+        exprs.extend((c, k + 1) for c in A.expr_children(e))
     return deepest, at
 
 
@@ -146,12 +154,13 @@ def own_name(x: Any) -> bool:
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
 MAX_DEF_DEPTH = 64
 
-#: how deep an expression a use of a definition writes out may nest: as deep as the parsed program may
-#: (serq_frontend.MAX_NESTING), which the passes after this one walk by recursion. A body that uses a
-#: definition on what another use of it gives (``def f1(x) = f0(f0(x));`` … ``f15``) doubles the depth at each
-#: step, far below the limit on the nodes written out; 2**15 deep was a RecursionError, said as the unlocated
-#: "the program nests too deeply to compile". (The linker refuses one past serq_ir.rules.MAX_EXPR_DEPTH
-#: where the program uses it.)
+#: how deep what a use of a definition writes out may nest, with the blocks the use is in: as deep as the
+#: parsed program may (serq_frontend.MAX_NESTING), which the passes after this one walk by recursion. A body
+#: that uses a definition on what another use of it gives (``def f1(x) = f0(f0(x));`` … ``f15``) doubles the
+#: depth at each step, far below the limit on the nodes written out; 2**15 deep was a RecursionError, said as
+#: the unlocated "the program nests too deeply to compile"; so were six statement definitions, each using the
+#: one before inside 900 branches. (The linker refuses an expression past serq_ir.rules.MAX_EXPR_DEPTH and
+#: blocks past MAX_BLOCK_DEPTH where the program uses them.)
 MAX_EXPANDED_DEPTH = 1000
 
 
@@ -590,12 +599,15 @@ class Expander:
         for p, a in params.items():
             if at[p]:
                 deepest = max(deepest, at[p] - 1 + expr_depth(a))
+        deepest += self._nest  # (the blocks the use is in: a statement definition used 900 branches deep)
         if deepest > MAX_EXPANDED_DEPTH:
             from .. import _nesting_hint
 
-            raise self.ctx.error(pos, f"this use of `{d.name}` writes out an expression that nests {deepest} deep, "
-                                 f"more than {MAX_EXPANDED_DEPTH} (operators, calls and conditionals inside one "
-                                 f"another); {_nesting_hint()}")
+            what = ("an expression that nests", "(operators, calls and conditionals inside one another)") \
+                if d.body is None else ("statements that nest", "(blocks, statements and expressions inside one "
+                                                                  "another)")
+            raise self.ctx.error(pos, f"this use of `{d.name}` writes out {what[0]} {deepest} deep, more than "
+                                 f"{MAX_EXPANDED_DEPTH} {what[1]}; {_nesting_hint()}")
 
     def check_args(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
         counts = self.reads[d.name]
