@@ -1106,3 +1106,20 @@ run { horizon 10; }
 """
     check_by_hand(monkeypatch, src, {"g": [(1, 2.0, 2.0), (0, 3.0, 3.0)]},
                   {("gauge", "u"): {"mean": 3.6, "max": 10.0}, ("p", None): {"used": 3.6, "holders": 1.0}})
+
+
+@pytest.mark.parametrize("rate", ["1", "2", "0.5"])
+def test_poisson_is_renewal_of_exp_after_an_arrival_at_zero(monkeypatch, rate):
+    """language.txt §2: "poisson(rate) starts with an arrival at time zero, then uses exponential gaps of mean
+    1 / rate. Thus renewal(~exp(1 / rate)) has the same subsequent arrival schedule for the same seed,
+    without the initial arrival at zero" (to the bit for a rate that is a power of two: docs/simulator.md).
+    `run { arrivals }` ends each run when its sessions drain: poisson's 4 arrivals are 0 and renewal's 3."""
+    body = "stage d : delay;\nsession { observe a = now; run d (1); }\n"
+    _, p = run(f"workload {{ arrive poisson({rate}); }}\n{body}run {{ horizon 1000; arrivals 4; seed 7; }}\n",
+               monkeypatch)
+    _, q = run(f"workload {{ arrive renewal(~exp(1 / {rate})); }}\n{body}run {{ horizon 1000; arrivals 3; seed 7; }}\n",
+               monkeypatch)
+    times_p = [t for _, t, _ in p["a"]]
+    times_q = [t for _, t, _ in q["a"]]
+    assert times_p[0] == 0.0 and len(times_p) == 4 and len(times_q) == 3
+    assert times_p[1:] == times_q
