@@ -613,3 +613,20 @@ def test_half_kv_a_pools_cap_is_no_observable(tmp_path):
     b = json.loads(encode_json(serq_sim.run(serq_frontend.compile(path=str(prog), sets={"policy": 1}),
                                             horizon=100, warmup=10)))
     assert a["requests"] == b["requests"] and a["pools"] == b["pools"]
+
+
+def test_a_constant_gauge_has_no_spread(monkeypatch, tmp_path):
+    # step3.sq with the KV pool's cap as a gauge (used + free, lib/vllm.sq's pool holds reserve no units) and
+    # a literal: each holds one value throughout, which is its mean, with a CI of 0 (it was some ulps' spread)
+    src = (HERE / "step3.sq").read_text().replace("gauge kv_used = used(kv);",
+                                                  "gauge kv_used = used(kv);\ngauge kv_cap = used(kv) + free(kv);\n"
+                                                  "gauge three = 3;")
+    (tmp_path / "step3.csv").write_text((HERE / "step3.csv").read_text())
+    (tmp_path / "g.sq").write_text(src)
+    doc, _ = run_both(serq_frontend.compile(path=str(tmp_path / "g.sq")), monkeypatch)
+    assert doc["gauges"]["kv_cap"] == {"mean": 400.0, "ci": 0.0, "min": 400.0, "max": 400.0}
+    assert doc["gauges"]["three"] == {"mean": 3.0, "ci": 0.0, "min": 3.0, "max": 3.0}
+    # a gauge that changes keeps its batch-means CI
+    assert doc["gauges"]["kv_used"]["ci"] > 1
+    out = serq("run", tmp_path / "g.sq", "--no-progress").stdout
+    assert [ln.split() for ln in out.splitlines() if ln.startswith("three ")] == [["three", "3", "±0", "3", "3"]]

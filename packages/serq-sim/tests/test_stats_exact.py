@@ -184,6 +184,8 @@ def reference_time_stats(times, values, start, end, windows=20):
     else:
         lo = sorted(vals, key=total_order_key)[0]
         hi = sorted(vals, key=total_order_key)[-1]
+    if pieces[0][0] == start and len(set(vals)) == 1 and vals[0] != 0 and math.isfinite(vals[0]):
+        return vals[0], 0.0, lo, hi  # one value held throughout: its own mean, every window's, no spread
     edges = [start + (end - start) * k / windows for k in range(windows + 1)]
     edges[-1] = end
     avgs = []

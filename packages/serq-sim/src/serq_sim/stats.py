@@ -484,7 +484,8 @@ def time_stats(times, values, start: float, end: float,
     ``windows`` equal windows (each window's average the same way, a piece cut at the window's edges),
     and the least and greatest value held for a positive time (NaN if one is NaN; a zero is ``-0.0``
     in the least when some ``-0.0`` was held, ``0.0`` in the greatest when some ``0.0`` was). A value
-    before ``start`` holds into it."""
+    before ``start`` holds into it. One finite value held over the whole span is its own mean, with a
+    half-width of 0 (the sums of its windows differ in their last bits)."""
     times, values = floats(times), floats(values)
     span = end - start
     n = len(times)
@@ -508,8 +509,14 @@ def time_stats(times, values, start: float, end: float,
         if not a_s:
             return NAN, NAN, NAN, NAN
     terms = list(map(mul, v_s, lengths))
-    mean = _pieces_mean(terms, span, lambda: (v_s, lengths))
     lo, hi = _extremes(v_s)
+    if lo == hi and lo != 0 and math.isfinite(lo) and a_s[0] == start:
+        # one value held over the whole of [start, end] (`gauge g = 3;`, a pool's used + free): its time
+        # average is that value and every window's too, so the half-width is 0 (the sums of the pieces'
+        # terms rounded to a spread of some ulps, a CI of 4.6e-17 beside a gauge of 3). A zero held
+        # throughout has those already, and the sign the sum gives it.
+        return lo, (0.0 if windows >= 2 else NAN), lo, hi
+    mean = _pieces_mean(terms, span, lambda: (v_s, lengths))
     ci = _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) if windows >= 2 else NAN
     return mean, ci, lo, hi
 
