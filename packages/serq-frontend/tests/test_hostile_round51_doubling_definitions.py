@@ -5,7 +5,9 @@ the passes after the definitions layer, said as the unlocated ``p.sq: error: the
 compile`` (no line, no caret). The use that would write out an expression deeper than a program's text may
 nest (serq_frontend.MAX_NESTING) is refused at its place; below that, a body deeper than the linker's 64 is
 refused by the linker where the program uses it, as before, and a definition no one uses is not. So it was
-of statement definitions, each using the one before inside 900 branches: the sixth nested 4 500 deep."""
+of statement definitions, each using the one before inside 900 branches (the sixth nested 4 500 deep), and of
+a queue's entries, each calling the next queue's inside 900 branches: a call that would write out statements
+nested past the bound is refused at the call."""
 
 from __future__ import annotations
 
@@ -75,6 +77,31 @@ def test_statement_definitions_nested_past_the_bound_are_refused_at_the_use(n):
     first = str(e.value).splitlines()[0]
     assert first.startswith("<source>:3:15312: error: this use of `s1` writes out statements that nest 1803 deep, "
                             f"more than {MAX_NESTING} (blocks, statements and expressions inside one another)"), first
+
+
+def queues(n: int) -> str:
+    """``Q0``, whose prefill runs, and ``Q{k}``, whose prefill calls ``Q{k-1}``'s inside 900 branches."""
+    lines = ["queue Q0 : prefill { pool kv { cap 100; } serve fifo; prefill (prompt) { run (prompt); } }"]
+    for k in range(1, n):
+        lines.append(f"queue Q{k} : prefill {{ pool kv {{ cap 100; }} serve fifo; prefill (prompt) {{ "
+                     + "branch (prompt > 0) { " * 900 + f"Q{k - 1}.prefill (prompt); " + "} " * 900 + "} }")
+    return ("\n".join(lines) + "\nworkload { arrive poisson(0.5); }\nsession {\n  set prompt = 1;\n"
+            f"  Q{n - 1}.prefill (prompt);\n  end;\n}}\nrun {{ horizon 10; }}\n")
+
+
+@pytest.mark.parametrize("n", [3, 8])
+def test_entries_calling_entries_past_the_bound_are_refused_at_the_call(n):
+    # the session's call of Q{n-1} writes out its body, 902 deep (900 branches, the call, its argument), in the
+    # session's block: 903; inside it, the call of Q{n-2} stands 902 blocks deep (the session's, Q{n-1}'s
+    # body's, 900 branches') and writes out a body 902 deep: 1804. On Q{n-1}'s line (n), after the entry's
+    # header (`queue Q2 : prefill { pool kv { cap 100; } serve fifo; prefill (prompt) { `, 73 characters) and
+    # 900 `branch (prompt > 0) { ` (22 each)
+    with pytest.raises(CompileError) as e:
+        compile_src(queues(n))
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith(f"<source>:{n}:{73 + 900 * 22 + 1}: error: this call of `Q{n - 2}.prefill` writes out "
+                               f"statements that nest 1804 deep, more than {MAX_NESTING}"), lines[0]
+    assert f"<source>:{n + 4}:3: note: in the expansion of `Q{n - 1}.prefill`, used here" in lines
 
 
 def test_the_command_says_it_at_the_line_with_a_caret(tmp_path):

@@ -113,6 +113,12 @@ def expr_depth(e: Any) -> int:
     return _depths([(e, 1)], [], ())[0]
 
 
+def block_depth(stmts: list[Any]) -> int:
+    """How deep the block ``stmts`` nests (each statement a level inside its block, each expression node one
+    inside its statement; 0: empty), walked without recursion."""
+    return _depths([], [(s, 1) for s in stmts], ())[0]
+
+
 def param_depths(d: A.DefItem) -> tuple[int, dict[str, int]]:
     """How deep the body of ``d`` (as stored: the definitions it uses written out) nests, each statement a level
     inside the block it is in and each expression node a level inside its statement (an expression

@@ -28,7 +28,7 @@ from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
-from .defs import reads_live
+from .defs import MAX_EXPANDED_DEPTH, block_depth, reads_live
 from .serving import transfer_problem
 
 #: role -> its entries: (verb, parameters, takes `from`)
@@ -190,6 +190,8 @@ class QueueRewriter:
         self._entry_facts: dict[int, tuple] = {}
         #: the pull relations seen, each naming the program's share: the first writes it, the others agree
         self.pulled: list[A.PullItem] = []
+        #: how deep the blocks being written out nest (:meth:`block`), entries' bodies written out included
+        self._nest = 0
         for item in module.items:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
@@ -923,6 +925,13 @@ class QueueRewriter:
     # -- expansion ---------------------------------------------------------------------------------
 
     def block(self, stmts: list[Any], inst: Instance | None, stack: list[tuple[str, str, bool]]) -> list[Any]:
+        self._nest += 1
+        try:
+            return self._block(stmts, inst, stack)
+        finally:
+            self._nest -= 1
+
+    def _block(self, stmts: list[Any], inst: Instance | None, stack: list[tuple[str, str, bool]]) -> list[Any]:
         out: list[Any] = []
         for s in stmts:
             if inst is not None:
@@ -980,6 +989,16 @@ class QueueRewriter:
         # a call copies the entry's body: counted with the definitions' and aggregates' copies, against one
         # limit (Context.write_out), before it is made
         self.ctx.write_out(A.block_size(entry.body), pos, f"this call of `{key[0]}.{key[1]}`")
+        # and how deep it nests where it is written out, as a definition's use is (defs.MAX_EXPANDED_DEPTH): a
+        # chain of entries, each calling the next inside 900 branches, was a RecursionError of this layer at the
+        # eighth, said as the unlocated "the program nests too deeply to compile"
+        deep = self._nest + block_depth(entry.body)
+        if deep > MAX_EXPANDED_DEPTH:
+            from .. import _nesting_hint
+
+            raise self.ctx.error(pos, f"this call of `{key[0]}.{key[1]}` writes out statements that nest {deep} "
+                                 f"deep, more than {MAX_EXPANDED_DEPTH} (blocks, statements and expressions inside "
+                                 f"one another); {_nesting_hint()}")
         stack.append(key)
         try:
             return self.block(entry.body, inst, stack)
