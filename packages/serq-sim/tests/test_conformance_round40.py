@@ -1123,3 +1123,70 @@ def test_poisson_is_renewal_of_exp_after_an_arrival_at_zero(monkeypatch, rate):
     times_q = [t for _, t, _ in q["a"]]
     assert times_p[0] == 0.0 and len(times_p) == 4 and len(times_q) == 3
     assert times_p[1:] == times_q
+
+
+QUEUES = [
+    # A gateway routing over a queue family by its members' pools: choose j by queued + holders of W[j].slots
+    # (cap 1): s0 → W[0], s1 → W[1] (1 against 0), s2 → W[0] (1 and 1: the smallest index), which waits for
+    # s0's slot until 2. Runs of 2 on each member's fifo: f 2, 2, 4; W[0] serves two runs, its slots queue
+    # 1 on [0,2] (wait (0 + 2) / 2).
+    ("gateway_routes_over_a_queue_family", """
+queue W[2] : prefill {
+  pool slots { cap 1; }
+  serve fifo;
+  prefill (prompt) { hold slots (1) { run (prompt); } }
+}
+queue gw : gateway {
+  route { choose j in 2 by (queued(W[j].slots) + holders(W[j].slots)); W[j].prefill (prompt); }
+}
+workload {
+  arrive batch(3);
+  session { set prompt = 2; request gw; observe f = now; }
+}
+run { horizon 10; }
+""", {"f": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, 4.0, 4.0)]},
+     {("W", 0): {"completions": 2, "present": 0.4, "utilisation": 0.4},
+      ("W.slots", 0): {"wait": 1.0, "queue": 0.2, "admissions": 2}, ("W.slots", 1): {"admissions": 1}}),
+    # A pull over two NICs (ps 10 and ps 5) shared max-min: prompts of 10. P's fifo prefills s0 on [0,1],
+    # s1 on [1,2] (each leasing its 10 on P.kv). s0 waits 0.5 (D.nic.latency) and reads 10 tokens from
+    # 1.5 at min(10, 5) = 5; s1 from 2.5, when both flows fill D's NIC at 2.5 each: s0 had 5 left, done
+    # at 4.5; s1 5 left then, alone at 5: 5.5. Each then runs 1 on D's fifo: 5.5 and 6.5. P.nic carries
+    # 0.5 on [1.5,5.5]: 2 / 10; D.nic 1: 4 / 10. P.kv: s0's 10 from 0 until its read ends at 4.5, s1's until
+    # 5.5 (used 100 / 10), then cached 10 each; D.kv from the decode's hold (1 and 2) to 5.5 and 6.5.
+    ("pull_over_two_nics_maxmin", """
+queue P[1] : prefill {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(10);
+  prefill (prompt) { hold kv (prompt) { run (prompt / 10); } cache (prompt) lease kv (inf); }
+}
+queue D[1] : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(5);
+  decode (prompt) from src {
+    hold kv (prompt) { transfer (prompt) from src to kv (prompt); run (1); } cache (prompt);
+  }
+}
+D pull P latency 0.5 share maxmin;
+queue gw : gateway {
+  route { P[0].prefill (prompt); D[0].decode (prompt) from P[0]; }
+}
+workload {
+  arrive batch(2);
+  session { set prompt = 10; request gw; observe f = now; }
+}
+run { horizon 10; }
+""", {"f": [(0, 5.5, 5.5), (1, 6.5, 6.5)]},
+     {("P", 0): {"present": 0.3, "utilisation": 0.2, "wait": 0.5},
+      ("P.nic", 0): {"utilisation": 0.2, "present": 0.6, "service": 3.0},
+      ("D.nic", 0): {"utilisation": 0.4, "present": 0.6, "service": 3.0},
+      ("D.nic.latency", 0): {"present": 0.1, "service": 0.5},
+      ("P.kv", 0): {"used": 10.0, "cached": 10.0, "holders": 1.0},
+      ("D.kv", 0): {"used": 9.0, "cached": 8.0, "holders": 0.9}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in QUEUES], ids=[c[0] for c in QUEUES])
+def test_queues_routes_and_pulls_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
