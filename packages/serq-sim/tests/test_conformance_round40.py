@@ -1190,3 +1190,42 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in QUEUES], ids=[c[0] for c in QUEUES])
 def test_queues_routes_and_pulls_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+INSTANTS = [
+    # A pool's wait is counted whole for an admission after the warm-up: holds of 2 in turn on cap 1: s2
+    # queued from 0, admitted at 4 (after warmup 3): one admission, wait 4; queue over [3,10] only s2's
+    # [3,4]: 1 / 7; used [3,6]: 3 / 7.
+    ("pool_wait_counted_whole_after_the_warmup", """
+pool p { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session { hold p (1) { run d (2); } }
+run { horizon 10; warmup 3; }
+""", {}, {("p", None): {"admissions": 1, "wait": 4.0, "queue": 1 / 7, "used": 3 / 7, "holders": 3 / 7}}),
+    # busy(e) and work(e) of a step stage at an iteration's end instant (docs/language.md: busy the jobs the
+    # running iteration serves, 0 between iterations; work the residents' tokens, which go down when an
+    # iteration ends). s1's delay of 1, scheduled at 0 before the iteration [0,1] was planned, ends first
+    # at 1 (§3 Ties: events at one instant in the order they were scheduled): the iteration still runs,
+    # busy 1 and the 4 tokens of s0's prefill left. s2's second delay of 0.5, scheduled at 0.5, ends after
+    # the iteration's end: s0's decode (3) is the resident, no iteration yet: busy 0, queue 1, work 3.
+    ("step_observables_at_an_iterations_end", """
+stage e : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run e prefill (4); run e decode (3); }
+  else {
+    branch (serial == 1) { run d (1); } else { run d (0.5); run d (0.5); }
+    observe b = busy(e); observe q = queue(e); observe w = work(e);
+  }
+}
+run { horizon 10; }
+""", {"b": [(1, 1.0, 1.0), (2, 1.0, 0.0)], "q": [(1, 1.0, 1.0), (2, 1.0, 1.0)], "w": [(1, 1.0, 4.0), (2, 1.0, 3.0)]},
+     {("e", None): {"iterations": 4, "completions": 2}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in INSTANTS], ids=[c[0] for c in INSTANTS])
+def test_figures_at_instants_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
