@@ -1229,3 +1229,23 @@ run { horizon 10; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in INSTANTS], ids=[c[0] for c in INSTANTS])
 def test_figures_at_instants_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_exclusive_prefill_one_resident_prefill_alone(monkeypatch):
+    """§3: "serve exclusive prefill selects either one prefill alone or a decode-only batch. A resident
+    prefill takes precedence." Budget 4: s0 decodes 2, s1 prefills 6, s2 prefills 2, all resident at 0 in
+    serial order. [0,1] s1's prefill alone (4; the 0 left go to no other prefill nor to s0's decode); [1,2]
+    s1's last 2 (f 2); [2,3] s2's 2 alone (f 3); then s0's decode-only batches [3,4], [4,5] (f 5). Tokens 4,
+    2, 2, 1, 1: 2 a step, half the budget; every step one job."""
+    src = """
+stage e : step { budget 4; cost 1; serve exclusive prefill; }
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run e decode (2); } else { run e prefill (serial == 1 ? 6 : 2); }
+  observe f = now;
+}
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"f": [(1, 2.0, 2.0), (2, 3.0, 3.0), (0, 5.0, 5.0)]},
+                  {("e", None): {"iterations": 5, "prefill_only": 3, "decode_only": 2, "mixed": 0, "batch": 1.0,
+                                 "tokens": 2.0, "token_utilisation": 0.5, "service": 10 / 3, "present": 1.0}})
