@@ -1249,3 +1249,31 @@ run { horizon 10; }
     check_by_hand(monkeypatch, src, {"f": [(1, 2.0, 2.0), (2, 3.0, 3.0), (0, 5.0, 5.0)]},
                   {("e", None): {"iterations": 5, "prefill_only": 3, "decode_only": 2, "mixed": 0, "batch": 1.0,
                                  "tokens": 2.0, "token_utilisation": 0.5, "service": 10 / 3, "present": 1.0}})
+
+
+@pytest.mark.parametrize("decl, obs", [
+    # a declared first: at 0's settle a's head s1 (a and b both empty yet) is admitted before b's head s0,
+    # which then waits for s1's b until 1 ([1,3]); s2 behind s0 in b's queue: 3.
+    ("pool a { cap 5; }\npool b { cap 1; }", [(1, 0.0, 0.0), (2, 3.0, 3.0)]),
+    # b declared first: s0 takes b at 0; at 2 both heads wait for b: b's own (s2) is served first (2), s1 at
+    # 3.
+    ("pool b { cap 1; }\npool a { cap 5; }", [(2, 2.0, 2.0), (1, 3.0, 3.0)]),
+])
+def test_two_queues_waiting_for_one_pool_declaration_order(monkeypatch, decl, obs):
+    """§3, Ties: "Each pool has one queue, and a hold on several pools waits in its first pool's; where the
+    heads of two queues both wait for room in one pool …, the pool declared first is served first"; and the
+    settle runs every ready session before it admits, so the holds of one instant are admitted together.
+    s0 holds b (cap 1) for 2, s1 holds a and b (waiting in a's queue), s2 holds b; runs of 1."""
+    src = decl + """
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { run d (2); } }
+  else {
+    branch (serial == 1) { hold a (1), b (1) { observe x = now; run d (1); } }
+    else { hold b (1) { observe x = now; run d (1); } }
+  }
+}
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"x": obs}, {})
