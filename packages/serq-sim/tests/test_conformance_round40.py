@@ -20,10 +20,12 @@ and the report's figures as its JSON reads them. Every number is derived by hand
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from conform import check_by_hand, pool_json, report_json, request_rows, run, run_error, vllm_engine
+from serq_vllm.scenarios import ORACLE, answer_path, read_scenario, run_scenario
 
 inf = math.inf
 nan = math.nan
@@ -1277,3 +1279,48 @@ session {
 run { horizon 10; }
 """
     check_by_hand(monkeypatch, src, {"x": obs}, {})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# §7 against vLLM's own answers: two shipped oracle scenarios (serq-vllm's oracle/generated, recorded with
+# vLLM 0.33.0's scheduler) derived by hand, and serQ's answer to them on both tiers
+# ---------------------------------------------------------------------------------------------------------
+
+ORACLE_BY_HAND = [
+    # budget 2, max_seqs 2, blocks of 4, 5 usable (6 with vLLM's null block), r0 prompt 8 out 6, r1 prompt 4
+    # out 8. r0's prefill takes the whole budget at steps 0-3 (first token 4; its reserve of 8 fits, its
+    # first chunk of 2 one block). Step 4: r0 decodes position 8 (a third block) and r1 is admitted with the
+    # 1 left (one block); r1 prefills a token a step, first token 8. Step 8: r0's position 12 takes the
+    # fifth block (20 of 20); r1's position 4 needs a second: running[-1] is r1 itself, preempted with 4
+    # computed and 1 output (known 5). r0's last token at 9. Step 9: r1's hit min(4, floor(4 / 4) · 4) = 4,
+    # recomputes 1, then decodes 8 - 1 - 1 = 6 at steps 10-15: done 16. cached (the first scheduling's
+    # hit): 0, 0; steps: the last done + 1.
+    ("generated/source_block_boundary",
+     {"first": {"0": 4, "1": 8}, "done": {"0": 9, "1": 16}, "preempted": {"0": 0, "1": 1},
+      "cached": {"0": 0, "1": 0}, "preemptions": 1, "steps": 17}),
+    # budget 4, blocks of 4, 10 usable, caching. r0 (session 0, turn 1) prompt 4, 1 out: step 0, done 1,
+    # caches its block. r2 (prompt 40, 1 out) arrives at 1: its reserve of 10 blocks fits beside r0's cached
+    # block (cached prefixes never block); it prefills 4 a step at steps 1-10 (first and done 11) and takes
+    # the whole budget, so r1 (turn 2, prompt 6, sent 1 after turn 1's done, at 2) waits. r2's tenth block,
+    # at step 10, evicts r0's cached one: the prefix of a waiting request is evictable (the wait channel).
+    # Step 11: r1's hit is 0; it prefills 4 and 2 (first 13) and decodes 1: done 14.
+    ("generated/source_waiting_prefix_evicted",
+     {"first": {"0": 1, "2": 11, "1": 13}, "done": {"0": 1, "2": 11, "1": 14},
+      "preempted": {"0": 0, "1": 0, "2": 0}, "cached": {"0": 0, "1": 0, "2": 0}, "preemptions": 0,
+      "steps": 15}),
+]
+
+
+@pytest.mark.parametrize("name, hand", ORACLE_BY_HAND, ids=[c[0].split("/")[1] for c in ORACLE_BY_HAND])
+def test_vllm_oracle_scenario_by_hand(monkeypatch, name, hand):
+    path = ORACLE / f"{name}.json"
+    vllm = json.loads(answer_path(path).read_text())
+    assert {k: vllm[k] for k in hand} == hand  # vLLM's recorded answer is the hand derivation
+    sc = read_scenario(str(path))
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        got = run_scenario(sc)
+        assert {k: got[k] for k in hand} == hand, tier
