@@ -1324,3 +1324,34 @@ def test_vllm_oracle_scenario_by_hand(monkeypatch, name, hand):
             monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
         got = run_scenario(sc)
         assert {k: got[k] for k in hand} == hand, tier
+
+
+GAUGES = [
+    # A family's aggregates as gauges under routing (§2: the linker writes the terms out): choose by
+    # queue sends s0, s3 to s[0] and s1, s2 to s[1], s[2] (runs of 10). queues (2, 1, 1) on [0,10], (1, 0, 0)
+    # on [10,20]: the spread max - min is 1 on [0,20], the total 4 then 1. Over [5,30]: spread 15 / 25,
+    # total (4 · 5 + 1 · 10) / 25; the greatest total 4 is held after the warm-up's start too (on [5,10]).
+    ("family_aggregates_under_routing", """
+stage s[3] : fifo;
+workload { arrive batch(4); }
+session { choose j in 3 by (queue(s[j])); run s[j] (10); }
+gauge spread = max k in 3 (queue(s[k])) - min k in 3 (queue(s[k]));
+gauge total = sum k in 3 (queue(s[k]));
+run { horizon 30; warmup 5; }
+""", {}, {("gauge", "spread"): {"mean": 0.6, "min": 0.0, "max": 1.0},
+          ("gauge", "total"): {"mean": 1.2, "min": 0.0, "max": 4.0}}),
+    # A value held only before the warm-up is not the gauge's greatest: the job is at d on [0,1], the
+    # warm-up ends at 2: mean, least and greatest 0 over [2,10].
+    ("gauge_extremes_after_the_warmup_only", """
+stage d : delay;
+workload { arrive batch(1); }
+session { run d (1); }
+gauge q = queue(d);
+run { horizon 10; warmup 2; }
+""", {}, {("gauge", "q"): {"mean": 0.0, "ci": 0.0, "min": 0.0, "max": 0.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in GAUGES], ids=[c[0] for c in GAUGES])
+def test_gauges_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
