@@ -1926,12 +1926,34 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         hint = ""
     else:
         hint = " (expected " + ", ".join(names) + ")"
+    close = ""
     if grammar is not None and tok.type not in ("$END",) and str(tok).isalpha():
         # a misspelt word where the grammar wants one of its words: the closest of them
         wanted = sorted({w for t in expected for w in grammar.term_words(t)})
-        hint += did_you_mean(str(tok), wanted)
+        close = did_you_mean(str(tok), wanted)
+        hint += close
+    point = _plugin_point(tok, expected, names)
+    if point is not None and not close:
+        # a bare name where a plugin's (`@name`) may stand (`stage s : acme;`): how a plugin's is named and how
+        # one is added, as the linker says of an `@acme` no plugin registers (it listed the built-in words alone)
+        from serq.extensions import how_added
+
+        hint += f": a plugin's {point} is named with an `@`, {_quoted('@' + str(tok))}; {how_added(point)}"
     what = "end of the file" if tok.type == "$END" else _token_text(tok)
     return reporter.error(pos, f"unexpected {what}{hint}")
+
+
+#: a word the parser wants beside a plugin's name (`@name`), and the extension point of that place
+_PLUGIN_PLACES = (("fifo", "stage kind"), ("lru", "eviction order"), ("lifo", "preemption policy"))
+
+
+def _plugin_point(tok: Token, expected: set[str], names: list[str]) -> str | None:
+    """The extension point (serq.extensions) of the place of ``tok``, a bare name where a plugin's name
+    (``@name``) or a built-in word was wanted: a stage's kind (a queue's ``serve`` and ``nic`` too), a pool's
+    eviction order or preemption policy; None elsewhere."""
+    if tok.type != "NAME" or "EXT_NAME" not in expected:
+        return None
+    return next((point for word, point in _PLUGIN_PLACES if word in names), None)
 
 
 #: the words of a statement or item that gives a name a value with `=`
