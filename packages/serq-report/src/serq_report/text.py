@@ -40,11 +40,11 @@ import math
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from serq_ir.report import REQUEST_STATS, PoolStats, Result, StageStats
+from serq_ir.report import REQUEST_STATS, PoolStats, RequestMetrics, Result, StageStats
 
 from ._result import result_of
 
-__all__ = ["format_number", "render_text", "text_reporter"]
+__all__ = ["format_number", "render_text", "request_lines", "text_reporter"]
 
 
 def format_number(x: float) -> str:
@@ -158,9 +158,13 @@ def _records(r: Result) -> list[str]:
 
 
 def _requests(r: Result) -> list[str]:
-    m = r.requests
-    if m is None:
-        return []
+    return [] if r.requests is None else request_lines(r.requests)
+
+
+def request_lines(m: RequestMetrics) -> list[str]:
+    """The ``requests`` section of the text report for the metric set ``m``: its head line (completions,
+    tokens, throughputs, prefix-cache hit rate, goodput) and the table of per-request statistics (``serq run``'s
+    report, and ``serq metrics`` of a records file)."""
     if m.total_input_tokens == m.total_input_tokens:
         tokens = f"({format_number(m.total_input_tokens)} input, {format_number(m.total_output_tokens)} output tokens)"
         total = f"  total {format_number(m.total_token_throughput)} tok/s"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 _LAZY = {"sweep": "api", "aggregate": "api", "compare": "pairing", "find": "search", "plot": "plots",
-         "flatten": "figures"}
+         "flatten": "figures", "metrics": "served"}
 
 
 def __getattr__(name: str) -> Any:

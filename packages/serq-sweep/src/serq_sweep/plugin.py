@@ -1,4 +1,4 @@
-"""serq-sweep as a part of ``serq``: the ``sweep``, ``compare`` and ``plot`` commands."""
+"""serq-sweep as a part of ``serq``: the ``sweep``, ``compare``, ``plot`` and ``metrics`` commands."""
 
 from __future__ import annotations
 
@@ -11,3 +11,4 @@ def serq_register_commands(register):
 
     for name in ("sweep", "compare", "plot"):
         register(LazyCommand(name, f"serq_sweep.cli:{name}_command"))
+    register(LazyCommand("metrics", "serq_sweep.served:metrics_command"))

@@ -1,0 +1,409 @@
+"""``serq metrics``: vLLM's serving metrics of a records file, whole or by group.
+
+A records file (``serq run --records FILE``, ``serq sweep --records FILE``: ``.csv`` or ``.parquet``) with the
+columns of a request (``sent``, ``first_token``, ``last_token``, ``output``; lib/vllm.sq's ``vllm_request``
+records them) gives the metric set of ``serq run``'s report (:func:`serq_sim.metrics.request_metrics`: TTFT,
+TPOT, E2E latency, the phases with an ``admitted`` column, the prefix-cache hit rate with ``cached`` and
+``prompt``, the throughputs, goodput and attainment under ``--slo``) without running the program again:
+
+* ``--by COLUMN`` (repeatable) splits the requests by the values of a column: a replica (``engine``, which
+  lib/vllm.sq records as the member of the engine family that served the request), a tenant or a class
+  attribute a program records. Each group is a row, and a row ``all`` gives the whole run; a request of a
+  group counts in its own throughputs over the run's window, so the groups' req/s add up to the run's.
+* ``--where NAME=VALUE`` keeps the rows that hold VALUE in column NAME (``serq plot``'s rule, serq_sweep.rows).
+* ``--slo ttft=0.5,tpot=0.05`` judges every request against an objective after the run: goodput and attainment
+  for objectives the run was not given.
+
+**The window.** A records file does not hold the run's window (``end - warmup``, the duration of the report's
+throughputs). ``--duration SECONDS`` gives it; without it the window is the span of the run's requests, from
+the first ``sent`` to the last ``last_token`` (every row of the run, before ``--where``), which is shorter
+than the run's by the idle time at its ends: its throughputs are the rates while requests were in the system.
+With ``--duration`` equal to the report's, the figures are the report's, bit for bit (the file holds every
+float as the run had it), but for ITL, which needs each token's time and is not in the records.
+
+**A sweep's records** hold many runs (the columns ``point``, the swept names, ``seed`` and ``key``): each run is
+its own, never pooled with another (their windows overlap, and requests of two loads side by side are no
+one workload's), and is labelled by its point, swept values and seed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import click
+from serq.errors import UsageError, UserError, clipped, did_you_mean, shown_path
+from serq.options import Path as _Path
+
+#: the most groups (rows of the answer, over every run) one call makes: a column of a value a request
+#: (``--by sent``) is no grouping
+MAX_GROUPS = 10_000
+
+#: the columns that are numbers wherever the table has them (the metric set's, and those it reads when there)
+_NUMBERS = ("sent", "first_token", "last_token", "output", "prompt", "cached", "admitted")
+
+
+class _Rows:
+    """The rows of one group as :func:`serq_sim.metrics.request_metrics` reads a record table: ``name``,
+    ``columns`` and ``column(name)`` (a list of floats)."""
+
+    __slots__ = ("name", "columns", "_cols")
+
+    def __init__(self, name: str, cols: dict[str, list[float]]):
+        self.name = name
+        self._cols = cols
+        self.columns = list(cols)
+
+    def column(self, name: str) -> list[float]:
+        return self._cols[name]
+
+
+def _key(v: Any) -> tuple:
+    """A cell's group: a number by its value (1 and 1.0 alike), NaN as one value, a text as itself; numbers
+    sort first, then NaN, then texts."""
+    from .rows import _cell_number
+
+    n = _cell_number(v)
+    if n is None:
+        return (2, str(v))
+    if n != n:
+        return (1, 0.0)
+    return (0, n)
+
+
+def _label(v: Any) -> Any:
+    """A cell as the answer shows it: an integral number as an int, another as a float, a text as it is."""
+    from .rows import _cell_number
+
+    n = _cell_number(v)
+    if n is None:
+        return str(v)
+    return int(n) if n == n and n.is_integer() and abs(n) < 2.0**53 else n
+
+
+def _names(given: Any, what: str) -> list[str]:
+    if given is None:
+        return []
+    if isinstance(given, str):
+        given = [given]
+    out: list[str] = []
+    for name in given:
+        if not isinstance(name, str) or not name:
+            raise UsageError(f"{what}: a column's name, not {clipped(repr(name))}")
+        if name in out:
+            raise UsageError(f"{what} {clipped(name)} is given twice: group by a column once")
+        out.append(name)
+    return out
+
+
+def _duration(duration: Any) -> float | None:
+    if duration is None:
+        return None
+    from serq.numbers import NotANumber, number, real
+
+    if isinstance(duration, str):
+        try:
+            d = number(duration)
+        except NotANumber as e:
+            raise UsageError(f"--duration {clipped(duration)}: {e}") from None
+    else:
+        d = real(duration)
+        if d is None:
+            raise UsageError(f"duration is a number of seconds, not {clipped(repr(duration))}")
+    if not (d > 0 and d < math.inf):
+        raise UsageError(f"--duration {clipped(str(duration))}: the run's window is a positive, finite number of "
+                         "seconds (the report's end - warmup)")
+    return d
+
+
+def _slo(slo: Any) -> dict[str, float] | None:
+    if slo is None:
+        return None
+    from serq_sim.metrics import check_slo, parse_slo
+
+    try:
+        return parse_slo(slo) if isinstance(slo, str) else check_slo(slo)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"--slo: {e}") from None
+
+
+def _header(path: str) -> list[str] | None:
+    """The names of a CSV file's first line, or None when it cannot be told from that line alone (the reader
+    then reads every column, and says what is wrong with the file)."""
+    import csv
+    import io
+
+    from serq.files import MAX_LINE, open_input
+
+    try:
+        with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
+            line = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if '"' in line or not line.endswith("\n"):
+        return None  # (a quoted name may hold a line break; a file of one line has no row)
+    return next(csv.reader([line]), None)
+
+
+def _wanted(path: str, given: Iterable[str]) -> list[str] | None:
+    """The columns of the records file ``path`` that serq metrics reads: the metric set's, ``given`` (the
+    ``--by`` and ``--where`` names) and a sweep's run columns (``point`` … ``seed``, ``key``); None: every one
+    (a Parquet file, or a header that is not told apart from its first line)."""
+    if not path.lower().endswith(".csv"):
+        return None
+    header = _header(path)
+    if header is None:
+        return None
+    names = {*_NUMBERS, *given, "key"}
+    if "point" in header and "seed" in header and header.index("point") < header.index("seed"):
+        names.update(header[header.index("point"):header.index("seed") + 1])
+    return [n for n in header if n in names]
+
+
+def _read(path: str, names: list[str] | None) -> Any:
+    """The records file ``path`` as a DataFrame (the columns ``names``, every one when None), read as ``serq
+    plot`` reads records."""
+    low = path.lower()
+    if not low.endswith((".csv", ".parquet")):
+        raise UsageError(f"{shown_path(path)}: serq metrics reads a records file, .csv or .parquet (serq run "
+                         "--records FILE, serq sweep --records FILE)")
+    try:
+        import pandas  # noqa: F401 - the tables are read by pandas
+    except ImportError:
+        raise UserError("serq metrics needs pandas: pip install 'serq-sweep[pandas]'") from None
+    from .plots import _read_records
+
+    return _read_records(path, names)
+
+
+def _numbers(frame: Any, column: str, where: str) -> Any:
+    """Column ``column`` as a float array, or one message at its first cell that is no number (the line quoted,
+    when the file is a CSV file)."""
+    from .plots import _bad_cell
+
+    try:
+        return frame[column].to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        why = f"column {column} does not hold numbers (a request's {column} is a number)"
+        located = _bad_cell(frame, column, why)
+        raise UserError(f"{where}: {why}" if located == why else located) from None
+
+
+def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
+    """A sweep's runs: the columns that label one (``point``, the swept names, ``seed``) and each run's row
+    positions, in the order of the file; a run's records (no ``key`` column) are one run, unlabelled."""
+    import numpy as np
+
+    if "key" not in header:
+        return [], [np.arange(len(frame))]
+    i, j = (header.index("point"), header.index("seed")) if "point" in header and "seed" in header else (-1, -1)
+    labels = header[i:j + 1] if 0 <= i < j else ["key"]
+    keys = frame["key"].tolist()
+    first: dict[Any, list[int]] = {}
+    for r, k in enumerate(keys):
+        first.setdefault(_key(k), []).append(r)
+    return labels, [np.array(rows, dtype=np.int64) for rows in first.values()]
+
+
+class Served:
+    """One row of the answer: the run it is of (its labels, empty for a run's own records), the group (the
+    ``--by`` columns' values; empty for the whole run) and its metric set."""
+
+    __slots__ = ("run", "group", "requests")
+
+    def __init__(self, run: dict[str, Any], group: dict[str, Any], requests: Any):
+        self.run, self.group, self.requests = run, group, requests
+
+    def to_builtins(self) -> dict[str, Any]:
+        import msgspec
+
+        return {"run": self.run, "group": self.group, "requests": msgspec.to_builtins(self.requests)}
+
+
+def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None = None,
+            where: Mapping[str, object] | None = None, slo: Mapping[str, float] | str | None = None,
+            duration: float | str | None = None) -> list[Served]:
+    """The serving metrics of a records file (the module's docstring): a :class:`Served` for each run and group,
+    in the order of the runs in the file, each run's groups by their values (numbers first, in increasing order,
+    then NaN, then texts), then its whole (with ``by``). A fault in the file, a column it has not, or a value of
+    ``where`` no row holds is a :class:`~serq.errors.UserError`; a bad argument a
+    :class:`~serq.errors.UsageError`."""
+    import numpy as np
+    from serq_sim.metrics import NEEDED, request_metrics, with_slo
+
+    from .rows import header_of, selected
+
+    path = os.fspath(records)
+    if not isinstance(path, str):
+        raise UsageError(f"records: a path, not {clipped(repr(records))}")
+    by = _names(by, "--by")
+    window = _duration(duration)
+    slos = _slo(slo)
+    frame = _read(path, _wanted(path, [*by, *(str(n) for n in (where or {}))]))
+    header = header_of(frame)
+    where_at = shown_path(path)
+    missing = [c for c in NEEDED if c not in header]
+    if missing:
+        shown = ", ".join(header)
+        raise UserError(f"{where_at}: the records have no column {', '.join(missing)}: serq metrics reads a table of "
+                        f"requests (the columns {', '.join(NEEDED)}; lib/vllm.sq's vllm_request records them), and "
+                        f"this one has {shown if len(shown) <= 200 else shown[:197] + '...'}")
+    for name in by:
+        if name not in header:
+            raise UserError(f"--by {clipped(name)}: {where_at} has no column {clipped(name)} (its columns: "
+                            f"{', '.join(header)[:200]}){did_you_mean(name, header)}")
+    frame = frame.reset_index(drop=True)
+    numbers = {c: _numbers(frame, c, where_at) for c in _NUMBERS if c in header}
+    labels, runs = _runs(frame, header)
+    keep = np.ones(len(frame), dtype=bool)
+    if where:
+        kept = selected(frame, where, f"the records {where_at}")
+        keep[:] = False
+        keep[kept.index.to_numpy()] = True
+    group_cells = [frame[c].tolist() for c in by]
+    out: list[Served] = []
+    columns = [c for c in numbers]
+    for rows in runs:
+        run = {c: _label(frame[c].iat[int(rows[0])]) for c in labels} if labels else {}
+        span = window
+        if span is None:
+            with np.errstate(invalid="ignore"):
+                first_sent = np.nanmin(numbers["sent"][rows]) if len(rows) else math.nan
+                last_token = np.nanmax(numbers["last_token"][rows]) if len(rows) else math.nan
+            span = float(last_token - first_sent)
+            if not span == span:
+                span = 0.0
+        mine = rows[keep[rows]]
+        if where and not len(mine):
+            continue  # a run none of whose requests --where keeps (another point's, --where blocks=3000)
+        groups: dict[tuple, list[int]] = {}
+        shown: dict[tuple, dict[str, Any]] = {}
+        if by:
+            for r in mine.tolist():
+                k = tuple(_key(cells[r]) for cells in group_cells)
+                if k not in groups:
+                    groups[k] = []
+                    shown[k] = {c: _label(cells[r]) for c, cells in zip(by, group_cells)}
+                groups[k].append(r)
+            if len(out) + len(groups) + 1 > MAX_GROUPS:
+                raise UserError(f"--by {', '.join(by)}: {len(groups)} groups in one run of {where_at}; serq metrics "
+                                f"makes {MAX_GROUPS} rows at most: group by a column of few values (a replica, a "
+                                "tenant, a class)")
+        parts = [(shown[k], np.array(groups[k], dtype=np.int64)) for k in sorted(groups)]
+        parts.append(({}, mine))
+        for group, at in parts:
+            table = _Rows(path, {c: numbers[c][at].tolist() for c in columns})
+            m = request_metrics(table, span)
+            if slos is not None:
+                m = with_slo(m, table, slos)
+            out.append(Served(run, group, m))
+    return out
+
+
+def render(path: str, served: Sequence[Served], by: Sequence[str], duration: float | None,
+           slo: bool) -> str:
+    """The text of ``serq metrics``: a run's whole as ``serq run``'s requests section; runs and groups as a
+    table, a row each."""
+    from serq.layout import align
+    from serq_report.text import format_number, request_lines
+
+    if duration is None:
+        window = ("the window of each run is the span of its requests, from the first sent to the last token "
+                  "(--duration SECONDS gives the run's: end - warmup)")
+    else:
+        window = f"the window of each run is {format_number(duration)} s (--duration)"
+    lines = [f"records: {shown_path(path)}; {window}", ""]
+    labelled = any(s.run for s in served)
+    if not by and not labelled:
+        return "\n".join(lines + request_lines(served[0].requests)) + "\n"
+    run_cols = list(served[0].run) if served else []
+    hit = any(s.requests.prefix_cache_hit_rate is not None for s in served)
+    phases = any(s.requests.queue is not None for s in served)
+
+    def num(x: Any) -> str:
+        return "-" if x is None else format_number(x)
+
+    header = [*run_cols, *by, "completed", "req/s", "output tok/s"]
+    if hit:
+        header.append("hit rate")
+    header += ["ttft mean", "ttft p50", "ttft p99", "tpot mean", "tpot p99", "e2el mean", "e2el p99"]
+    if phases:
+        header.append("queue mean")
+    if slo:
+        header += ["good", "goodput", "attainment"]
+    rows = []
+    for s in served:
+        m = s.requests
+        row = [str(s.run.get(c, "")) for c in run_cols]
+        if by:
+            row += [str(s.group[c]) for c in by] if s.group else ["all", *([""] * (len(by) - 1))]
+        row += [str(m.completed), num(m.request_throughput), num(m.output_throughput)]
+        if hit:
+            row.append(num(m.prefix_cache_hit_rate))
+        row += [num(m.ttft.mean), num(m.ttft.median), num(m.ttft.p99), num(m.tpot.mean), num(m.tpot.p99),
+                num(m.e2el.mean), num(m.e2el.p99)]
+        if phases:
+            row.append(num(m.queue.mean if m.queue is not None else None))
+        if slo:
+            row += [str(m.good), num(m.goodput), num(m.attainment)]
+        rows.append(row)
+    if slo and served:
+        objective = ", ".join(f"{k} <= {format_number(v)}" for k, v in served[0].requests.slo.items())
+        lines[-1:] = [f"good: every request with {objective}", ""]
+    return "\n".join(lines + align([header, *rows], left=len(run_cols) + len(by))) + "\n"
+
+
+def encode(path: str, served: Sequence[Served], by: Sequence[str], duration: float | None) -> str:
+    """The JSON of ``serq metrics --json``: the file, the columns grouped by, the window given (null: each run's
+    span) and a row each, NaN and infinities as null."""
+    import msgspec
+
+    doc = {"records": path, "by": list(by), "duration": duration, "rows": [s.to_builtins() for s in served]}
+    return (msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n").decode("utf-8")
+
+
+def where_items(items: Iterable[str]) -> dict[str, str]:
+    from .rows import where_option
+
+    return where_option(list(items))
+
+
+@click.command("metrics")
+@click.argument("records", type=_Path(exists=True, dir_okay=False, records=True))
+@click.option("--by", "by", multiple=True, metavar="COLUMN",
+              help="A row per value of this column (engine: a replica; repeatable: a row per combination), and "
+                   "the run's whole.")
+@click.option("--where", "where", multiple=True, metavar="NAME=VALUE",
+              help="Only the requests whose column NAME holds VALUE (repeatable: those that match every one).")
+@click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…",
+              help="Judge every request against these objectives (ttft, tpot, e2el): goodput and attainment.")
+@click.option("--duration", "duration", default=None, metavar="SECONDS",
+              help="The run's window, end - warmup, for the throughputs (without it: the span of its requests, "
+                   "first sent to last token).")
+@click.option("--json", "as_json", is_flag=True, help="Write the rows as JSON (also for -o FILE.json).")
+@click.option("-o", "--output", "output", type=_Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write to this file (atomically) instead of stdout.")
+@click.pass_obj
+def metrics_command(pm, records, by, where, slo, duration, as_json, output) -> None:
+    """vLLM's serving metrics of a records file (serq run --records, serq sweep --records; .csv or .parquet) without
+    running the program again: TTFT, TPOT, E2E latency and the phases, throughputs, the prefix-cache hit rate, and
+    goodput under --slo; a row per replica or any recorded column with --by (serq metrics req.csv --by engine).
+    A sweep's records give a row per run.
+
+    Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number);
+    2 for a usage error (a flag, a RECORDS that does not exist or is no .csv or .parquet file)."""
+    as_json = as_json or (output is not None and output.lower().endswith(".json"))  # (-o m.json: JSON)
+    rows = metrics(records, by=list(by), where=where_items(where), slo=slo, duration=duration)
+    window = None if duration is None else rows[0].requests.duration if rows else None
+    text = encode(records, rows, by, window) if as_json else render(records, rows, by, window, slo is not None)
+    if output is None:
+        import sys
+
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from serq.files import write_atomic
+
+    write_atomic(output, text, inputs=[records])
