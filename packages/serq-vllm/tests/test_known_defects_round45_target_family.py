@@ -1,6 +1,6 @@
 """``serq vllm target`` of a program whose engine is a step family ``stage engine[N]`` says how many members the
-configuration is for and which, and warns where the members share a pool whose figure the configuration gives (one
-``pool kv``: num_gpu_blocks is then the whole pool's, where each vLLM instance has a KV cache of its own). It printed
+configuration is for and which (members that share one ``pool kv`` are refused since round 48: each vLLM instance has
+a KV cache of its own). It printed
 the configuration of examples/multi-turn/vllm_replicas.sq (N = 2) as that of one engine, with no word of N."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import serq_frontend
+from serq import UserError
 from serq_vllm.target import target
 
 SERQ = str(Path(sys.executable).parent / "serq")
@@ -45,17 +46,14 @@ def test_one_engine_says_no_replicas():
         assert "replicas" not in out and set(out) == {"config", "engine", "serve_by", "target"}
 
 
-def test_a_shared_memory_pool_is_warned_of(tmp_path):
-    # one `pool kv` the two engines share: num_gpu_blocks 8011 is the whole pool's (the pool the family is admitted
-    # via, reqs, is one a member: the compiler refuses one pool there)
+def test_a_shared_memory_pool_is_refused(tmp_path):
+    # one `pool kv` the two engines share: it was warned of, the whole pool's num_gpu_blocks 8011 given each
+    # instance; it is refused since round 48 (test_known_defects_round48_target_shared_kv)
     f = tmp_path / "shared.sq"
     f.write_text(REPLICAS.read_text().replace("pool kv[N] {", "pool kv {"))
-    out = target(serq_frontend.compile(str(f)), str(f))
-    assert out["replicas"]["count"] == 2 and out["config"]["num_gpu_blocks"] == 8011
-    assert out["warnings"] == [
-        "the 2 members of step family `engine` share memory pool `kv` (one pool, not `pool kv[2]`): num_gpu_blocks "
-        "is the whole pool's, while each vLLM instance has a KV cache of its own; declare `pool kv[2]` for one a "
-        "member"]
+    with pytest.raises(UserError) as e:
+        target(serq_frontend.compile(str(f)), str(f))
+    assert "the 2 members of step family `engine` share memory pool `kv` (one pool, not `pool kv[2]`)" in str(e.value)
 
 
 def test_the_command_says_it():

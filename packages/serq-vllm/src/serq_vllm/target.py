@@ -23,13 +23,13 @@ before a tool call: :func:`_refuse_late_send`), and a constant chunk cap (vLLM's
 ``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so), or
 one below 0 (``--set C=-5``; the threshold is at least 0).
 The engine may be a step family ``stage engine[N]``: its members are replicas of one configuration, which
-the target says under ``replicas`` for N > 1 (how many, which: :func:`_replicas`).
+the target says under ``replicas`` for N > 1 (how many, which: :func:`_replicas`), each a memory pool of its own
+(``pool kv[N]``): members that share one are refused (:func:`_refuse_shared_memory`).
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
 ``(admission)``, name serQ's scheduler class, which sorts the running requests by them.
 
 A program vLLM runs otherwise is warned of, under ``warnings`` (a key only a target with a warning has):
-a family's members sharing one memory pool (:func:`_replicas`: num_gpu_blocks is then the whole pool's);
 a request admitted by the engine whose first chunk on the memory pool is cut at another long-prefill
 threshold than the engine's chunk (:func:`_first_chunk_cut`; lib/vllm.sq's ``vllm_request``, which passes
 the threshold inf, beside ``chunk long_prefill(reqs, 64)``): vLLM cuts a waiting request's first chunk at
@@ -230,12 +230,10 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
                       "vLLM setting", base)
 
 
-def _replicas(stage: n.Stage, kv: n.Pool) -> tuple[dict[str, Any], list[str]]:
-    """What the target of a step family ``stage engine[N]`` (N > 1) says of its members: how many, which, that the
-    configuration is each one's (the budget read for every member: :func:`_family_const`), and, as a warning, a
-    memory pool the members share (one ``pool kv``, not ``pool kv[N]``), whose num_gpu_blocks is the whole pool's
-    where each vLLM instance has its own (the pool a family is admitted via is one a member: the compiler refuses
-    one pool there). The target said nothing of N: the configuration of ``engine[2]`` read as one engine's."""
+def _replicas(stage: n.Stage) -> dict[str, Any]:
+    """What the target of a step family ``stage engine[N]`` (N > 1) says of its members: how many, which, and that
+    the configuration is each one's (the budget read for every member: :func:`_family_const`). The target said
+    nothing of N: the configuration of ``engine[2]`` read as one engine's."""
     size, name = stage.size, stage.name
     members = (", ".join(f"{name}[{i}]" for i in range(size)) if size <= 4
                else f"{name}[0], {name}[1], …, {name}[{size - 1}]")
@@ -246,12 +244,23 @@ def _replicas(stage: n.Stage, kv: n.Pool) -> tuple[dict[str, Any], list[str]]:
                 f"{size} vLLM instance{'s' if size != 1 else ''} of it, one a member",
         "stage": name,
     }
-    shared = []
-    if not (kv.array and kv.size == size):
-        shared.append(f"the {size} members of step family `{name}` share memory pool `{kv.name}` (one pool, not "
-                      f"`pool {kv.name}[{size}]`): num_gpu_blocks is the whole pool's, while each vLLM instance has a "
-                      f"KV cache of its own; declare `pool {kv.name}[{size}]` for one a member")
-    return replicas, shared
+    return replicas
+
+
+def _refuse_shared_memory(stage: n.Stage, kv: n.Pool, base: str | None) -> None:
+    """Refuse a step family ``stage engine[N]`` (N > 1) whose members share one memory pool (``pool kv``, not
+    ``pool kv[N]``), at the pool: each vLLM instance has a KV cache of its own, so no configuration of N instances
+    runs the program, one cache the members draw on as each needs. Such a target was the configuration with the whole
+    pool's num_gpu_blocks for each instance, N times the memory, and a warning; a share of it each (the pool's blocks
+    over N) is another program, one whose members cannot use each other's room. The pool a family is admitted via
+    is one a member already: the compiler refuses one pool there."""
+    size = stage.size
+    if stage.array and size > 1 and not (kv.array and kv.size == size):
+        raise TargetError(kv.span, f"the {size} members of step family `{stage.name}` share memory pool `{kv.name}` "
+                          f"(one pool, not `pool {kv.name}[{size}]`), while each vLLM instance has a KV cache of its "
+                          f"own: no configuration of {size} instances runs them on one cache (the whole pool each "
+                          f"is {size} times its memory, a share each is a cache one member cannot lend another); "
+                          f"declare `pool {kv.name}[{size}]` for a cache a member", base)
 
 
 def _negative_chunk(e: n.Num, v: float, base: str | None) -> TargetError:
@@ -730,6 +739,7 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
                           "between its iterations, not by its scheduler, where vLLM admits a waiting request in "
                           f"its step with the budget the running ones left; add `admit via {stage.name};` to "
                           "the pool a request's hold waits in (its first pool)", base)
+    _refuse_shared_memory(stage, kv, base)
     admitted = _admission_pools(program, sid, kind.memory)
     _refuse_unrunnable(program, stage, kv, admitted, base)
     seqs_pool = min(admitted, key=lambda p: _const(n.Num(value=p.cap), "cap"), default=None)
@@ -792,8 +802,7 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     if seqs_note is not None:
         warnings.append(seqs_note)
     if stage.array and stage.size > 1:  # (a key only then: the target of one engine, or of a family of 1, as it was)
-        out["replicas"], shared = _replicas(stage, kv)
-        warnings.extend(shared)
+        out["replicas"] = _replicas(stage)
     if warnings:  # (a key only then: the target of a program without one is as it was)
         out["warnings"] = warnings
     return out
