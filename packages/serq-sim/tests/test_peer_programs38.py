@@ -630,3 +630,17 @@ def test_a_constant_gauge_has_no_spread(monkeypatch, tmp_path):
     assert doc["gauges"]["kv_used"]["ci"] > 1
     out = serq("run", tmp_path / "g.sq", "--no-progress").stdout
     assert [ln.split() for ln in out.splitlines() if ln.startswith("three ")] == [["three", "3", "±0", "3", "3"]]
+
+
+def test_half_kv_records_names_the_files_it_writes(tmp_path):
+    # two record tables: FILE is not written, FILE.routed.csv and FILE.request.csv are, and the run says so
+    r = subprocess.run([SERQ, "run", str(HERE / "half_kv.sq"), "--horizon", "100", "--records", "hq.csv",
+                        "--no-progress", "-o", "hq.txt"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == ""
+    assert r.stderr == ("serq: --records hq.csv: the program has 2 record tables, written as hq.routed.csv and "
+                        "hq.request.csv\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hq.request.csv", "hq.routed.csv", "hq.txt"]
+    # one table: FILE itself, and nothing said
+    r = subprocess.run([SERQ, "run", str(HERE / "step3.sq"), "--records", "s.csv", "--no-progress", "-o", "s.txt"],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "" and (tmp_path / "s.csv").is_file()

@@ -283,6 +283,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             finally:
                 if taken is not None:
                     os.close(taken)
+            if any(path != records_file for path in record_paths.values()):
+                # FILE itself is not written: say which files are (the user looked for FILE and found none)
+                names = [shown_path(path) for path in record_paths.values()]
+                click.echo(f"serq: --records {shown_path(records_file)}: the program has {len(names)} record "
+                           f"tables, written as {', '.join(names[:-1])} and {names[-1]}", err=True)
     # a signal held while the report was written (or whose exception was dropped) is answered here
     held = signals.acknowledge()
     status = report.exit_status or held
