@@ -1355,3 +1355,32 @@ run { horizon 10; warmup 2; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in GAUGES], ids=[c[0] for c in GAUGES])
 def test_gauges_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+@pytest.mark.parametrize("share, f2, l2", [
+    # maxmin: A (l1 and l2), B (l1), C (l2) rise together to 0.5, where l1 (φ 1) fills: A and B stop there;
+    # C takes the rest of l2, 2 - 0.5 = 1.5. A and B (work 1) end at 2, C has 4 - 3 = 1 left, alone at 2:
+    # 2.5. l2 carries (0.5 + 1.5) / 2 on [0,2] and 2 / 2 on [2,2.5]: 2.5 / 10; its present (2 · 2 + 0.5) / 10.
+    ("maxmin", 2.5, {"utilisation": 0.25, "present": 0.45, "service": 2.25}),
+    # bottleneck: A at min(1 / 2, 2 / 2), B at 1 / 2, C at 2 / 2 = 1 (l2's 0.5 left unused); at 2 C has 2
+    # left, alone at 2: 3. l2 carries (0.5 + 1) / 2 for 2 s and 1 for 1 s: 2.5 / 10; present (2 · 2 + 1) / 10.
+    ("bottleneck", 3.0, {"utilisation": 0.25, "present": 0.5, "service": 2.5}),
+])
+def test_three_flows_over_two_stages(monkeypatch, share, f2, l2):
+    """§3, Stages: "share maxmin is max-min fair: every flow's rate rises together until a stage fills, the
+    flows through it stop there, and the others go on. share bottleneck gives each flow its equal share at
+    the tightest of its stages, min over s of φ_s / n_s, and leaves what that does not use at the other
+    stages unused"; a single-stage run on a stage some run shares with another is a flow too."""
+    src = f"""
+stage l1 : ps(1);
+stage l2 : ps(2);
+workload {{ arrive batch(3); }}
+session {{
+  branch (serial == 0) {{ run l1, l2 (1); }} else {{ branch (serial == 1) {{ run l1 (1); }} else {{ run l2 (4); }} }}
+  observe f = now;
+}}
+share {share};
+run {{ horizon 10; }}
+"""
+    check_by_hand(monkeypatch, src, {"f": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, f2, f2)]},
+                  {("l1", None): {"utilisation": 0.2, "present": 0.4, "completions": 2}, ("l2", None): l2})
