@@ -951,7 +951,16 @@ session {
 }
 run { horizon 100; }
 """, {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 2.0, 2.0), (0, 4.0, 4.0)], "f": [(1, 5.0, 5.0), (0, 13.0, 13.0)]},
-     {("kv", None): {"preemptions": 2, "stuck": 1, "used": 1.48, "wait": 0.5, "admissions": 4}}),
+     {("kv", None): {"preemptions": 2, "stuck": 1, "used": 1.48, "wait": 0.5, "admissions": 4},
+      # the engine: completions the runs that completed, none a preemption took back (prefills of s1 and
+      # s0 at 1, s0's again at 3 and 5, s1's decode at 5, s0's at 13): 6, their mean service (1 + 1 + 1 +
+      # 1 + 4 + 8) / 6; 13 iterations, [0,1] prefills only, [2,3] and [4,5] mixed, the 10 others decodes
+      # only ([1,2] and [3,4] s1's alone: s0 had preempted itself at their planning); tokens 12, 1, 5, 1,
+      # 5 and 8 ones: 32 / 13; jobs 2, 1, 2, 1, 2 and 8 ones: 16 / 13; s0 at the stage but on [1,2] and
+      # [3,4]: (11 + 5) / 100.
+      ("e", None): {"completions": 6, "service": 16 / 6, "iterations": 13, "prefill_only": 1, "mixed": 2,
+                    "decode_only": 10, "tokens": 32 / 13, "batch": 16 / 13, "present": 0.16,
+                    "utilisation": 0.13}}),
     # reserve held: "Reservations end with the hold's scope, release or preemption; leases retain none".
     # cap 10. s0's hold (2, reserve 8) ends at 1 and leases its 2 until 6 (its session goes on); s1 (2,
     # reserve 8) waits until then (2 + 6 + 8 > 10), and at 1 fits beside the lease (2 + 0 + 8): the lease
