@@ -1393,3 +1393,27 @@ run {{ horizon 10; }}
 """
     check_by_hand(monkeypatch, src, {"f": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, f2, f2)]},
                   {("l1", None): {"utilisation": 0.2, "present": 0.4, "completions": 2}, ("l2", None): l2})
+
+
+def test_a_timed_lease_then_its_cache_evicted_whole(monkeypatch):
+    """§3, Pools: "A hold's lease m (t) keeps its allocation on m past the scope's end, neither evictable nor
+    a preemption victim, until the session's release m, t seconds, or the session's end, and cache applies
+    then"; "Eviction is per entry" (no block). cap 10: s0 holds 4 on [0,1] and leases it 2 s more (used 4
+    at 1); at 3 the lease ends and 4 are cached (s0's session goes on). s1 at 3.5 needs 8 beside the 4
+    cached: the entry goes whole. used 4 · 3 + 8 · 1 over 10; cached 4 for 0.5 s; holders (the lease is
+    one) 3 + 1 over 10."""
+    src = """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold p (4) { run d (1); } cache (4) lease p (2); observe a = used(p); run d (10); }
+  else { run d (3.5); hold p (8) { observe u = used(p); run d (1); } }
+}
+gauge h = holders(p);
+run { horizon 10; }
+"""
+    check_by_hand(monkeypatch, src, {"a": [(0, 1.0, 4.0)], "u": [(1, 3.5, 8.0)]},
+                  {("p", None): {"used": 2.0, "cached": 0.2, "holders": 0.4, "evicted_entries": 1,
+                                 "evicted_units": 4.0, "admissions": 2},
+                   ("gauge", "h"): {"mean": 0.4, "max": 1.0}})
