@@ -1417,3 +1417,34 @@ run { horizon 10; }
                   {("p", None): {"used": 2.0, "cached": 0.2, "holders": 0.4, "evicted_entries": 1,
                                  "evicted_units": 4.0, "admissions": 2},
                    ("gauge", "h"): {"mean": 0.4, "max": 1.0}})
+
+
+def test_vllm_forced_miss_keeps_the_old_blocks(monkeypatch):
+    """§7: "a forced miss (a nonce at the head of the prompt) matches nothing; the old blocks stay | reuse
+    (0)" (lib/vllm.sq's vllm_request_at with a match below 0). Prompt 8, 1 out, twice in turn: the first
+    request caches its 8 at 1; the second, a forced miss, hits 0 and consumes nothing, so the whole old
+    entry stays, dead (§3: the rest of the entry stays as a dead entry), beside the 8 the second caches at 2.
+    kv cached: 8 on [1,2], 16 on [2,100]: (8 + 16 · 98) / 100; used 8 on [0,2]; the hit rate 0."""
+    src = """
+use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 100 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+workload { arrive batch(1); hidden o; }
+session {
+  set prompt = 8;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  turn;
+  set t0 = now;
+  vllm_request_at(reqs, kv, engine, prompt, o, t0, -1, inf);
+}
+run { horizon 100; }
+"""
+    r, _ = run(src, monkeypatch)
+    assert request_rows(r) == [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (0, 1.0, 1.0, 2.0, 2.0, 0, 0)]
+    assert report_json(r)["requests"]["prefix_cache_hit_rate"] == 0.0
+    kv = pool_json(r, "kv")
+    assert (kv["cached"], kv["used"]) == pytest.approx((15.76, 0.16), rel=1e-12)
+    assert (kv["evicted_units"], kv["admissions"]) == (0.0, 2)
