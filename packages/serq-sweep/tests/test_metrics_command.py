@@ -198,3 +198,37 @@ def test_groups_are_bounded(tmp_path, serq_in_process):
     p.write_text("sent,first_token,last_token,output\n" + "".join(f"{i},{i + 1},{i + 2},2\n" for i in range(MAX_GROUPS)))
     r = serq_in_process("metrics", str(p), "--by", "sent")
     assert r.returncode == 1 and f"{MAX_GROUPS} rows at most" in r.stderr
+
+
+def test_tables(hand, serq_in_process, tmp_path):
+    import csv
+
+    r = serq_in_process("metrics", str(hand), "--by", "engine", "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    # a row per group, then the run's whole (its --by cell empty, whole 1)
+    assert [(row["engine"], row["whole"], row["completed"]) for row in rows] == [("2", "0", "2"), ("10", "0", "2"),
+                                                                              ("", "1", "4")]
+    assert [float(row["ttft.mean"]) for row in rows] == [1.5, 0.5, 1.0]
+    assert float(rows[0]["prefix_cache_hit_rate"]) == 0.75
+    pd = pytest.importorskip("pandas")
+    out = tmp_path / "m.parquet"
+    assert serq_in_process("metrics", str(hand), "--by", "engine", "-o", str(out)).returncode == 0
+    frame = pd.read_parquet(out)
+    assert frame["engine"].tolist()[:2] == [2, 10] and math.isnan(frame["engine"].tolist()[2])
+    assert frame["ttft.p99"].tolist()[0] == 1.99
+    # a column of texts stays texts, its whole row ""
+    tenants = tmp_path / "t.csv"
+    tenants.write_text("sent,first_token,last_token,output,tenant\n0,1,2,3,a\n1,2,3,4,b\n2,3,4,5,a\n")
+    out = tmp_path / "t.parquet"
+    assert serq_in_process("metrics", str(tenants), "--by", "tenant", "-o", str(out)).returncode == 0
+    assert pd.read_parquet(out)["tenant"].tolist() == ["a", "b", ""]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--json", "--format", "csv"], "name two formats"),
+    (["--format", "json", "-o", "x.parquet"], "is a Parquet table"),
+])
+def test_format_refusals(hand, serq_in_process, tmp_path, args, said):
+    r = serq_in_process("metrics", str(hand), *[str(tmp_path / a) if a.endswith(".parquet") else a for a in args])
+    assert r.returncode == 2 and said in r.stderr

@@ -370,6 +370,43 @@ def where_items(items: Iterable[str]) -> dict[str, str]:
     return where_option(list(items))
 
 
+def table(served: Sequence[Served], by: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The rows as a table (``serq metrics --format csv``, ``-o FILE.parquet``): the run's labels, the ``--by``
+    columns (empty for a run's whole, whose ``whole`` is 1) and the metric set's figures by their JSON paths (``completed``,
+    ``ttft.p99``, ``slo.ttft``), a column each; a figure a row has not (a phase without ``admitted``) is NaN."""
+    import msgspec
+
+    def flat(d: dict[str, Any], head: str, out: dict[str, Any]) -> None:
+        for k, v in d.items():
+            name = f"{head}{k}"
+            if isinstance(v, dict):
+                flat(v, name + ".", out)
+            elif k != "table":
+                out[name] = math.nan if v is None else v
+
+    # a --by column of texts is all texts (a group of missing cells is "nan"), one of numbers all numbers: a
+    # column of one type (Parquet holds no other); the run's whole is the row of ``whole`` 1, its --by cells
+    # empty (NaN, or "" in a column of texts)
+    texts = {c for c in by if any(isinstance(s.group.get(c), str) for s in served)}
+    columns: dict[str, None] = dict.fromkeys([*(served[0].run if served else {}), *by, *(["whole"] if by else [])])
+    rows = []
+    for s in served:
+        row: dict[str, Any] = dict(s.run)
+        for c in by:
+            v = s.group.get(c, "" if c in texts else math.nan)
+            row[c] = str(v) if c in texts else v
+        if by:
+            row["whole"] = 0 if s.group else 1
+        flat(msgspec.to_builtins(s.requests), "", row)
+        columns.update(dict.fromkeys(row))
+        rows.append(row)
+    return list(columns), rows
+
+
+#: ``--format`` by the suffix of ``-o FILE`` (any other suffix: text)
+_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
 @click.command("metrics")
 @click.argument("records", type=_Path(exists=True, dir_okay=False, records=True))
 @click.option("--by", "by", multiple=True, metavar="COLUMN",
@@ -382,11 +419,14 @@ def where_items(items: Iterable[str]) -> dict[str, str]:
 @click.option("--duration", "duration", default=None, metavar="SECONDS",
               help="The run's window, end - warmup, for the throughputs (without it: the span of its requests, "
                    "first sent to last token).")
-@click.option("--json", "as_json", is_flag=True, help="Write the rows as JSON (also for -o FILE.json).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default=None, metavar="NAME",
+              help="text (the default), json, or csv (a row per run and group, a column per figure); -o FILE's "
+                   "suffix names it when this is not given (.json, .csv, .parquet).")
+@click.option("--json", "as_json", is_flag=True, help="Write the rows as JSON (--format json).")
 @click.option("-o", "--output", "output", type=_Path(dir_okay=False), default=None, metavar="FILE",
               help="Write to this file (atomically) instead of stdout.")
 @click.pass_obj
-def metrics_command(pm, records, by, where, slo, duration, as_json, output) -> None:
+def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output) -> None:
     """vLLM's serving metrics of a records file (serq run --records, serq sweep --records; .csv or .parquet) without
     running the program again: TTFT, TPOT, E2E latency and the phases, throughputs, the prefix-cache hit rate, and
     goodput under --slo; a row per replica or any recorded column with --by (serq metrics req.csv --by engine).
@@ -394,16 +434,32 @@ def metrics_command(pm, records, by, where, slo, duration, as_json, output) -> N
 
     Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number);
     2 for a usage error (a flag, a RECORDS that does not exist or is no .csv or .parquet file)."""
-    as_json = as_json or (output is not None and output.lower().endswith(".json"))  # (-o m.json: JSON)
+    if as_json and fmt not in (None, "json"):
+        raise UsageError(f"--json and --format {fmt} name two formats: give one")
+    if as_json:
+        fmt = "json"
+    elif fmt is None:
+        fmt = _FORMATS.get(os.path.splitext(output)[1].lower(), "text") if output is not None else "text"
+    elif output is not None and output.lower().endswith(".parquet"):
+        raise UsageError(f"-o {clipped(output)} is a Parquet table: give no --format, or a .{fmt} file")
     rows = metrics(records, by=list(by), where=where_items(where), slo=slo, duration=duration)
     window = None if duration is None else rows[0].requests.duration if rows else None
-    text = encode(records, rows, by, window) if as_json else render(records, rows, by, window, slo is not None)
+    if fmt in ("csv", "parquet"):
+        from .core import encode_table
+
+        data: str | bytes = encode_table(*table(rows, by), fmt)
+    elif fmt == "json":
+        data = encode(records, rows, by, window)
+    else:
+        data = render(records, rows, by, window, slo is not None)
     if output is None:
         import sys
 
-        sys.stdout.write(text)
+        if isinstance(data, bytes):
+            data = data.decode("utf-8")
+        sys.stdout.write(data)
         sys.stdout.flush()
         return
     from serq.files import write_atomic
 
-    write_atomic(output, text, inputs=[records])
+    write_atomic(output, data, inputs=[records])
