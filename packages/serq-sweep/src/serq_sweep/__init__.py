@@ -1,6 +1,6 @@
 """serq-sweep: sweeps over a program's constants and definitions times seeds, paired comparisons, capacity
-search and plots (``serq sweep``, ``serq compare``, ``serq plot``; ``serq_sweep.sweep(...)``, also
-``serq_sim.sweep``)."""
+search, plots and the serving metrics of records (``serq sweep``, ``serq compare``, ``serq plot``, ``serq
+metrics``; ``serq_sweep.sweep(...)``, also ``serq_sim.sweep``; ``serq_sweep.metrics(...)``)."""
 
 from __future__ import annotations
 
