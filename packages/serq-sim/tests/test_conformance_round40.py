@@ -1448,3 +1448,34 @@ run { horizon 100; }
     kv = pool_json(r, "kv")
     assert (kv["cached"], kv["used"]) == pytest.approx((15.76, 0.16), rel=1e-12)
     assert (kv["evicted_units"], kv["admissions"]) == (0.0, 2)
+
+
+@pytest.mark.parametrize("held, obs", [
+    # reserve held: s0 (prompt 12) takes 4 of a reservation of 12 (8 unallocated) and a chunk of 4; s1
+    # (4 of 4): 4 + 8 + 4 = 16 fits, a chunk of 4; s2: 8 + 8 + 4 = 20 does not, and blocks. At 1 s1 is done
+    # (its 4 back); s0 grows to 8 within its reservation (8 + 0 + 4, 4 left unallocated), then s2: 8 + 4 + 4
+    # = 16 fits, with 8 of the budget left: done at 2. s0 grows to 12 at 2: done at 3.
+    ("reserve held;", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)],
+                       "f": [(1, 1.0, 1.0), (2, 2.0, 2.0), (0, 3.0, 3.0)]}),
+    # without it the reservation is checked once, at admission: s2 fits at 0 (8 + 4 of 16) and takes the
+    # budget's last 4: done at 1.
+    ("", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0)],
+          "f": [(1, 1.0, 1.0), (2, 1.0, 1.0), (0, 3.0, 3.0)]}),
+])
+def test_reserve_held_on_an_engine_pool(monkeypatch, held, obs):
+    """pool-reference.txt, reserve held: "A new reservation r requires used + Σ uᵢ + r ≤ cap. Growth by d
+    requires used + Σ_{i≠grower} uᵢ + d ≤ cap: the growing hold can use its own reservation", on a pool
+    whose holds an engine admits (budget 12, chunk 4, blocks of 4, cap 16)."""
+    src = f"""
+pool reqs {{ cap 8; admit via e; }}
+pool kv {{ cap 16; block 4; {held} }}
+stage e : step {{ budget 12; cost 1; chunk 4; memory kv; }}
+workload {{ arrive batch(3); }}
+session {{
+  set prompt = serial == 0 ? 12 : 4;
+  hold reqs (1), kv (4) reserve (prompt) {{ observe a = now; run e prefill (prompt) growing kv; }}
+  observe f = now;
+}}
+run {{ horizon 100; }}
+"""
+    check_by_hand(monkeypatch, src, obs, {("kv", None): {"admissions": 3, "preemptions": 0}})
