@@ -142,11 +142,12 @@ def test_the_printed_bracket_shows_its_ends_exactly(exact):
                         "--workers", "0", "--no-progress"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     head, row = (line.split() for line in r.stdout.splitlines())
-    assert head == ["lam", "outcome", "holds", "fails", "evaluations"]
-    lam, outcome, holds, fails, evaluations = row
+    assert head == ["lam", "outcome", "holds", "fails", "evaluations", "observes.y.mean:mean"]
+    lam, outcome, holds, fails, evaluations, y = row
     assert outcome == "found" and lam == holds and holds != fails
     assert float(holds) ** 2 <= 2 < float(fails) ** 2 and 0 < float(fails) - float(holds) <= 1e-9
     assert evaluations == str(2 + math.ceil(math.log2(4 / 1e-9)))
+    assert y == "2"  # y = lam^2 at the value found, 2 to six digits (the condition's mean, printed as --show's)
 
 
 @pytest.mark.timeout(60)
@@ -177,9 +178,10 @@ def test_a_zip_group_beside_the_knob_moves_together(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()]
-    assert rows == [["k", "j", "lam", "outcome", "holds", "fails", "evaluations"],
-                    ["1", "0", "1.375", "found", "1.375", "1.4375", "8"],
-                    ["2", "1", "0.6875", "found", "0.6875", "0.75", "8"]]
+    # y at the value found: 1.375^2 = 1.890625 and 2 * 0.6875^2 + 1 = 1.9453125, to six digits
+    assert rows == [["k", "j", "lam", "outcome", "holds", "fails", "evaluations", "observes.y.mean:mean"],
+                    ["1", "0", "1.375", "found", "1.375", "1.4375", "8", "1.89062"],
+                    ["2", "1", "0.6875", "found", "0.6875", "0.75", "8", "1.94531"]]
     _, found = find(str(path), "y.mean <= 2", ("lam", "0:4"), sets={"k": "1,2", "j": "0,1"}, zip=[["k", "j"]],
                     workers=0, progress=False)
     assert [(f["k"], f["j"], f["holds"]) for f in found] == [(1, 0, 1.375), (2, 1, 0.6875)]

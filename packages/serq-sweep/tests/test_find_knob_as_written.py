@@ -43,12 +43,15 @@ def _find(tmp_path: Path, condition: str, over: list[str]) -> tuple[list[list[st
 
 def test_a_knob_on_a_grid_of_whole_numbers_is_an_integer_column(tmp_path):
     printed, written = _find(tmp_path, "response.mean <= 1.5", ["c", "1:6:1"])
-    assert printed[0] == ["c", *COLUMNS]
+    assert printed[0] == ["c", *COLUMNS, "observes.response.mean:mean"]
     (row,) = written
     assert row["outcome"] == "found_smallest"
     c = row["c"]
     assert c.isdigit() and 2 <= int(c) <= 6 and row["holds"] == c and row["fails"] == str(int(c) - 1)
     assert printed[1][0] == c and printed[1][2:4] == [row["holds"], row["fails"]]
+    # the condition's mean at the value found, six digits of --out's
+    assert float(printed[1][5]) == pytest.approx(float(row["observes.response.mean:mean"]), rel=1e-5)
+    assert float(printed[1][5]) <= 1.5
 
 
 def test_a_bisected_knob_is_a_float_printed_as_written(tmp_path):

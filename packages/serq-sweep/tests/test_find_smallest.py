@@ -137,10 +137,11 @@ def test_each_point_takes_the_direction_of_its_ends(exact, tmp_path):
         "a LO at which the conditions fail); no crossing in the range, or an even number of them, where the "
         "conditions are not monotone in lam: the search evaluated the ends alone, so they may fail between them\n"
     ), r.stderr
-    assert r.stdout == (" k     lam           outcome   holds   fails  evaluations\n"
-                        " 1   1.375             found   1.375  1.4375            8\n"
-                        "-1  1.4375    found_smallest  1.4375   1.375            8\n"
-                        " 0     4.0  holds_everywhere     4.0     nan            2\n")  # (as --out writes it)
+    # (as --out writes it; then the condition's mean at the value found, to six digits)
+    assert r.stdout == (" k     lam           outcome   holds   fails  evaluations  observes.y.mean:mean\n"
+                        " 1   1.375             found   1.375  1.4375            8             -0.109375\n"
+                        "-1  1.4375    found_smallest  1.4375   1.375            8            -0.0664062\n"
+                        " 0     4.0  holds_everywhere     4.0     nan            2                     0\n")
     assert out.read_text() == ("k,lam,outcome,holds,fails,evaluations,observes.y.mean:mean\n"
                                "1,1.375,found,1.375,1.4375,8,-0.109375\n"
                                "-1,1.4375,found_smallest,1.4375,1.375,8,-0.06640625\n"
@@ -153,8 +154,8 @@ def test_the_search_downwards_prints_what_it_printed(exact):
     r = subprocess.run([SERQ, "sweep", exact, "--find", "y.mean <= 0", "--over", "lam", "0:4", "--set", "k=1",
                         "--workers", "0", "--no-progress"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    assert r.stdout == ("k    lam  outcome  holds   fails  evaluations\n"
-                        "1  1.375    found  1.375  1.4375            8\n")
+    assert r.stdout == ("k    lam  outcome  holds   fails  evaluations  observes.y.mean:mean\n"
+                        "1  1.375    found  1.375  1.4375            8             -0.109375\n")
 
 
 @pytest.mark.timeout(60)

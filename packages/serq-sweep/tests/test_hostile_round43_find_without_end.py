@@ -59,10 +59,12 @@ def test_a_bound_lets_the_search_run(tmp_path):
     r = sweep(tmp_path, *FIND, "--horizon", "inf", "--max-events", "20000")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["lam", "outcome", "holds", "fails", "evaluations"], r.stdout
+    assert lines[0].split() == ["lam", "outcome", "holds", "fails", "evaluations",
+                                "stages.s.utilisation:mean"], r.stdout
     row = lines[1].split()
     assert row[1] == "found", r.stdout
     assert 0.35 < float(row[0]) < 0.65, r.stdout
+    assert 0.35 < float(row[5]) <= 0.5, r.stdout  # (the condition's mean at the value found)
 
 
 def test_the_api_names_its_arguments(tmp_path):

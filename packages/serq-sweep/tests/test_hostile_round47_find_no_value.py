@@ -53,7 +53,7 @@ def test_a_figure_of_no_value_anywhere_is_said(tmp_path):
     r = subprocess.run([SERQ, "sweep", "p.sq", "--find", "stages.svc.iterations < 1", "--over", "lambda", "0.1:0.9",
                         "--no-progress", "--workers", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=100)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[1].split() == ["nan", "fails_everywhere", "nan", "0.1", "2"]
+    assert r.stdout.split("\n")[1].split() == ["nan", "fails_everywhere", "nan", "0.1", "2", "nan"]
     first, note = r.stderr.splitlines()
     assert first == "warning: --find: no run of the search gave a value of stages.svc.iterations " + WORDS
     assert note.startswith("note: fails_everywhere: the conditions fail at both ends, lambda=0.1 and lambda=0.9")

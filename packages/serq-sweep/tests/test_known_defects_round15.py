@@ -97,7 +97,8 @@ def test_holds_everywhere_reports_the_top_and_says_so(tmp_path, capsys):
     (tmp_path / "fleet.sq").write_text(FLEET)
     r = serq("sweep", "fleet.sq", "--find", COND, "--over", "N", "2:4:1", "--workers", "0", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[1].split() == ["4", "holds_everywhere", "4", "nan", "2"], r.stdout
+    # (then the condition's mean there: the response is 1 s exactly from N=2 on)
+    assert r.stdout.split("\n")[1].split() == ["4", "holds_everywhere", "4", "nan", "2", "1"], r.stdout
     assert r.stderr == note(2, 4)
     # from Python: the same rows, the same note
     cols, rows = serq_sweep.find(str(tmp_path / "fleet.sq"), COND, ("N", "2:4:1"), workers=0, progress=False)
@@ -115,4 +116,4 @@ def test_the_other_outcomes_have_no_note(tmp_path):
     (tmp_path / "fleet.sq").write_text(FLEET)
     r = serq("sweep", "fleet.sq", "--find", COND, "--over", "N", "1:4:1", "--workers", "0", cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    assert r.stdout.split("\n")[1].split() == ["2", "found_smallest", "2", "1", "3"], r.stdout
+    assert r.stdout.split("\n")[1].split() == ["2", "found_smallest", "2", "1", "3", "1"], r.stdout

@@ -166,7 +166,8 @@ def test_find_notes_a_program_that_draws_nothing(tmp_path):
     r = subprocess.run([SERQ, "sweep", "fixed.sq", *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[1].split() == ["1.4140625", "found", "1.4140625", "1.4375", "8"]
+    # (then r.mean at the value found, 10.5 w = 14.84765625 to six digits)
+    assert r.stdout.splitlines()[1].split() == ["1.4140625", "found", "1.4140625", "1.4375", "8", "14.8477"]
     assert r.stderr == (
         "note: every seed ran the same run: at each of 8 points its 2 seeds gave every figure alike, as a program "
         "that draws no random number does (a trace replayed `ordered` at fixed gaps, constant work); the conditions "

@@ -66,7 +66,7 @@ def test_the_outcomes_of_a_search_are_one_cell_each_printed_and_written(tmp_path
     out = tmp_path / "f.csv"
     lines = _split(_serq("sweep", str(prog), "--find", "y.mean <= 0", "--over", "lam", "0:4", "--set", "k=1,-1,0",
                          "--out", str(out)))
-    assert lines[0] == ["k", "lam", "outcome", "holds", "fails", "evaluations"]
+    assert lines[0] == ["k", "lam", "outcome", "holds", "fails", "evaluations", "observes.y.mean:mean"]
     assert [line[2] for line in lines[1:]] == ["found", "found_smallest", "holds_everywhere"]
     with open(out, newline="") as f:
         assert [r["outcome"] for r in csv.DictReader(f)] == ["found", "found_smallest", "holds_everywhere"]
@@ -145,7 +145,8 @@ def test_the_slo_attainment_is_a_figure_of_find_show_and_compare(tmp_path):
     # = 2.25) and 1 fails (TTFT 1, 2 only: 0.4)
     lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--find", "requests.attainment >= 0.6",
                          "--over", "d", "0.5:1.5:0.25"))
-    assert lines[1:] == [["0.75", "found", "0.75", "1.0", "4"]]
+    # (then the condition's mean at the value found: 3 of the 5 requests, 0.6)
+    assert lines[1:] == [["0.75", "found", "0.75", "1.0", "4", "0.6"]]
     lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--show", "attainment",
                          "--show", "requests.good"))
     # d = 0.5: TTFT 0.5 … 2.5, all five; d = 1: two of five (one seed: no CI)

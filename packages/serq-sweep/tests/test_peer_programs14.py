@@ -112,9 +112,14 @@ def test_find_sizes_the_fleet_as_erlang_c_does(tmp_path):
         assert q.stderr == "" and f"<!-- {title} -->" in svg.read_text()
     # the printed table says the same, a line per point
     lines = [ln.split() for ln in p.stdout.splitlines() if ln.strip()]
-    assert lines[0] == ["lam", "c", "outcome", "holds", "fails", "evaluations"]
-    assert lines[1:] == [[r["lam"], r["c"], "found_smallest", r["holds"], r["fails"], r["evaluations"]]
-                         for r in rows]
+    # (then each condition's mean at the value found, --out's to six digits)
+    assert lines[0] == ["lam", "c", "outcome", "holds", "fails", "evaluations", "observes.waited.mean:mean",
+                        "observes.wait.mean:mean"]
+    assert [line[:6] for line in lines[1:]] == [[r["lam"], r["c"], "found_smallest", r["holds"], r["fails"],
+                                                 r["evaluations"]] for r in rows]
+    assert [[float(v) for v in line[6:]] for line in lines[1:]] == [
+        [pytest.approx(float(r["observes.waited.mean:mean"]), rel=1e-5),
+         pytest.approx(float(r["observes.wait.mean:mean"]), rel=1e-5)] for r in rows]
 
 
 # --- Little's law and the utilisation law --------------------------------------------------------------------

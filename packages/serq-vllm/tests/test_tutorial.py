@@ -183,9 +183,10 @@ def test_what_the_sweep_chapter_says(ran):
     assert p.returncode == 0 and "(0 run now, 24 resumed)" in p.stderr, p.stderr
     # the capacity search lands inside the grid's bracket, in 6 evaluations
     found = next(out for cmd, out in outputs if "--find" in cmd).splitlines()
-    assert found[0].split() == ["blocks", "rate", "outcome", "holds", "fails", "evaluations"]
-    blocks, rate, outcome, holds, fails, evaluations = found[1].split()
+    assert found[0].split() == ["blocks", "rate", "outcome", "holds", "fails", "evaluations", "requests.ttft.p99:mean"]
+    blocks, rate, outcome, holds, fails, evaluations, p99 = found[1].split()
     assert outcome == "found" and 6 <= float(holds) < float(fails) <= 8 and float(fails) - float(holds) <= 0.5
+    assert 0 < float(p99) <= 1  # (the condition's mean at the value found)
     # bisecting 2:10 to --tol 0.5 evaluates the midpoints 6, 8, 7, 6.5: the grid says 6 holds (its runs are
     # these: same program, seeds and bounds) and 8 fails, so the bracket is one of 6 to 6.5, 6.5 to 7, 7 to
     # 7.5 and 7.5 to 8; the text says the first
@@ -193,11 +194,12 @@ def test_what_the_sweep_chapter_says(ran):
     assert evaluations == "6"
     # the KV search on the grid of whole blocks: upwards, to two neighbouring counts, the figures the text gives
     kv = next(out for cmd, out in outputs if "--over blocks" in cmd).splitlines()
-    assert kv[0].split() == ["rate", "blocks", "outcome", "holds", "fails", "evaluations"]
+    assert kv[0].split() == ["rate", "blocks", "outcome", "holds", "fails", "evaluations", "requests.ttft.p99:mean"]
     said = re.search(r"outcome `found_smallest`: ([\d ]+) blocks \(([\d ]+) tokens\), ([\d ]+) failing, in (\d+) "
                      r"evaluations", " ".join(DOC.read_text().split()))
     blocks, tokens, failing, count = (int(g.replace(" ", "")) for g in said.groups())
-    assert kv[1].split() == ["4", str(blocks), "found_smallest", str(blocks), str(failing), str(count)]
+    assert kv[1].split()[:6] == ["4", str(blocks), "found_smallest", str(blocks), str(failing), str(count)]
+    assert 0 < float(kv[1].split()[6]) <= 1  # (the condition's mean at the value found)
     assert (tokens, failing) == (blocks * 16, blocks - 1)
     # the paired CI of the mean E2E latency is far narrower than the unpaired one; the small cache preempts
     compare = next(out for cmd, out in outputs if cmd.startswith("serq compare"))

@@ -719,11 +719,14 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
     from .core import written_value
 
     with signals.deferred():
-        shown = columns[: columns.index("evaluations") + 1]
+        search = columns[: columns.index("evaluations") + 1]
         # the swept names' columns, then the knob's, then the outcome, the bracket and the evaluations: the
         # values of the names and of the knob (found, holds, fails) as --out writes them, exactly (six
         # digits showed a bracket narrower than that as [1.41421, 1.41421], and a float knob's 2.0 was 2)
-        exact = set(shown[: len(shown) - 5]) | {shown[-5], "holds", "fails"}
+        exact = set(search[: len(search) - 5]) | {search[-5], "holds", "fails"}
+        # then each condition's figure mean at the value found (FIGURE:mean), as --out has them, six digits as
+        # --show prints a mean: the table said where the conditions held, and not how close they came there
+        shown = columns
         lines = [shown]
         for r in rows:
             lines.append([written_value(r[c]) if c in exact else _fmt(r[c]) for c in shown])
