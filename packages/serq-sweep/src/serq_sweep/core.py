@@ -27,7 +27,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1398,6 +1398,75 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
 
     The rows are read :data:`CSV_CHUNK` at a time and parsed a column at a time (:func:`_parse_chunk`), each
     cell read as :func:`_parse_csv` reads it; a fault is the one the first faulty row, read in order, has."""
+    rows: list[dict[str, Any]] = []
+    header: list[str] = []
+    with contextlib.closing(_csv_chunks(path)) as chunks:
+        for header, chunk, spans, fault in chunks:
+            # the rows before a faulty one are parsed first: a cell of theirs that is no number is the first fault
+            rows.extend(_parse_chunk(path, header, chunk, spans))
+            if lines is not None:
+                lines.extend(spans)
+            if fault is not None:
+                raise fault
+    return header, rows
+
+
+def read_csv_columns(path: str, names: Iterable[str] | Callable[[list[str]], Iterable[str] | None] | None = None
+                     ) -> tuple[list[str], dict[str, Any], Any]:
+    """The header of a CSV table written by a sweep (its runs or its points, or records), its columns named in
+    ``names`` (all of them when None; a name the header has not is no column; a function of the header that
+    gives them, or None for all) and where each row was: as
+    :func:`read_csv_table` reads the table, a column at a time, with no object per row. A column whose cells are
+    all numbers (integers, floats, empty cells as NaN) is a numpy array (int64, or float64 when any cell is
+    not an integer), another a list of its cells as :func:`_parse_csv` reads them; the rows' lines are a numpy
+    array of ``(first, last)`` pairs. Every row is held to the header's width and to UTF-8; a cell
+    :func:`_parse_csv` refuses is a fault in a column read (the first, in the order of the rows and then the
+    columns), a column not read is not parsed. (A table of a million rows read as a dict per row held 1.2 GB
+    for the two columns a CDF of ttft reads.)"""
+    import numpy as np
+
+    wanted = None if names is None or callable(names) else set(names)
+    header: list[str] = []
+    picked: list[int] | None = None
+    pieces: list[list[Any]] = []
+    spans_read: list[Any] = []
+    with contextlib.closing(_csv_chunks(path)) as chunks:
+        for header, chunk, spans, fault in chunks:
+            if picked is None:
+                if callable(names):
+                    given = names(header)
+                    wanted = None if given is None else set(given)
+                picked = [i for i, n in enumerate(header) if wanted is None or n in wanted]
+                pieces = [[] for _ in picked]
+            if chunk:
+                for piece, column in zip(pieces, _parse_columns(path, header, chunk, spans, picked, typed=True)):
+                    piece.append(column)
+                spans_read.append(np.array(spans, dtype=np.int64))
+            if fault is not None:
+                raise fault
+    columns = {header[i]: _joined_column(piece) for i, piece in zip(picked or [], pieces)}
+    return header, columns, np.concatenate(spans_read) if spans_read else np.zeros((0, 2), dtype=np.int64)
+
+
+def _joined_column(pieces: list[Any]) -> Any:
+    """A column read a chunk at a time (:func:`read_csv_columns`): one numpy array of its chunks when each is
+    one (int64 and float64 make float64, as a column of those cells does in pandas), else a list of its cells."""
+    import numpy as np
+
+    if all(isinstance(p, np.ndarray) for p in pieces):
+        if not pieces:
+            return np.zeros(0, dtype=object)
+        return np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+    out: list[Any] = []
+    for p in pieces:
+        out.extend(p.tolist() if isinstance(p, np.ndarray) else p)
+    return out
+
+
+def _csv_chunks(path: str) -> Iterator[tuple[list[str], list[list[str]], list[tuple[int, int]], TableFault | None]]:
+    """The rows of a CSV table written by a sweep, :data:`CSV_CHUNK` at a time, as ``(header, rows, their
+    (first, last) lines, the fault that ended them or None)``: at least one chunk (no row in a table of a header
+    alone); a fault (a row not of the header's width, a byte that is not UTF-8) ends the last."""
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of NUL bytes
     # is one line); a row whose fields are not the header's is an error, not a row with holes
     with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
@@ -1409,7 +1478,6 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
         unmarked_utf16(path, header)
         repeated_column(path, header, reader.line_num)
         records = csv_rows(path, reader)
-        rows: list[dict[str, Any]] = []
         while True:
             chunk: list[list[str]] = []
             spans: list[tuple[int, int]] = []
@@ -1425,14 +1493,9 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
                         break
             except TableFault as e:  # (a byte that is not UTF-8)
                 fault = e
-            # the rows before a faulty one are parsed first: a cell of theirs that is no number is the first fault
-            rows.extend(_parse_chunk(path, header, chunk, spans))
-            if lines is not None:
-                lines.extend(spans)
-            if fault is not None:
-                raise fault
-            if len(chunk) < CSV_CHUNK:
-                return header, rows
+            yield header, chunk, spans, fault
+            if fault is not None or len(chunk) < CSV_CHUNK:
+                return
 
 
 #: the rows of a CSV table parsed at a time: a column's cells of a chunk are checked in one pass
@@ -1453,12 +1516,19 @@ WORD_FLOAT = re.compile(rf"-?inf|{NAN_PATTERN}")
 
 
 def _parse_column(cells: Sequence[str]) -> list[Any] | None:
+    """The cells of a column as :func:`_parse_csv` reads each, or None (:func:`_typed_column`)."""
+    typed = _typed_column(cells)
+    return None if typed is None else typed[1]
+
+
+def _typed_column(cells: Sequence[str]) -> tuple[str, list[Any]] | None:
     """The cells of a column as :func:`_parse_csv` reads each, when they are all integers of at most
     :data:`MAX_DIGITS` digits, all floats (none an integer) or all flags, empty cells (NaN) among them; else
     None (the column's cells are read one by one). A few scans of the column's text in C, then ``int()`` or
     ``float()`` of each cell, where a cell's own reading tried three patterns in Python: of the characters
     0-9 and ``-`` alone, ``int()`` reads just what :data:`WHOLE_CELL` takes; of 0-9, ``.``, ``e``, ``E``, ``+``
-    and ``-``, ``float()`` reads just what :data:`FLOAT_CELL` takes but a leading ``+``."""
+    and ``-``, ``float()`` reads just what :data:`FLOAT_CELL` takes but a leading ``+``. With the cells, what
+    they are: ``int`` (an empty cell NaN among them), ``float`` or ``flag``."""
     joined = "\n" + "\n".join(cells)
     if joined.count("\n") != len(cells):  # (a quoted cell holding a line feed)
         return None
@@ -1468,12 +1538,14 @@ def _parse_column(cells: Sequence[str]) -> list[Any] | None:
         if not NOT_WHOLE.search(joined):
             if max(map(len, cells)) > MAX_DIGITS:  # (refused by _parse_csv, at its cell)
                 return None
-            return [int(v) if v else nan for v in cells] if holes else list(map(int, cells))
+            return "int", [int(v) if v else nan for v in cells] if holes else list(map(int, cells))
         if PLUS_OR_WHOLE_LINE.search(joined):
             return None
         if NOT_DECIMAL.search(joined) and not all(WORD_FLOAT.fullmatch(w) for w in WORD_LINE.findall(joined)):
-            return FLAG_COLUMN.fullmatch(joined) and [v.lower() == "true" if v else nan for v in cells]
-        return [float(v) if v else nan for v in cells] if holes else list(map(float, cells))
+            if not FLAG_COLUMN.fullmatch(joined):
+                return None
+            return "flag", [v.lower() == "true" if v else nan for v in cells]
+        return "float", [float(v) if v else nan for v in cells] if holes else list(map(float, cells))
     except ValueError:  # (a cell such as '-', '1e', '.': text, or refused, as its own reading says)
         return None
 
@@ -1485,29 +1557,59 @@ def _parse_chunk(path: str, header: list[str], chunk: list[list[str]], spans: li
     :class:`TableFault`, the first in the order of the rows and then the columns."""
     if not chunk:
         return []
-    columns: list[Sequence[Any]] = []
-    slow: list[int] = []
-    for i, (name, cells) in enumerate(zip(header, zip(*chunk))):
-        parsed = cells if name in TEXT else _parse_column(cells)
-        if parsed is None:
-            slow.append(i)
-            parsed = list(cells)
-        columns.append(parsed)
-    if slow:  # cell by cell, in the order of the rows (only these columns can refuse a cell), a value once a column
-        for i in slow:
-            column, known = columns[i], {}
-            for j, v in enumerate(column):
-                try:
-                    column[j] = known[v]
-                except KeyError:
-                    pass
-                else:
-                    continue
-                try:
-                    column[j] = known[v] = _parse_csv(v)
-                except ValueError as e:
-                    raise _first_refused(path, header, chunk, spans, slow, j, i, e) from None
+    columns = _parse_columns(path, header, chunk, spans, range(len(header)))
     return [dict(zip(header, values)) for values in zip(*columns)]
+
+
+def _parse_columns(path: str, header: list[str], chunk: list[list[str]], spans: list[tuple[int, int]],
+                   picked: Sequence[int], typed: bool = False) -> list[Any]:
+    """The columns ``picked`` (their indexes in ``header``) of the rows ``chunk`` (at lines ``spans``), each a list
+    of its cells as :func:`_parse_chunk` reads them, a cell refused a :class:`TableFault` as it says (the first
+    in the order of the rows and then of these columns). ``typed``: a column of numbers that fit in a numpy
+    array (int64 or float64; an empty cell NaN) is one, and a column of text holds each of its words once."""
+    columns: list[Any] = []
+    slow: list[int] = []
+    if len(picked) == len(header):
+        cut: Iterable[Sequence[str]] = zip(*chunk) if chunk else ([] for _ in header)
+    else:
+        cut = ([row[i] for row in chunk] for i in picked)
+    for i, cells in zip(picked, cut):
+        kind, parsed = ("text", cells) if header[i] in TEXT else (_typed_column(cells) if cells else None) or ("", None)
+        if parsed is None:
+            slow.append(len(columns))
+            parsed = list(cells)
+        elif typed and kind in ("int", "float"):
+            parsed = _number_array(parsed)
+        elif typed and kind == "text":  # (a word given in many rows, a run's status, held once)
+            held: dict[str, str] = {}
+            parsed = [held.setdefault(v, v) for v in parsed]
+        columns.append(parsed)
+    for k in slow:  # cell by cell, in the order of the rows (only these columns can refuse a cell), a value once
+        column, known = columns[k], {}
+        for j, v in enumerate(column):
+            try:
+                column[j] = known[v]
+            except KeyError:
+                pass
+            else:
+                continue
+            try:
+                column[j] = known[v] = _parse_csv(v)
+            except ValueError as e:
+                raise _first_refused(path, header, chunk, spans, [picked[n] for n in slow], j, picked[k], e) from None
+    return columns
+
+
+def _number_array(values: list[Any]) -> Any:
+    """A chunk's column of integers or floats (NaN for an empty cell) as a numpy array, int64 or float64 as
+    pandas makes a column of those values; the list itself when an integer is beyond int64."""
+    import numpy as np
+
+    try:
+        array = np.array(values)
+    except OverflowError:
+        return values
+    return array if array.dtype.kind in "if" and array.dtype.itemsize == 8 else values
 
 
 def _first_refused(path: str, header: list[str], chunk: list[list[str]], spans: list[tuple[int, int]],
@@ -1770,6 +1872,16 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                             raise UserError(csv_located(path, fault.line, fault.col, why))
                         raise UserError(f"{path}: {why}")
                     res = _result_of_row(r, figs)
+                    for f, v in res["figures"].items() if res["status"] != "error" else ():
+                        fault = figure_fault(f, v)
+                        if fault is not None:  # (a cell edited into a text, "abc", was resumed as the run's figure)
+                            why = f"the run {r['key']} (row {n - 1}): {fault}; remove it or give {fresh}"
+                            if lines:  # (a CSV table: at the cell, the line quoted)
+                                from serq_sim.trace import csv_located
+
+                                at = cell_fault(path, *lines[n - 2], names.index(f), why)
+                                raise UserError(csv_located(path, at.line, at.col, why))
+                            raise UserError(f"{path}: {why}")
                     lacking = lacking_figure(res["status"], res["figures"])
                     if lacking is not None:  # (a row blanked or cut down by hand was resumed as a run of no figures)
                         why = (f"the run {r['key']} (row {n - 1}) is {res['status']} and has no number under "
@@ -1944,14 +2056,87 @@ def cut_down(plan: Plan, done: Mapping[str, dict], resumed: Iterable[str]) -> se
     return again
 
 
-def _journaled_run(r: Mapping[str, Any]) -> tuple | None:
-    """Where an entry of a sweep's journal is not a run's result (:func:`lacking_figure`), or None."""
+def _journaled_run(r: Mapping[str, Any]) -> tuple[tuple, str] | None:
+    """Where an entry of a sweep's journal is not a run's result, and why (or ``""``), or None: a figure of no
+    kind the report gives it (:func:`figure_fault`) or a run without the figures every run has
+    (:func:`lacking_figure`)."""
     if "warnings" in r and not isinstance(r["warnings"], str):
-        return ("warnings",)
+        return ("warnings",), ""
+    for name, value in r["figures"].items():
+        why = figure_fault(name, value)
+        if why is not None:
+            return ("figures", name), why
     lacking = lacking_figure(r["status"], r["figures"])
     if lacking is None:
         return None
-    return ("figures", lacking) if lacking in r["figures"] else ("figures",)
+    return (("figures", lacking) if lacking in r["figures"] else ("figures",)), ""
+
+
+def figure_fault(name: str, value: Any) -> str | None:
+    """Why ``value`` is no figure ``name`` of a run a sweep journals, or None: every figure is a number (or
+    null, NaN: none), but those the report holds as text (``partial``'s reason, ``requests.table``) or as a
+    flag (``interrupted``), which are that too (:func:`report_kinds`). A figure edited by hand into a text
+    (``"mean": "12.5"``, ``"abc"``) or a flag was taken as the run's result: its column of the table written
+    back held the text, and its points table had no mean of the figure."""
+    if value is None or isinstance(value, float) and value != value:
+        return None
+    kind = _figure_kind(name)
+    if kind == "a text":
+        ok = isinstance(value, str)
+    elif kind == "true or false":
+        ok = isinstance(value, bool)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        return None
+    shown = f"the text {json.dumps(value)}" if isinstance(value, str) else json.dumps(value)
+    return f"the figure {clipped(printable(name))} is {clipped(printable(shown))}, not {kind}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _figure_kind(name: str) -> str:
+    """What the figure ``name`` (its report path, dots between its parts) holds: ``a text``, ``true or false``
+    or ``a number`` (:func:`report_kinds`, whose paths' ``*`` is any name: an observe's, a stage's)."""
+    parts = name.split(".")
+    text, flags = report_kinds()
+    for kind, patterns in (("a text", text), ("true or false", flags)):
+        if any(len(p) == len(parts) and all(a in ("*", b) for a, b in zip(p, parts, strict=True)) for p in patterns):
+            return kind
+    return "a number"
+
+
+@functools.lru_cache(maxsize=1)
+def report_kinds() -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """The figures (:mod:`serq_sweep.figures`' paths, ``*`` for a name) the report holds as text and as a flag,
+    read off its schema (serq_ir.report.Result): every other figure is a number."""
+    import msgspec.inspect as mi
+    from serq_ir.report import Result
+
+    from .figures import NOT_FIGURES
+
+    text: set[tuple[str, ...]] = set()
+    flags: set[tuple[str, ...]] = set()
+
+    def walk(t: Any, path: tuple[str, ...], named: bool = False) -> None:
+        if isinstance(t, mi.StructType):
+            for f in t.fields:
+                if not (path == () and f.name in NOT_FIGURES) and not (named and f.name in ("name", "index")):
+                    walk(f.type, (*path, f.name))
+        elif isinstance(t, mi.UnionType):
+            for u in t.types:
+                walk(u, path, named)
+        elif isinstance(t, mi.DictType):
+            walk(t.value_type, (*path, "*"))
+        elif isinstance(t, mi.ListType):  # (a list of named objects, by name; a list of scalars is no figure)
+            if isinstance(t.item_type, mi.StructType):
+                walk(t.item_type, (*path, "*"), True)
+        elif isinstance(t, mi.StrType):
+            text.add(path)
+        elif isinstance(t, mi.BoolType):
+            flags.add(path)
+
+    walk(mi.type_info(Result), ())
+    return frozenset(text), frozenset(flags)
 
 
 #: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)
@@ -1992,18 +2177,18 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                     continue  # (cut short by a kill: a sweep's line, which open_own_append ended)
                 # no line a sweep writes: a file of someone else's at the name serq gives its journal, which the
                 # sweep would append to and then remove
-                raise UserError(_not_an_entry(path, n, line, (), fresh)) from None
+                raise UserError(_not_an_entry(path, n, line, (), fresh=fresh)) from None
             except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
-                raise UserError(_not_an_entry(path, n, line, (), fresh)) from None
+                raise UserError(_not_an_entry(path, n, line, (), fresh=fresh)) from None
             if not isinstance(r, dict):
-                raise UserError(_not_an_entry(path, n, line, (), fresh))
+                raise UserError(_not_an_entry(path, n, line, (), fresh=fresh))
             for k, ok in (("key", lambda v: isinstance(v, str)), *fields.items()):
                 if k not in r or not ok(r[k]):
-                    raise UserError(_not_an_entry(path, n, line, (k,) if k in r else (), fresh))
+                    raise UserError(_not_an_entry(path, n, line, (k,) if k in r else (), fresh=fresh))
             if r["key"] in wanted:
-                at = entry(r) if entry is not None else None
-                if at is not None:
-                    raise UserError(_not_an_entry(path, n, line, at, fresh))
+                fault = entry(r) if entry is not None else None
+                if fault is not None:
+                    raise UserError(_not_an_entry(path, n, line, *fault, fresh=fresh))
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
@@ -2045,16 +2230,17 @@ def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError, fresh:
                    f"give {fresh}", first=n)
 
 
-def _not_an_entry(path: str, n: int, line: str, at: tuple, fresh: str = "--fresh") -> str:
+def _not_an_entry(path: str, n: int, line: str, at: tuple, why: str = "", fresh: str = "--fresh") -> str:
     """The error of line ``n`` (``line``) of a sweep's journal, no entry a sweep writes: at the value of the field
     ``at`` that is not one (the line's start for a line that is no object, or lacks a field), the line quoted
-    with a caret, as a JSON mistake is (it was the line's number alone)."""
+    with a caret, as a JSON mistake is (it was the line's number alone); ``why``, when given, in brackets."""
     from serq.jsonin import located
 
     text = line.rstrip("\r\n")
     pos = value_at(text, at) if at else None
     return located(text, path, n, 1 if pos is None else pos + 1,
-                   f"not an entry of a sweep's journal; remove the file or give {fresh}", first=n)
+                   f"not an entry of a sweep's journal{f' ({why})' if why else ''}; remove the file or give {fresh}",
+                   first=n)
 
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:
@@ -2152,6 +2338,34 @@ def check_records_apart(out: str | None, records: str | None, given: Any = None)
     from serq.files import check_distinct
 
     check_distinct([(named(given, "out"), out), (named(given, "records"), records)], of="a sweep")
+
+
+def check_resumable(out: str | None, records: str | None = None, fresh: bool = False, given: Any = None) -> None:
+    """Refuse, before anything is compiled, what a sweep into ``out`` (``--out``, ``out=``) would refuse of the files
+    there once every point was compiled: its points table and journal (names serq gives them) that are no regular
+    file (:func:`check_outputs`), and, resuming (not ``fresh``), a table at ``out`` or a ``records`` file that is
+    there and cannot be read to resume from (a FIFO, a device, a socket: serq.files.open_input, which does not wait
+    for a FIFO's writer). A FIFO at ``--out`` was refused after every point was compiled, behind a compile error
+    of the program when it had one. With ``fresh`` the table and records there are not read, and are written
+    through (docs/security.md). ``given`` names ``--fresh`` or ``fresh=True`` (:func:`fresh_named`)."""
+    if out is None:
+        return
+    from serq.files import check_output, open_input
+
+    for target in (points_path(out), journal_path(out)):  # named by serq, beside the table the user named
+        check_output(target, own=True)
+    if fresh:
+        return
+    for path, what in ((out, "table"), (records, "records")):
+        if path is None or not os.path.lexists(path):
+            continue
+        try:
+            open_input(path).close()
+        except FileNotFoundError:  # (a symbolic link to nothing: a new file, as check_output takes it)
+            continue
+        except OSError as e:
+            raise UserError(f"{shown_path(path)}: cannot read the {what} to resume from ({unreadable(path, e)}); "
+                            f"remove it or give {fresh_named(given)}") from None
 
 
 def check_outputs(out: str, plan: Plan) -> list[str]:

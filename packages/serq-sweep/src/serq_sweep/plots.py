@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines, shown_path
@@ -134,7 +134,9 @@ def _named(table: Any) -> Any:
     return table
 
 
-def _read(table: Any) -> Any:
+def _read(table: Any, names: Any = None) -> Any:
+    """The table ``table`` (a path, or a DataFrame as it is); of a CSV file, the columns ``names`` alone when
+    given (names, or a function of the header that gives them: :func:`curve_columns`)."""
     import pandas as pd
 
     if isinstance(table, pd.DataFrame):
@@ -150,7 +152,7 @@ def _read(table: Any) -> Any:
     path = os.fspath(table)
     fmt = table_format(path, "serq plot", output=False)
     try:
-        frame = _csv_frame(path) if fmt == "csv" else read_parquet(path, sized=True)
+        frame = _csv_frame(path, names) if fmt == "csv" else read_parquet(path, sized=True)
         # (the file it was read from, which a message about the table names when the frame is handed on:
         # serq plot TABLE reads it once, for its swept name, its rows --where keeps and its curve)
         frame.attrs[SOURCE] = path
@@ -161,19 +163,22 @@ def _read(table: Any) -> Any:
         raise UserError(f"{shown_path(path)}: cannot read the table: {_why(e)}") from None
 
 
-def _csv_frame(path: str) -> Any:
+def _csv_frame(path: str, names: Any = None) -> Any:
     """A sweep's table or a records file in CSV as a DataFrame, read as a sweep reads its table back to resume
-    (:func:`serq_sweep.core.read_csv_table`: its writer's syntax, every row of the header's fields, a fault a
+    (:func:`serq_sweep.core.read_csv_columns`: its writer's syntax, every row of the header's fields, a fault a
     :class:`~serq_sweep.core.TableFault` at its line and column): pandas took a row cut short as one with
-    holes and named a byte that is not UTF-8 in Python's words. The frame's ``attrs`` keep where each row
-    was (:class:`_Lines`), for an error about a cell."""
+    holes and named a byte that is not UTF-8 in Python's words. ``names``: the columns read (those of them the
+    header has, or a function of the header that gives them), when not all; the frame's ``attrs`` keep the header (:func:`.rows.header_of`, for a message that
+    lists the file's columns) and where each row was (:class:`_Lines`), for an error about a cell. The table
+    is read a column at a time: a frame of a row's dict each held 1.2 GB for a million records."""
     import pandas as pd
 
-    from .core import read_csv_table
+    from .core import read_csv_columns
+    from .rows import HEADER
 
-    lines: list[tuple[int, int]] = []
-    header, rows = read_csv_table(path, lines)
-    frame = pd.DataFrame(rows, columns=header)
+    header, columns, lines = read_csv_columns(path, names)
+    frame = pd.DataFrame(columns, columns=[c for c in header if c in columns])
+    frame.attrs[HEADER] = header
     frame.attrs["serq_lines"] = _Lines(path, header, lines)
     return frame
 
@@ -193,7 +198,7 @@ class _Lines:
     for an error about a cell (a frame's ``attrs``, carried over by pandas to the frames made of it: a deep
     copy of it is itself)."""
 
-    def __init__(self, path: str, header: list[str], lines: list[tuple[int, int]]):
+    def __init__(self, path: str, header: list[str], lines: Any):
         self.path, self.header, self.lines = path, header, lines
 
     def __deepcopy__(self, memo: Any) -> _Lines:
@@ -207,7 +212,8 @@ class _Lines:
 
         if not (isinstance(row, int) and 0 <= row < len(self.lines) and column in self.header):
             return None
-        fault = cell_fault(self.path, *self.lines[row], self.header.index(column), why)
+        first, last = (int(n) for n in self.lines[row])
+        fault = cell_fault(self.path, first, last, self.header.index(column), why)
         return csv_located(self.path, fault.line, fault.col, why)
 
 
@@ -288,8 +294,9 @@ def swept_x(table: Any) -> tuple[str | None, list[str]]:
     """The x of ``serq plot TABLE --y FIGURE`` without ``--x``: the table's one swept name, when it sweeps
     exactly one (None otherwise), with the swept names it has (:func:`serq_sweep.core.point_columns`)."""
     from .core import point_columns
+    from .rows import header_of
 
-    cols = list(_read(table).columns)
+    cols = header_of(_read(table))
     names = [str(c) for c in point_columns(cols, _table_kind(cols)[3])]
     return (names[0] if len(names) == 1 else None), names
 
@@ -297,8 +304,9 @@ def swept_x(table: Any) -> tuple[str | None, list[str]]:
 def _is_swept(table: Any, x: str | None) -> bool:
     """Whether ``x`` is one of ``table``'s swept names (not a figure drawn as the x)."""
     from .core import point_columns
+    from .rows import header_of
 
-    cols = list(_read(table).columns)
+    cols = header_of(_read(table))
     return x is not None and x in [str(c) for c in point_columns(cols, _table_kind(cols)[3])]
 
 
@@ -324,10 +332,11 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
 
     from .core import point_columns, table_figures
     from .figures import resolve
+    from .rows import header_of
     from .stats import mean_ci
 
     frame = _read(table)
-    cols = list(frame.columns)
+    cols = header_of(frame)  # (a CSV table is read for the columns the curve draws: curve_columns)
     _not_records(cols, _named(table), x, y)
     points_table, search_table, knob, end = _table_kind(cols)
     x_figure = _x_figure(cols, x, end, points_table, search_table)
@@ -424,6 +433,45 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
     else:
         title = f"{_drawn(fig)} (mean{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
+
+
+def curve_columns(header: list[str], x: str | None, y: str, hue: str | None = None,
+                  where: Iterable[object] | None = None) -> list[str] | None:
+    """The columns of a sweep's table (its ``header``) a curve of ``y`` against ``x`` reads (:func:`_curve_data`):
+    every column that is no figure (a point's swept names, ``point``, ``seed``, ``status``, ``key``, ``runs``, a
+    search's knob, ``holds`` and ``fails``), ``hue``'s and ``where``'s, and of the figures those ``x`` and ``y``
+    name (a points table's ``FIGURE:mean``, ``:ci`` and ``:n``, and a stage's or pool's member's ``present``);
+    None (every column) for a table whose figures are not told by their names (one without ``key`` nor
+    ``FIGURE:mean``, made by hand) or when ``y`` names no figure of it (the curve says so, as before). A table
+    of a million runs read whole held 1 GB for two of its figures (2.7 GB as a dict per row)."""
+    from .core import figure_columns, report_figure
+    from .figures import resolve
+
+    points_table, search_table, knob, _end = _table_kind(header)
+    if points_table or search_table:
+        figures = {c for c in header if c.rpartition(":")[1] and report_figure(c)}
+        offered = [*([knob, "holds", "fails"] if search_table else []), *(c[:-5] for c in header if c.endswith(":mean"))]
+    elif "key" in header:
+        figures = set(figure_columns(header))
+        offered = [c for c in header if c in figures]
+    else:
+        return None
+    named: list[str] = []
+    for name in (y, x):
+        if name is None:
+            continue
+        try:
+            named.append(resolve(name, offered))
+        except UserError:
+            if name == y:
+                return None
+    wanted = {*(str(n) for n in where or ()), *([hue] if hue is not None else []), *([x] if x is not None else [])}
+    for fig in named:
+        prefix = fig.rpartition(".")[0]
+        for f in (fig, f"{prefix}.present"):
+            wanted.update((f, f"{f}:mean", f"{f}:ci", f"{f}:n"))
+    # (a run's message and warnings are no part of a curve)
+    return [c for c in header if (c not in figures and c not in ("message", "warnings")) or c in wanted]
 
 
 def _not_records(cols: Sequence[str], table: Any, x: str, y: str) -> None:
@@ -871,7 +919,9 @@ def _cdf_step(ax: Any, vs: list[float], label: str) -> None:
     if n == 1:
         ax.step([vs[0], vs[0]], [0.0, 1.0], where="post", label=label)
         return
-    ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=label)
+    import numpy as np
+
+    ax.step(vs, np.arange(1, n + 1) / n, where="post", label=label)
 
 
 def cdf(dump: str, observes: Sequence[str]) -> Any:
@@ -923,7 +973,19 @@ PHASE_SPANS = {"queue": ("sent", "admitted"), "prefill": ("admitted", "first_tok
                "decode": ("first_token", "last_token"), "infer": ("admitted", "last_token")}
 
 
-def _read_records(source: Any) -> Any:
+def cdf_columns(metrics: Iterable[str], hue: str | None = None, where: Iterable[object] = ()) -> set[str]:
+    """The columns of records a CDF of ``metrics`` reads (a metric's own and those it is computed from), with
+    ``hue`` and the names of ``where``: a records file in CSV is read for these alone (:func:`_read_records`)."""
+    names = {*(str(n) for n in where), *([hue] if hue is not None else [])}
+    for m in metrics:
+        names.add(m)
+        names.update(RECORD_METRICS[m][1] if m in RECORD_METRICS else ())
+    return names
+
+
+def _read_records(source: Any, names: Iterable[str] | None = None) -> Any:
+    """The records ``source`` (a records file, or a DataFrame as it is); of a CSV file, the columns ``names`` alone
+    when given (:func:`cdf_columns`), the frame keeping the file's header for what a message lists."""
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):
@@ -937,7 +999,7 @@ def _read_records(source: Any) -> Any:
 
     try:
         if low.endswith(".csv"):
-            return _csv_frame(path)
+            return _csv_frame(path, names)
         return read_parquet(path, sized=plotted_size)
     except TableFault as e:
         raise UserError(e.message("cannot read the records")) from None
@@ -954,7 +1016,10 @@ def _metric(frame: Any, name: str, where: str) -> Any:
     """The values of metric ``name`` (or column ``name``) per row of ``frame``, NaN where it has none."""
     import numpy as np
 
-    cols = set(frame.columns)
+    from .rows import header_of
+
+    header = header_of(frame)
+    cols = set(header)
     if name in RECORD_METRICS:
         need = RECORD_METRICS[name][1]
         if all(c in cols for c in need):
@@ -974,13 +1039,13 @@ def _metric(frame: Any, name: str, where: str) -> Any:
                 return np.where(out > 1, span / (out - 1), np.nan)
         if name not in cols:
             raise UserError(f"{where}: --cdf {name} needs the records' columns {', '.join(need)} (it has "
-                            f"{_columns_listed(frame.columns)}){_a_sweeps_table(cols)}{_a_dump_file(frame, where)}")
+                            f"{_columns_listed(header)}){_a_sweeps_table(cols)}{_a_dump_file(frame, where)}")
     if name not in cols:
         shown = clipped(name)
         raise UserError(f"{where}: --cdf {shown}: no column {shown} in the records and no metric of that name "
-                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {_columns_listed(frame.columns)})"
+                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {_columns_listed(header)})"
                         + _a_sweeps_table(cols) + _a_dump_file(frame, where)
-                        + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
+                        + did_you_mean(name, [*RECORD_METRICS, *header]))
     return _column_numbers(frame, name, name, where)
 
 
@@ -1015,7 +1080,9 @@ def _a_dump_file(frame: Any, where: str) -> str:
     first_token are missing)."""
     import os
 
-    if list(map(str, frame.columns)) != DUMP_OBSERVE_COLUMNS:
+    from .rows import header_of
+
+    if header_of(frame) != DUMP_OBSERVE_COLUMNS:
         return ""
     folder, base = os.path.split(where)
     stem = base[:-4] if base.endswith(".csv") else base
@@ -1044,7 +1111,9 @@ def rows_word(frame: Any) -> str:
     """What a row of the records ``frame`` is, in a CDF's words: ``requests`` for a table of requests (one of
     :data:`REQUEST_COLUMNS`), ``rows`` for another (a conversation a row, a tool call a row: its legend said
     `(9875 requests)` and its axis `fraction of requests`)."""
-    return "requests" if set(REQUEST_COLUMNS) & set(map(str, frame.columns)) else "rows"
+    from .rows import header_of
+
+    return "requests" if set(REQUEST_COLUMNS) & set(header_of(frame)) else "rows"
 
 
 def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None,
@@ -1057,16 +1126,18 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
     import math as _m
 
     where = os.fspath(records) if isinstance(records, (str, os.PathLike)) else "the records"
-    frame = _read_records(records)
+    frame = _read_records(records, cdf_columns(metrics, hue))
     if unit is not None:
         unit.append(rows_word(frame))
     if hue is not None and hue not in frame.columns:
         from .records import swept_names
+        from .rows import header_of
 
-        swept = swept_names(frame.columns)
+        header = header_of(frame)
+        swept = swept_names(header)
         raise UserError(f"{where}: --hue {hue}: no column {hue}"
                         + (f" (the swept names: {', '.join(swept)})" if swept else "")
-                        + did_you_mean(hue, map(str, frame.columns)))
+                        + did_you_mean(hue, header))
     out: dict[tuple[str, Any], list[float]] = {}
     lines: list[Any] = []
     if hue is not None:
@@ -1088,13 +1159,20 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
             if warning is not None:
                 said.append(warning)
         if hue is None:
-            out[(name, None)] = sorted(float(v) for v in values if not _m.isnan(v))
+            out[(name, None)] = _sorted_numbers(values)
             continue
         keys = frame[hue].to_numpy()
         for h in lines:
-            sel = values[keys == h]
-            out[(name, h)] = sorted(float(v) for v in sel if not _m.isnan(v))
+            out[(name, h)] = _sorted_numbers(values[keys == h])
     return out
+
+
+def _sorted_numbers(values: Any) -> list[float]:
+    """The values of a float array that are not NaN, sorted (stably: ``-0.0`` and ``0.0`` in their order)."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=float)
+    return np.sort(values[~np.isnan(values)], kind="stable").tolist()
 
 
 def _unplotted(frame: Any, name: str, values: Any, where: str) -> str | None:
@@ -1359,7 +1437,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         if where:
             from .rows import selected
 
-            every = _read_records(src)
+            every = _read_records(src, cdf_columns(cdf_of, hue, where))
             src = selected(every, where, "the records")
             if hue is not None and hue in every.columns and hue in src.columns:
                 kept = set(src[hue].tolist())
@@ -1393,7 +1471,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         # the table read once (its swept name, the rows --where keeps, the curve, --log's swept x each read it
         # from its file: --y alone read it twice, --log once more); the frame keeps the file's name for the
         # messages that name it (_named)
-        src = _read(src)
+        src = _read(src, lambda header: curve_columns(header, x, y, hue, where))
         if x is None:
             # --y alone: the table's one swept name is the x (docs/sweep.md, serq plot)
             x, names = swept_x(src)

@@ -8,11 +8,14 @@ that hold that number, an int or a float alike; any other value matches the cell
 A value is taken as written, blanks and all, a number's as a word's (:func:`_wanted`, the one reading): as
 the sweep's own ``--set B=VALUE`` keeps a value's blanks, ``--where "B= 512"`` is no number and matches no
 cell of 512 (its refusal says the blanks are the value's); the blanks around a number were trimmed, and
-those around a word kept.
+those around a word kept. A text matches a swept definition's body (``--def``) by its canonical form, as the
+sweep tells those values apart (:func:`expression_form`): ``--where 'service=~exp( 1 )'`` keeps the rows of
+``~exp(1)``; a run's own columns and the paths of ``program`` and ``trace`` match as written.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -54,6 +57,24 @@ def _wanted(value: object) -> float | str:
     return r
 
 
+#: the columns a ``--where`` text matches as written, not by its canonical form (:func:`expression_form`): a
+#: run's own (serq_sweep.core.FIXED) and the paths of the axes ``program`` and ``trace``
+_AS_WRITTEN = frozenset({"point", "seed", "status", "message", "warnings", "key", "program", "trace"})
+
+
+@functools.lru_cache(maxsize=4096)  # (a column of records holds its few values once a row)
+def expression_form(text: str) -> str:
+    """The canonical form of ``text`` as a sweep tells the values of a swept definition (``--def NAME=BODY``) apart:
+    the body as ``serq fmt`` spaces it, on one line, without comments (serq_frontend.fmt.expression_form, the
+    ``.sq`` loader's, serq.loading.definition_form), so ``~exp( 1 )`` is ``~exp(1)``; the text itself without
+    serq-frontend."""
+    try:
+        from serq_frontend.fmt import expression_form as form
+    except ImportError:  # pragma: no cover - serq-frontend comes with serq
+        return text
+    return form(text)
+
+
 def _cell_number(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
@@ -70,9 +91,11 @@ def _cell_number(v: Any) -> float | None:
     return None
 
 
-def _matches(v: Any, want: float | str) -> bool:
+def _matches(v: Any, want: float | str, form: str | None = None) -> bool:
+    """Whether the cell ``v`` holds what a ``--where`` value reads as (``want``, :func:`_wanted`); with ``form``,
+    a text cell of that canonical form matches too (:func:`expression_form`: a swept definition's body)."""
     if isinstance(want, str):
-        return isinstance(v, str) and v == want
+        return isinstance(v, str) and (v == want or form is not None and expression_form(v) == form)
     n = _cell_number(v)
     return n is not None and (n == want or (math.isnan(n) and math.isnan(want)))
 
@@ -86,6 +109,18 @@ def _shown(v: Any) -> str:
     return clipped(str(v))
 
 
+#: the key of a frame's ``attrs`` holding the header of the CSV file it was read from, when the frame holds only
+#: the columns a plot reads (serq_sweep.plots._csv_frame)
+HEADER = "serq_header"
+
+
+def header_of(frame: Any) -> list[str]:
+    """The columns of the file ``frame`` was read from (it may hold only those a plot reads: :data:`HEADER`),
+    else its own: what a message lists, and what a name is looked up among."""
+    header = frame.attrs.get(HEADER)
+    return list(header) if isinstance(header, list) else [str(c) for c in frame.columns]
+
+
 def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the table") -> Any:
     """The rows of ``frame`` whose column NAME holds VALUE for every item of ``where`` (the frame itself when
     ``where`` is empty). A name that is no column, and a value no row holds, is a :class:`UserError` naming
@@ -97,13 +132,17 @@ def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the ta
     for name, value in where.items():
         given = f"--where {clipped(str(name))}={clipped(str(value))}"
         if name not in frame.columns:
-            shown = ", ".join(map(str, frame.columns))
+            header = header_of(frame)
+            shown = ", ".join(header)
             raise UserError(f"{given}: {what} has no column {clipped(str(name))} (its columns: "
                             f"{shown if len(shown) <= 200 else shown[:197] + '...'})"
-                            f"{did_you_mean(str(name), map(str, frame.columns))}")
+                            f"{did_you_mean(str(name), header)}")
         want = _wanted(value)
         column = frame[name].tolist()
-        keep = [_matches(v, want) for v in column]
+        # a swept definition's body is told by its canonical form, as the sweep told its values apart: --where
+        # 'service=~exp( 1 )' keeps the rows of ~exp(1) (it matched none); the run's own columns are as written
+        form = expression_form(want) if isinstance(want, str) and name not in _AS_WRITTEN else None
+        keep = [_matches(v, want, form) for v in column]
         if not any(keep):
             values = sorted({_shown(v) for v in column}, key=lambda s: (_sort_number(s) is None, _sort_number(s), s))
             listed = ", ".join(values[:SHOWN_VALUES]) + (f", … ({len(values)} values)" if len(values) > SHOWN_VALUES
