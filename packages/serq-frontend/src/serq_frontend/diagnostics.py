@@ -166,6 +166,25 @@ class Reporter:
         lines = [str(e), f"{pos.at()}: note: {note}", *_excerpt(self.sources, pos)]
         return CompileError(e.message, e.pos, rendered="\n".join(lines))
 
+    def in_library(self, e: CompileError, pos: Pos, note: str) -> CompileError:
+        """``e`` noted, as :meth:`noted` does, with the ``use`` at ``pos`` that read the library it is in: the
+        notes of a chain of libraries, each using the next, are at most serq.errors.MAX_NOTES, the innermost
+        and the outermost, the ones between said in one line (an error 1 000 libraries down was noted 1 000
+        times, 3 000 lines)."""
+        from serq.errors import noted
+
+        before, uses = getattr(e, "before_libraries", str(e)), [*getattr(e, "libraries", ()), (pos, note)]
+        inner, skipped, outer = noted(uses)
+        lines = [before]
+        for part in (inner, outer):
+            if part is outer and skipped:
+                lines.append(f"note: … {skipped} libraries more, each used by the next, left out …")
+            for at, text in part:
+                lines += [f"{at.at()}: note: {text}", *_excerpt(self.sources, at)]
+        out = CompileError(e.message, e.pos, rendered="\n".join(lines))
+        out.before_libraries, out.libraries = before, uses
+        return out
+
 
 def strip_bom(text: str) -> str:
     """``text`` without the UTF-8 byte-order mark an editor may write first (as a trace file's is skipped):

@@ -160,6 +160,10 @@ def own_name(x: Any) -> bool:
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
 MAX_DEF_DEPTH = 64
 
+#: how deep libraries may use one another (a library that uses one that uses one …): a chain of 9 000 was a
+#: RecursionError, said as the unlocated "the program nests too deeply to compile"
+MAX_USE_DEPTH = 1000
+
 #: how deep what a use of a definition writes out may nest, with the blocks the use is in: as deep as the
 #: parsed program may (serq_frontend.MAX_NESTING), which the passes after this one walk by recursion. A body
 #: that uses a definition on what another use of it gives (``def f1(x) = f0(f0(x));`` … ``f15``) doubles the
@@ -418,6 +422,10 @@ class Expander:
                                     "libraries use one another one way only (each is read once, its uses first: "
                                     "in a cycle, one library's definitions are read before the other's they use)")
                 return
+            if len(self._reading) >= MAX_USE_DEPTH:
+                raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: libraries use one another more than "
+                                f"{MAX_USE_DEPTH} deep here (each `use` in a library read by a `use`); use the "
+                                "libraries the program needs from the program itself")
             try:
                 parsed = ctx.parse_file(c, str(c), u.pos)
             except CompileError as e:
@@ -470,7 +478,7 @@ class Expander:
         at the use itself (the file cannot be read) is not."""
         if e.pos is None or e.pos == u.pos:
             return e
-        return self.ctx.reporter.noted(e, u.pos, f"in the library `{_shown(u.path)}`, used here")
+        return self.ctx.reporter.in_library(e, u.pos, f"in the library `{_shown(u.path)}`, used here")
 
     # -- expansion ---------------------------------------------------------------------------------
 
