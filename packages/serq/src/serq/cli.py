@@ -374,6 +374,50 @@ class StdoutError(Exception):
         self.cause = cause
 
 
+class _Diagnostics:
+    """``sys.stderr`` while a command runs (:func:`main`): the stream itself, but a write or a flush it refuses (a
+    full device, ``2>/dev/full``; a reader that went away) makes its descriptor the null device, so that what is
+    said there from then on, and what its buffer held, is dropped, and the command goes on: standard error carries
+    what a command says of its work, not the work, and the status is the work's (docs/architecture.md). A sweep
+    with ``-o`` ended with status 1 after writing every output (its summary line's ``OSError``, taken for a bug),
+    a comparison printed no table (its note came first) and a usage error was status 1 (its own message's
+    ``OSError``)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, data):
+        try:
+            return self._stream.write(data)
+        except OSError:
+            self._gone()
+            return len(data)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+
+    def _gone(self) -> None:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._stream.fileno())
+            finally:
+                os.close(null)
+            self._stream.flush()  # (what the buffer held, into the null device)
+        except (OSError, ValueError):  # (no descriptor beneath, or a stream of another kind: nothing more to do)
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 class _Output:
     """``sys.stdout`` while a command runs: the stream itself, whose failed writes and flushes raise
     :class:`StdoutError` (so they are told apart from an ``OSError`` of anything else). ``None`` stands
@@ -662,6 +706,9 @@ def main(argv: list[str] | None = None) -> None:
         _exit_last = getattr(atexit, "_ncallbacks", lambda: 1)() == 0
         atexit.register(_exit_quickly)
         _exit_registered = True
+    stderr = sys.stderr
+    if stderr is not None and not isinstance(stderr, _Diagnostics):  # (a failed write there fails no command)
+        sys.stderr = _Diagnostics(stderr)
     try:
         signals.install()  # in the try: a signal as the handlers go in is an interrupt like any other
         code = _main(argv)
@@ -676,6 +723,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _leave_to_exit()
         signals.uninstall(_own_process)
+        if isinstance(sys.stderr, _Diagnostics) and sys.stderr._stream is stderr:
+            sys.stderr = stderr
     if _own_process:
         _exit_code = code
     sys.exit(code)
