@@ -47,7 +47,10 @@ def test_a_journaled_run_without_events_is_refused(tmp_path, key, figures, statu
     with pytest.raises(UserError) as e:
         _sweep(tmp_path)
     at = line.index('"events": ') + len('"events": ') if "events" in figures else line.index('"figures": ') + 11
-    assert str(e.value) == (f"{tmp_path / 't.csv.journal'}:1:{at + 1}: error: not an entry of a sweep's journal; "
+    # a figure that is no number says so (core.figure_fault, test_known_defects_round47_journal_text_figures)
+    why = {"12": ' (the figure events is the text "12", not a number)',
+           True: " (the figure events is true, not a number)"}.get(figures.get("events"), "")
+    assert str(e.value) == (f"{tmp_path / 't.csv.journal'}:1:{at + 1}: error: not an entry of a sweep's journal{why}; "
                             f"remove the file or give fresh=True\n  {line}\n  {' ' * at}^")
     assert _files(tmp_path) == before
 
