@@ -100,8 +100,27 @@ def test_entries_calling_entries_past_the_bound_are_refused_at_the_call(n):
         compile_src(queues(n))
     lines = str(e.value).splitlines()
     assert lines[0].startswith(f"<source>:{n}:{73 + 900 * 22 + 1}: error: this call of `Q{n - 2}.prefill` writes out "
-                               f"statements that nest 1804 deep, more than {MAX_NESTING}"), lines[0]
+                               f"its entry's body 1804 deep, more than {MAX_NESTING}"), lines[0]
     assert f"<source>:{n + 4}:3: note: in the expansion of `Q{n - 1}.prefill`, used here" in lines
+
+
+def test_a_chain_of_entries_each_calling_the_next_is_refused_where_it_passes_the_bound():
+    # Q{k}'s prefill calls Q{k-1}'s, 3 000 queues, no branch: each call is written out inside the entry that
+    # calls it, one level deeper. The session's call of Q2999 stands in its block (1) and writes out a body 2
+    # deep (the call, its argument): 3; each call inside it one more, so Q{2999-m}'s call is 3 + m deep. That
+    # of Q2001 (m = 998) is the first past 1 000, in Q2002's entry (line 2003), after its 76 characters of
+    # header (`queue Q2002 : prefill { pool kv { cap 100; } serve fifo; prefill (prompt) { `). It was a
+    # RecursionError, said as `p.sq: error: the program nests too deeply to compile`.
+    lines = ["queue Q0 : prefill { pool kv { cap 100; } serve fifo; prefill (prompt) { run (prompt); } }"]
+    lines += [f"queue Q{k} : prefill {{ pool kv {{ cap 100; }} serve fifo; prefill (prompt) {{ Q{k - 1}.prefill "
+              "(prompt); } }" for k in range(1, 3000)]
+    src = "\n".join(lines) + "\nworkload { arrive poisson(0.5); }\nsession {\n  set prompt = 1;\n  " \
+        "Q2999.prefill (prompt);\n  end;\n}\nrun { horizon 10; }\n"
+    with pytest.raises(CompileError) as e:
+        compile_src(src)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("<source>:2003:77: error: this call of `Q2001.prefill` writes out its entry's body 1001 "
+                            f"deep, more than {MAX_NESTING}"), first
 
 
 def test_the_command_says_it_at_the_line_with_a_caret(tmp_path):

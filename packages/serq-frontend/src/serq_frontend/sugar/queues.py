@@ -996,9 +996,10 @@ class QueueRewriter:
         if deep > MAX_EXPANDED_DEPTH:
             from .. import _nesting_hint
 
-            raise self.ctx.error(pos, f"this call of `{key[0]}.{key[1]}` writes out statements that nest {deep} "
-                                 f"deep, more than {MAX_EXPANDED_DEPTH} (blocks, statements and expressions inside "
-                                 f"one another); {_nesting_hint()}")
+            raise self.ctx.error(pos, f"this call of `{key[0]}.{key[1]}` writes out its entry's body {deep} deep, "
+                                 f"more than {MAX_EXPANDED_DEPTH} (blocks, statements and expressions inside one "
+                                 "another, and the entries written out around the call); an entry's call inside the "
+                                 f"entry another calls is written out inside that one; {_nesting_hint()}")
         stack.append(key)
         try:
             return self.block(entry.body, inst, stack)
