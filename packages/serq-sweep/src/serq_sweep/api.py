@@ -287,6 +287,8 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
         core.check_out_name(os.fspath(out), argument_given)
         if records is not None and not isinstance(records, bool):
             core.check_records_apart(os.fspath(out), os.fspath(records), argument_given)
+        core.check_resumable(os.fspath(out), os.fspath(records) if isinstance(records, (str, os.PathLike)) else None,
+                             fresh, argument_given)  # (a FIFO there was said after every point was compiled)
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm, slo=slo, given=argument_given, trace=trace)  # (its messages name the arguments: horizon=…)

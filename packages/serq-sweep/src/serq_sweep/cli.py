@@ -195,6 +195,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     C.figures_once(show, shown)  # (a column shown once, silently), refused as serq compare's --figure twice is
     if out is not None:  # (by its name, before anything is compiled: it was said after every point was)
         core.check_out_name(out)
+        core.check_resumable(out, records_file, fresh)  # (a FIFO there, said after every point was compiled)
     plan = core.plan(list(files), pm=pm, **args)
     C.figures_once(show, shown, core.check_figures(plan, show, "--show"))  # (mean, response.mean: one column)
     for warning in plan.warnings:
