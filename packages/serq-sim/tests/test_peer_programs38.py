@@ -644,3 +644,24 @@ def test_half_kv_records_names_the_files_it_writes(tmp_path):
     r = subprocess.run([SERQ, "run", str(HERE / "step3.sq"), "--records", "s.csv", "--no-progress", "-o", "s.txt"],
                        capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "" and (tmp_path / "s.csv").is_file()
+
+
+@pytest.mark.parametrize("n, rows, note", [
+    (20, 7, "note: `arrive batch(20)` replays the ordered trace d.csv, of 7 sessions, session by session (serial "
+            "mod 7): each of its sessions is replayed 2 or 3 times, the copies at the same times (the trace once is "
+            "`arrive batch(7)`)"),
+    (14, 7, "note: `arrive batch(14)` replays the ordered trace d.csv, of 7 sessions, session by session (serial "
+            "mod 7): each of its sessions is replayed 2 times, the copies at the same times (the trace once is "
+            "`arrive batch(7)`)"),
+    (5, 20, "note: `arrive batch(5)` replays the first 5 of the ordered trace d.csv's 20 sessions: its last 15 (in "
+            "the file's order) are not replayed (the whole trace is `arrive batch(20)`)"),
+    (20, 20, None),
+])
+def test_diurnal_batch_against_the_logs_sessions(monkeypatch, tmp_path, n, rows, note):
+    log = tmp_path / "d.csv"
+    log.write_text("".join((HERE / "diurnal.csv").read_text().splitlines(keepends=True)[:rows + 1]))
+    doc, recs = run_both(compiled("diurnal.sq", sets={"N": n, "W": 0}), monkeypatch, trace=str(log))
+    assert [x for x in doc["notes"] if x.startswith("note: `arrive batch")] == ([note] if note else [])
+    # what it says: the sessions replayed, each row's send time as many times as it is replayed
+    sends = np.array([float(line.split(",")[4]) for line in log.read_text().splitlines()[1:]])
+    assert np.allclose(np.sort(recs["sent"]), np.sort(sends[np.arange(n) % rows]), atol=1e-9)

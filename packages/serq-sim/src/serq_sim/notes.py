@@ -728,6 +728,30 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None,
                     + remedy)]
 
 
+def batch_trace(workload, trace) -> list[str]:
+    """The note of `arrive batch(N)` beside an ordered trace of other than N sessions (``trace`` the
+    :class:`~serq_sim.trace.TraceCorpus` read, the program's or ``--trace``'s): session i replays the trace's
+    session i mod its count, so a log of send times replayed by a batch (docs/language.md, Workload) with a
+    larger N sends its requests again at the same times, and with a smaller one leaves its last sessions out,
+    silently (a log given with --trace to a program whose N was another log's)."""
+    from serq_ir import nodes as N
+
+    a = workload.arrive
+    if trace is None or not isinstance(a, N.Batch) or workload.trace is None or not workload.trace.ordered:
+        return []
+    m, n = len(trace.sessions), int(a.n)
+    if m == 0 or n == m:
+        return []
+    name = os.path.basename(trace.path)
+    if n > m:
+        times = f"{n // m} or {n // m + 1} times" if n % m else f"{n // m} times"
+        return [f"note: `arrive batch({n})` replays the ordered trace {name}, of {m} sessions, session by session "
+                f"(serial mod {m}): each of its sessions is replayed {times}, the copies at the same times (the "
+                f"trace once is `arrive batch({m})`)"]
+    return [f"note: `arrive batch({n})` replays the first {n} of the ordered trace {name}'s {m} sessions: its "
+            f"last {m - n} (in the file's order) are not replayed (the whole trace is `arrive batch({m})`)"]
+
+
 def idle_tail(drained: tuple[float, object] | None, warmup: float, end: float, started: int) -> list[str]:
     """A note on a run that drained (``drained``: :func:`few_samples`'s, the time it drained first) at ``at``
     and then stood idle to its horizon ``end`` for more than half the measured span ``end - warmup``: its

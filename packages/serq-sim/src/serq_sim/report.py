@@ -498,6 +498,7 @@ def build_report(sim) -> Report:
                               0 if requests is None or (sim.interrupted and end <= sim.warmup)
                               else len(table._table))
     notes += warn.idle_tail(drained, sim.warmup, end, sim.arrivals)
+    notes += warn.batch_trace(p.workload, getattr(sim, "trace", None))
     if requests is not None:
         notes += warn.shared_turns(table)
         notes += warn.cached_beyond_prompt(table)
