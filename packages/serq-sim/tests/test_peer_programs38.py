@@ -665,3 +665,22 @@ def test_diurnal_batch_against_the_logs_sessions(monkeypatch, tmp_path, n, rows,
     # what it says: the sessions replayed, each row's send time as many times as it is replayed
     sends = np.array([float(line.split(",")[4]) for line in log.read_text().splitlines()[1:]])
     assert np.allclose(np.sort(recs["sent"]), np.sort(sends[np.arange(n) % rows]), atol=1e-9)
+
+
+def test_gpu_count_plot_of_a_compare_table_says_what_it_is(tmp_path):
+    # the table serq compare -o writes (a row per arm and figure) drawn with serq plot: told what the table is
+    # and what to draw instead (it was "the table sweeps no name", and --x N "did you mean `n`?")
+    out = tmp_path / "gpus.csv"
+    serq("compare", HERE / "gpu_count.sq", "--set", "N=1,2", "--seeds", "1..2", "--horizon", 40, "--warmup", 4,
+         "--figure", "requests.ttft.p99", "-o", out, "--workers", 0, "--no-progress", timeout=120)
+    for flags in (["--y", "requests.ttft.p99"], ["--x", "N", "--y", "requests.ttft.p99"]):
+        r = subprocess.run([SERQ, "plot", str(out), *flags, "-o", str(tmp_path / "g.svg")], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(f"error: {out}: this is serq compare's table (columns arm, base, figure, n, a, b,")
+        assert "serq plot T.csv --y requests.ttft.p99" in r.stderr and "did you mean" not in r.stderr
+        assert not (tmp_path / "g.svg").exists()
+    from serq.errors import UserError
+
+    with pytest.raises(UserError, match="serq compare's table"):
+        serq_sweep.plot(str(out), x="N", y="requests.ttft.p99")

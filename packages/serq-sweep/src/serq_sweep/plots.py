@@ -338,6 +338,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None,
     frame = _read(table)
     cols = header_of(frame)  # (a CSV table is read for the columns the curve draws: curve_columns)
     _not_records(cols, _named(table), x, y)
+    _not_comparison(cols, _named(table), y)
     points_table, search_table, knob, end = _table_kind(cols)
     x_figure = _x_figure(cols, x, end, points_table, search_table)
     for name, what in ((x, "--x"), (hue, "--hue")):
@@ -494,6 +495,23 @@ def _not_records(cols: Sequence[str], table: Any, x: str, y: str) -> None:
                     f"across seeds against a swept name (serq sweep --out). Of records draw a CDF, --cdf "
                     f"{clipped(column)}{clipped(by)}, a line per value of {clipped(x) if by else 'a column'}, or "
                     "group the rows yourself (pandas' groupby)")
+
+
+def _not_comparison(cols: Sequence[str], table: Any, y: str | None) -> None:
+    """Refuse (one message, status 1) a curve of serq compare's table (``-o``, :data:`serq_sweep.pairing.COLUMNS`):
+    a row per arm and figure, no swept name and no seed, so ``--y requests.ttft.p99`` alone was told that "the
+    table sweeps no name" and ``--x N`` that there is no column N ("did you mean `n`?", the seeds a difference
+    is over)."""
+    from .pairing import COLUMNS
+
+    if not {"arm", "base", "figure", "diff", "ci_paired"} <= {str(c) for c in cols}:
+        return
+    where = f"{os.fspath(table)}: " if isinstance(table, (str, os.PathLike)) else ""
+    raise UserError(f"{where}this is serq compare's table (columns {_columns_listed(cols)}), not a sweep's: a row per "
+                    f"arm and figure, each arm's mean ({COLUMNS[4]}, {COLUMNS[5]}) and its paired difference from the "
+                    "first arm, with no swept name to draw a curve against. For the arms as a curve, sweep them: "
+                    "serq sweep FILE --set NAME=V1,V2,... --seeds ... --out T.csv, then serq plot T.csv --y "
+                    f"{clipped(y) if y else 'FIGURE'}")
 
 
 def _x_figure(cols: Sequence[str], x: str, end: str, points_table: bool, search_table: bool) -> str | None:
@@ -1478,6 +1496,9 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         # from its file: --y alone read it twice, --log once more); the frame keeps the file's name for the
         # messages that name it (_named)
         src = _read(src, lambda header: curve_columns(header, x, y, hue, where))
+        from .rows import header_of
+
+        _not_comparison(header_of(src), _named(src), y)
         if x is None:
             # --y alone: the table's one swept name is the x (docs/sweep.md, serq plot)
             x, names = swept_x(src)
