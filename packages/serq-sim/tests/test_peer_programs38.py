@@ -684,3 +684,12 @@ def test_gpu_count_plot_of_a_compare_table_says_what_it_is(tmp_path):
 
     with pytest.raises(UserError, match="serq compare's table"):
         serq_sweep.plot(str(out), x="N", y="requests.ttft.p99")
+
+
+def test_two_sizes_no_large_replica_routes_to_member_0(monkeypatch):
+    # the program's comment: with NL = 0 every candidate's first key is inf for a large request, and the second
+    # key (the index) sends it to member 0, a small replica
+    doc, recs = run("two_sizes.sq", monkeypatch, sets={"NL": 0}, horizon=30, warmup=3)
+    r = recs["routed"]
+    assert r["large"].sum() > 0 and np.all(r["to"][r["large"] == 1] == 0)
+    assert doc["observes"]["ttft_large"]["count"] > 0
