@@ -88,6 +88,9 @@ def _names(given: Any, what: str) -> list[str]:
         return []
     if isinstance(given, str):
         given = [given]
+    elif not isinstance(given, Iterable) or isinstance(given, bytes):
+        # (by=3 was the TypeError "'int' object is not iterable"; by=b"engine" was refused at its byte 101)
+        raise UsageError(f"{what}: a column's name or a list of them, not {clipped(repr(given))}")
     out: list[str] = []
     for name in given:
         if not isinstance(name, str) or not name:
@@ -207,6 +210,43 @@ def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
     return labels, [np.array(rows, dtype=np.int64) for rows in first.values()]
 
 
+def _span(frame: Any, numbers: dict[str, Any], rows: Any, run: dict[str, Any], where_at: str) -> float:
+    """A run's window without ``--duration``: from its first ``sent`` to its last ``last_token`` (NaN cells left
+    out; 0 for a run of no rows). One that is no such span (the last token before the first send, an infinite
+    time, no request with both times) is an error at the cell that makes it so, asking for ``--duration``: it
+    was a window of -3 s, or of 0 s with numpy's warning 'All-NaN slice encountered' on stderr, and rates of
+    NaN."""
+    import numpy as np
+    from serq_report.text import format_number
+
+    from .plots import _Lines
+
+    if not len(rows):
+        return 0.0
+    sent, last = numbers["sent"][rows], numbers["last_token"][rows]
+    of = f" (the run {', '.join(f'{k}={v}' for k, v in run.items())})" if run else ""
+    ask = "give the run's window with --duration SECONDS (the report's end - warmup)"
+    if np.isnan(sent).all() or np.isnan(last).all():
+        column = "sent" if np.isnan(sent).all() else "last_token"
+        raise UserError(f"{where_at}: every request{of} has a {column} of NaN, so the run's window is not the "
+                        f"span of its requests: {ask}")
+    i, j = int(rows[np.nanargmin(sent)]), int(rows[np.nanargmax(last)])
+    first, end = float(numbers["sent"][i]), float(numbers["last_token"][j])
+    if math.isfinite(first) and math.isfinite(end) and end >= first:
+        return end - first
+    if end < first:
+        row, column = i, "sent"
+        why = (f"the requests{of} span no time: the first sent, {format_number(first)}, is after the last "
+               f"last_token, {format_number(end)}: {ask}")
+    else:
+        row, column = (i, "sent") if not math.isfinite(first) else (j, "last_token")
+        why = (f"the requests{of} span no finite time: a {column} of {format_number(numbers[column][row])}: "
+               f"{ask}")
+    lines = frame.attrs.get("serq_lines")
+    located = lines.located(row, column, why) if isinstance(lines, _Lines) else None
+    raise UserError(located or f"{where_at}: {why}")
+
+
 class Served:
     """One row of the answer: the run it is of (its labels, empty for a run's own records), the group (the
     ``--by`` columns' values; empty for the whole run) and its metric set."""
@@ -235,7 +275,10 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
 
     from .rows import header_of, selected
 
-    path = os.fspath(records)
+    try:
+        path = os.fspath(records)
+    except TypeError:  # (3, None: os.fspath's "expected str, bytes or os.PathLike object, not int")
+        path = None
     if not isinstance(path, str):
         raise UsageError(f"records: a path, not {clipped(repr(records))}")
     by = _names(by, "--by")
@@ -267,14 +310,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     columns = [c for c in numbers]
     for rows in runs:
         run = {c: _label(frame[c].iat[int(rows[0])]) for c in labels} if labels else {}
-        span = window
-        if span is None:
-            with np.errstate(invalid="ignore"):
-                first_sent = np.nanmin(numbers["sent"][rows]) if len(rows) else math.nan
-                last_token = np.nanmax(numbers["last_token"][rows]) if len(rows) else math.nan
-            span = float(last_token - first_sent)
-            if not span == span:
-                span = 0.0
+        span = window if window is not None else _span(frame, numbers, rows, run, where_at)
         mine = rows[keep[rows]]
         if where and not len(mine):
             continue  # a run none of whose requests --where keeps (another point's, --where blocks=3000)
