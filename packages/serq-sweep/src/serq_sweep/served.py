@@ -60,14 +60,16 @@ class _Rows:
         return self._cols[name]
 
 
-def _key(v: Any) -> tuple:
-    """A cell's group: a number by its value (1 and 1.0 alike), NaN as one value, a text as itself; numbers
-    sort first, then NaN, then texts."""
-    from .rows import _cell_number
+def _key(v: Any, form: bool = False) -> tuple:
+    """A cell's group: a number by its value (1 and 1.0 alike), NaN as one value, a text as itself, or with
+    ``form`` by its canonical form (serq_sweep.rows.expression_form, by which ``--where`` matches a text of any
+    column but a run's own: `` a`` and ``a``, ``~exp( 1 )`` and ``~exp(1)`` one group, as ``--where g=a`` keeps
+    both; they were two); numbers sort first, then NaN, then texts."""
+    from .rows import _cell_number, expression_form
 
     n = _cell_number(v)
     if n is None:
-        return (2, str(v))
+        return (2, expression_form(str(v)) if form else str(v))
     if n != n:
         return (1, 0.0)
     return (0, n)
@@ -259,7 +261,16 @@ class Served:
     def to_builtins(self) -> dict[str, Any]:
         import msgspec
 
-        return {"run": self.run, "group": self.group, "requests": msgspec.to_builtins(self.requests)}
+        return {"run": _labels(self.run), "group": _labels(self.group),
+                "requests": msgspec.to_builtins(self.requests)}
+
+
+def _labels(cells: dict[str, Any]) -> dict[str, Any]:
+    """A row's run or group cells as the JSON writes them: an infinite one as the text "inf" or "-inf", as the
+    IR's JSON writes one (JSON has no infinity; as null, the groups inf, -inf and NaN were three rows of one
+    label); NaN, the group of missing cells, is null."""
+    return {k: ("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v
+            for k, v in cells.items()}
 
 
 def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None = None,
@@ -273,7 +284,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     import numpy as np
     from serq_sim.metrics import NEEDED, request_metrics, with_slo
 
-    from .rows import header_of, selected
+    from .rows import _AS_WRITTEN, header_of, selected
 
     try:
         path = os.fspath(records)
@@ -306,6 +317,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
         keep[:] = False
         keep[kept.index.to_numpy()] = True
     group_cells = [frame[c].tolist() for c in by]
+    forms = [c not in _AS_WRITTEN for c in by]
     out: list[Served] = []
     columns = [c for c in numbers]
     for rows in runs:
@@ -318,7 +330,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
         shown: dict[tuple, dict[str, Any]] = {}
         if by:
             for r in mine.tolist():
-                k = tuple(_key(cells[r]) for cells in group_cells)
+                k = tuple(_key(cells[r], form) for cells, form in zip(group_cells, forms))
                 if k not in groups:
                     groups[k] = []
                     shown[k] = {c: _label(cells[r]) for c, cells in zip(by, group_cells)}
