@@ -693,3 +693,14 @@ def test_two_sizes_no_large_replica_routes_to_member_0(monkeypatch):
     r = recs["routed"]
     assert r["large"].sum() > 0 and np.all(r["to"][r["large"] == 1] == 0)
     assert doc["observes"]["ttft_large"]["count"] > 0
+
+
+@pytest.mark.parametrize("name, unlike", [("two_sizes.sq", True), ("gpu_count.sq", False)])
+def test_target_of_a_family_of_unlike_costs_says_so(name, unlike):
+    out = json.loads(serq("vllm", "target", HERE / name).stdout)
+    note = out["replicas"]["note"]
+    n = out["replicas"]["count"]
+    assert note.startswith(f"the configuration is each member's, the same for all {n} (step family `engine[{n}]`)")
+    said = "; the step cost reads member(engine), so the members run at unlike speeds"
+    assert (said in note) == unlike
+    assert out["config"]["max_num_seqs"] == 256 and out["config"]["num_gpu_blocks"] == 8011

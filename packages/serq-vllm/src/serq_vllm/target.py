@@ -230,21 +230,38 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
                       "vLLM setting", base)
 
 
-def _replicas(stage: n.Stage) -> dict[str, Any]:
+def _replicas(stage: n.Stage, sid: int) -> dict[str, Any]:
     """What the target of a step family ``stage engine[N]`` (N > 1) says of its members: how many, which, and that
     the configuration is each one's (the budget read for every member: :func:`_family_const`). The target said
-    nothing of N: the configuration of ``engine[2]`` read as one engine's."""
+    nothing of N: the configuration of ``engine[2]`` read as one engine's. A family whose cost reads
+    ``member(engine)`` (engines of unlike speed: docs/step-costs.md, "A fleet of unlike engines") is said to be
+    one: its members are no replicas of one deployment, though they take the same engine arguments."""
     size, name = stage.size, stage.name
     members = (", ".join(f"{name}[{i}]" for i in range(size)) if size <= 4
                else f"{name}[0], {name}[1], …, {name}[{size - 1}]")
+    note = (f"the configuration is each member's, the same for all {size} (step family `{name}[{size}]`): "
+            f"{size} vLLM instance{'s' if size != 1 else ''} of it, one a member")
+    if _reads_member(getattr(stage.kind, "cost", None), sid):
+        note += (f"; the step cost reads member({name}), so the members run at unlike speeds (unlike GPUs or "
+                 "models), each with these engine arguments: deploy each kind as its own")
     replicas = {
         "count": size,
         "members": members,
-        "note": f"the configuration is each member's, the same for all {size} (step family `{name}[{size}]`): "
-                f"{size} vLLM instance{'s' if size != 1 else ''} of it, one a member",
+        "note": note,
         "stage": name,
     }
     return replicas
+
+
+def _reads_member(e: Any, sid: int) -> bool:
+    """Whether the IR expression ``e`` reads ``member(E)`` of step family ``sid`` anywhere in it."""
+    if isinstance(e, n.Observable) and e.name == "member" and isinstance(e.target, n.StageRef) \
+            and e.target.stage == sid:
+        return True
+    if isinstance(e, (list, tuple)):
+        return any(_reads_member(x, sid) for x in e)
+    fields = getattr(e, "__struct_fields__", None)
+    return bool(fields) and any(_reads_member(getattr(e, f), sid) for f in fields)
 
 
 def _refuse_shared_memory(stage: n.Stage, kv: n.Pool, base: str | None) -> None:
@@ -802,7 +819,7 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     if seqs_note is not None:
         warnings.append(seqs_note)
     if stage.array and stage.size > 1:  # (a key only then: the target of one engine, or of a family of 1, as it was)
-        out["replicas"] = _replicas(stage)
+        out["replicas"] = _replicas(stage, sid)
     if warnings:  # (a key only then: the target of a program without one is as it was)
         out["warnings"] = warnings
     return out
