@@ -704,3 +704,15 @@ def test_target_of_a_family_of_unlike_costs_says_so(name, unlike):
     said = "; the step cost reads member(engine), so the members run at unlike speeds"
     assert (said in note) == unlike
     assert out["config"]["max_num_seqs"] == 256 and out["config"]["num_gpu_blocks"] == 8011
+
+
+def test_rag_littles_law_over_a_drained_run(monkeypatch):
+    # each session is one request from its send to its last token: the run's mean live sessions are the
+    # requests' time in the system over the run's length (warm-up 0, every session drained)
+    doc, recs = run("rag_itl.sq", monkeypatch, sets={"C": 1024}, arrivals=60, horizon=math.inf, warmup=0)
+    assert len(recs["sent"]) == 60
+    assert doc["mean_live"] == pytest.approx((recs["last_token"] - recs["sent"]).sum() / doc["end"], rel=1e-9)
+    # and the engine's request slots: the mean running and waiting are the same time split at admission
+    reqs = pool(doc, "reqs")
+    assert reqs["holders"] == pytest.approx((recs["last_token"] - recs["admitted"]).sum() / doc["end"], rel=1e-9)
+    assert reqs["queue"] == pytest.approx((recs["admitted"] - recs["sent"]).sum() / doc["end"], rel=1e-9)
