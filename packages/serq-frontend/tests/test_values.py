@@ -233,7 +233,8 @@ def _first_line(src: str) -> str:
     return str(e.value).splitlines()[0]
 
 
-LIMIT = "and the program's definitions, aggregates and queue calls written out make more than 200000 nodes"
+LIMIT = ("and the program's definitions, aggregates, queue calls and requests of its server written out make more "
+         "than 200000 nodes")
 
 
 def test_definitions_that_double_are_refused_at_the_use_that_writes_out_too_much():

@@ -95,9 +95,9 @@ class Context:
 
         self.written += n
         if self.written > MAX_WRITTEN:
-            raise self.error(pos, f"{what} writes out {n} nodes, and the program's definitions, aggregates and "
-                             f"queue calls written out make more than {MAX_WRITTEN} nodes (expressions and "
-                             "statements) in all; compute a part once with `set`")
+            raise self.error(pos, f"{what} writes out {n} nodes, and the program's definitions, aggregates, "
+                             f"queue calls and requests of its server written out make more than {MAX_WRITTEN} "
+                             "nodes (expressions and statements) in all; compute a part once with `set`")
 
     # -- constants ---------------------------------------------------------------------------------
 
