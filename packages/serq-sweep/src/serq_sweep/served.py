@@ -432,20 +432,39 @@ def table(served: Sequence[Served], by: Sequence[str]) -> tuple[list[str], list[
             elif k != "table":
                 out[name] = math.nan if v is None else v
 
-    # a --by column of texts is all texts (a group of missing cells is "nan"), one of numbers all numbers: a
-    # column of one type (Parquet holds no other); the run's whole is the row of ``whole`` 1, its --by cells
+    # a run's label column or a --by column of texts is all texts (a group of missing cells is "nan"), one of
+    # numbers all numbers: a column of one type (Parquet holds no other: a swept definition's bodies ~exp(1)
+    # and 2 were pyarrow's ArrowTypeError traceback); the run's whole is the row of ``whole`` 1, its --by cells
     # empty (NaN, or "" in a column of texts)
-    texts = {c for c in by if any(isinstance(s.group.get(c), str) for s in served)}
-    columns: dict[str, None] = dict.fromkeys([*(served[0].run if served else {}), *by, *(["whole"] if by else [])])
-    rows = []
+    run_cols = list(served[0].run) if served else []
+    texts = {c for c in [*run_cols, *by]
+             if any(isinstance(s.group.get(c) if c in by else s.run.get(c), str) for s in served)}
+    figures = []
     for s in served:
-        row: dict[str, Any] = dict(s.run)
+        figure: dict[str, Any] = {}
+        flat(msgspec.to_builtins(s.requests), "", figure)
+        figures.append(figure)
+    # a label of the name of a figure (a swept `let duration`, --by completed) or of ``whole`` is written by its
+    # JSON path, run.NAME or group.NAME: it was written over by the figure, the rows of a sweep over duration all
+    # of the figure's window, those of --by completed told apart by nothing
+    taken = {name for figure in figures for name in figure} | ({"whole"} if by else set())
+    run_names = {c: f"run.{c}" if c in taken else c for c in run_cols}
+    by_names = {c: f"group.{c}" if c in taken else c for c in by}
+    names = [*run_names.values(), *(by_names[c] for c in by if c not in run_names), *(["whole"] if by else [])]
+    if len(set(names)) < len(names) or taken & (set(names) - {"whole"}):
+        twice = next(n for n in names if names.count(n) > 1 or n in taken and n != "whole")
+        raise UserError(f"the table's column {clipped(twice)} would be written twice (a label of the run or of "
+                        "--by, and a figure's or another label's); give --format json, which keeps them apart")
+    columns: dict[str, None] = dict.fromkeys(names)
+    rows = []
+    for s, figure in zip(served, figures):
+        row: dict[str, Any] = {run_names[c]: str(v) if c in texts else v for c, v in s.run.items()}
         for c in by:
             v = s.group.get(c, "" if c in texts else math.nan)
-            row[c] = str(v) if c in texts else v
+            row[by_names[c] if c not in run_names else run_names[c]] = str(v) if c in texts else v
         if by:
             row["whole"] = 0 if s.group else 1
-        flat(msgspec.to_builtins(s.requests), "", row)
+        row.update(figure)
         columns.update(dict.fromkeys(row))
         rows.append(row)
     return list(columns), rows
