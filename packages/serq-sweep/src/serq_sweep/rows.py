@@ -43,7 +43,7 @@ def where_option(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _wanted(value: object) -> float | str:
+def _wanted(value: object) -> float | str | bool:
     """What a ``--where`` value matches: a number (a value that reads as one, as the language writes it, with no
     blank around it; or a number given in Python), or the text of a cell, blanks and all."""
     if isinstance(value, str):
@@ -51,6 +51,8 @@ def _wanted(value: object) -> float | str:
             return number(value)
         except NotANumber:
             return value
+    if isinstance(value, bool):  # (a flag given in Python: where={"interrupted": False})
+        return value
     r = real(value)
     if r is None:
         raise TypeError(f"where: a value is a number or a str, not {type(value).__name__}")
@@ -91,9 +93,17 @@ def _cell_number(v: Any) -> float | None:
     return None
 
 
-def _matches(v: Any, want: float | str, form: str | None = None) -> bool:
+def _matches(v: Any, want: float | str | bool, form: str | None = None) -> bool:
     """Whether the cell ``v`` holds what a ``--where`` value reads as (``want``, :func:`_wanted`); with ``form``,
     a text cell of that canonical form matches too (:func:`expression_form`: a swept definition's body)."""
+    if isinstance(v, bool):
+        # a flag cell (interrupted; a record of a condition) holds the word true or false in any case, as a CSV
+        # table's reader reads one (core._parse_csv): --where interrupted=false kept no row, and said its values
+        # were False
+        flag = want if isinstance(want, bool) else want.lower() if isinstance(want, str) else None
+        return flag == v if isinstance(flag, bool) else flag == ("true" if v else "false")
+    if isinstance(want, bool):
+        return False
     if isinstance(want, str):
         return isinstance(v, str) and (v == want or form is not None and expression_form(v) == form)
     n = _cell_number(v)
