@@ -61,3 +61,27 @@ def test_plot_where_interrupted_of_a_sweep_table(tmp_path, serq_in_process):
                         "-o", str(tmp_path / "none.svg"))
     assert r.returncode == 1
     assert "no row of the table has interrupted = true (its values: False)" in r.stderr
+
+
+@pytest.mark.parametrize(("rows", "at", "line"), [
+    ("0,1,2,3\n0,1,2,true\n", "3:7", "0,1,2,true"),  # a column of numbers and a flag
+    ("0,1,2,false\n0,1,2,true\n", "2:7", "0,1,2,false"),  # a column of flags
+])
+def test_a_flag_is_no_count_of_tokens(tmp_path, serq_in_process, rows, at, line):
+    # output true was taken as 1 token, false as 0
+    p = tmp_path / "req.csv"
+    p.write_text("sent,first_token,last_token,output\n" + rows)
+    r = serq_in_process("metrics", str(p))
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"req.csv:{at}: error: column output does not hold numbers (a request's output is a number)\n  {line}\n" \
+           in r.stderr
+
+
+def test_a_parquet_column_of_flags_is_no_count_of_tokens(tmp_path):
+    import pandas as pd
+
+    p = tmp_path / "req.parquet"
+    pd.DataFrame({"sent": [0.0], "first_token": [1.0], "last_token": [2.0], "output": [True]}).to_parquet(p)
+    with pytest.raises(UserError) as e:
+        metrics(p)
+    assert str(e.value) == f"error: {p}: column output does not hold numbers (a request's output is a number)"

@@ -188,8 +188,11 @@ def _numbers(frame: Any, column: str, where: str) -> Any:
     when the file is a CSV file)."""
     from .plots import _bad_cell
 
+    cells = frame[column]
     try:
-        return frame[column].to_numpy(dtype=float)
+        if cells.dtype.kind == "b" or cells.dtype == object and any(isinstance(v, bool) for v in cells.tolist()):
+            raise TypeError  # a flag is no number (output true was 1 token), as the language's flags are none
+        return cells.to_numpy(dtype=float)
     except (TypeError, ValueError):
         why = f"column {column} does not hold numbers (a request's {column} is a number)"
         located = _bad_cell(frame, column, why)
