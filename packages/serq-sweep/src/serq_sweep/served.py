@@ -201,17 +201,24 @@ def _numbers(frame: Any, column: str, where: str) -> Any:
 
 def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
     """A sweep's runs: the columns that label one (``point``, the swept names, ``seed``) and each run's row
-    positions, in the order of the file; a run's records (no ``key`` column) are one run, unlabelled."""
+    positions, in the order of the file (by ``key``, or by the labels when a sweep's records have no ``key``); a
+    run's records (no ``key`` column) are one run, unlabelled."""
     import numpy as np
 
-    if "key" not in header:
-        return [], [np.arange(len(frame))]
     i, j = (header.index("point"), header.index("seed")) if "point" in header and "seed" in header else (-1, -1)
-    labels = header[i:j + 1] if 0 <= i < j else ["key"]
-    keys = frame["key"].tolist()
+    if "key" not in header:
+        if i != 0 or j < 0:
+            return [], [np.arange(len(frame))]
+        # a sweep's records (they begin with point; a run's with session) whose key column was taken out: its
+        # runs told apart by their labels, point … seed (they were pooled as one run's requests)
+        labels = header[:j + 1]
+        keys = list(zip(*(frame[c].tolist() for c in labels)))
+    else:
+        labels = header[i:j + 1] if 0 <= i < j else ["key"]
+        keys = [(k,) for k in frame["key"].tolist()]
     first: dict[Any, list[int]] = {}
     for r, k in enumerate(keys):
-        first.setdefault(_key(k), []).append(r)
+        first.setdefault(tuple(map(_key, k)), []).append(r)
     return labels, [np.array(rows, dtype=np.int64) for rows in first.values()]
 
 
