@@ -116,6 +116,9 @@ def test_a_row_of_too_few_fields_is_said_at_its_line(tmp_path):
     "a,b,c\n" + "".join(f"{i},{i if i < 5000 else i / 7!r},{'' if i == 6000 else i}\n" for i in range(9000)),
     "a,b\n" + "".join(f"{i},{'x' if i == 8000 else i}\n" for i in range(9000)),
     "a,b\n" + "".join(f"{i},{i / 3!r}\n" for i in range(8192)),  # two whole chunks
+    # a run's status, message, warnings and key (text whatever they hold), over two chunks
+    "point,seed,status,message,warnings,key,x\n" + "".join(
+        f"{i},1,{'ok' if i % 3 else 'error'},{'boom' if i % 3 == 0 else ''},,{i:024d},{i / 7!r}\n" for i in range(5000)),
 ])
 def test_a_frame_read_a_column_at_a_time_is_the_rows_frame(tmp_path, text):
     (tmp_path / "t.csv").write_text(text)

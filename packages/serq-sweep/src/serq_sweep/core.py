@@ -1106,6 +1106,11 @@ def repeated_run(frame: Any, end: str = "seed") -> tuple[int, str] | None:
     if not by:
         return None
     cols = [column[c] for c in by]
+    # rows that differ in their numbers (point, seed) differ in all of these: the runs' keys, a text of each row,
+    # are compared only where those repeat (comparing a million keys held 140 MB, a plot's largest need)
+    numbers = [c for c in cols if getattr(frame[c].dtype, "kind", "O") in "iuf"]
+    if numbers and len(numbers) < len(cols) and not frame.duplicated(subset=numbers).any():
+        return None
     again = frame.duplicated(subset=cols, keep="first").to_numpy()  # (NaN equal to NaN, as a copy's is)
     if not again.any():
         return None
@@ -1411,7 +1416,8 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
     return header, rows
 
 
-def read_csv_columns(path: str, names: Iterable[str] | Callable[[list[str]], Iterable[str] | None] | None = None
+def read_csv_columns(path: str, names: Iterable[str] | Callable[[list[str]], Iterable[str] | None] | None = None,
+                     text: tuple[Callable[[list[str]], Any], Callable[[list[Any]], Any]] | None = None
                      ) -> tuple[list[str], dict[str, Any], Any]:
     """The header of a CSV table written by a sweep (its runs or its points, or records), its columns named in
     ``names`` (all of them when None; a name the header has not is no column; a function of the header that
@@ -1421,8 +1427,10 @@ def read_csv_columns(path: str, names: Iterable[str] | Callable[[list[str]], Ite
     not an integer), another a list of its cells as :func:`_parse_csv` reads them; the rows' lines are a numpy
     array of ``(first, last)`` pairs. Every row is held to the header's width and to UTF-8; a cell
     :func:`_parse_csv` refuses is a fault in a column read (the first, in the order of the rows and then the
-    columns), a column not read is not parsed. (A table of a million rows read as a dict per row held 1.2 GB
-    for the two columns a CDF of ttft reads.)"""
+    columns), a column not read is not parsed. ``text``: ``(made, joined)``, a column of :data:`TEXT` (a run's
+    status, message, warnings and key) a chunk at a time as ``made`` makes its cells (a pandas array: a million
+    keys as strings each held 80 MB and more), and ``joined`` of those. (A table of a million rows read as a dict
+    per row held 1.2 GB for the two columns a CDF of ttft reads.)"""
     import numpy as np
 
     wanted = None if names is None or callable(names) else set(names)
@@ -1439,12 +1447,14 @@ def read_csv_columns(path: str, names: Iterable[str] | Callable[[list[str]], Ite
                 picked = [i for i, n in enumerate(header) if wanted is None or n in wanted]
                 pieces = [[] for _ in picked]
             if chunk:
-                for piece, column in zip(pieces, _parse_columns(path, header, chunk, spans, picked, typed=True)):
-                    piece.append(column)
+                for i, piece, column in zip(picked, pieces, _parse_columns(path, header, chunk, spans, picked,
+                                                                           typed=True)):
+                    piece.append(text[0](column) if text is not None and header[i] in TEXT else column)
                 spans_read.append(np.array(spans, dtype=np.int64))
             if fault is not None:
                 raise fault
-    columns = {header[i]: _joined_column(piece) for i, piece in zip(picked or [], pieces)}
+    columns = {header[i]: text[1](piece) if text is not None and header[i] in TEXT and piece else _joined_column(piece)
+               for i, piece in zip(picked or [], pieces)}
     return header, columns, np.concatenate(spans_read) if spans_read else np.zeros((0, 2), dtype=np.int64)
 
 

@@ -176,7 +176,10 @@ def _csv_frame(path: str, names: Any = None) -> Any:
     from .core import read_csv_columns
     from .rows import HEADER
 
-    header, columns, lines = read_csv_columns(path, names)
+    # a run's status, message, warnings and key a chunk at a time as pandas makes a column of them (its strings,
+    # not an object a cell: a million keys held 80 MB more, and as much again in the memory they were made among)
+    header, columns, lines = read_csv_columns(path, names, (lambda cells: pd.Series(cells),
+                                                            lambda parts: pd.concat(parts, ignore_index=True)))
     frame = pd.DataFrame(columns, columns=[c for c in header if c in columns])
     frame.attrs[HEADER] = header
     frame.attrs["serq_lines"] = _Lines(path, header, lines)
