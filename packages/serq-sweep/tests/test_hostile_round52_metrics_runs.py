@@ -37,3 +37,22 @@ def test_a_runs_records_with_point_and_seed_columns_are_one_run(tmp_path):
     p.write_text("session,point,seed,sent,first_token,last_token,output\n0,1,1,0,1,2,3\n1,2,2,0,1,4,3\n")
     (whole,) = metrics(p)
     assert whole.run == {} and whole.requests.completed == 2 and whole.requests.duration == 4.0
+
+
+def test_a_sweeps_records_of_no_row(tmp_path, serq_in_process):
+    # a header alone: the text was an IndexError traceback, -o t.parquet a table of no column, status 0
+    p = tmp_path / "r.csv"
+    p.write_text("point,B,seed,key,sent,first_token,last_token,output\n")
+    said = (f"error: {p}: the records hold no request of any run (a sweep's records have a row a request, "
+            "labelled by its run): there is no run to give the metrics of\n")
+    for args in ([], ["--json"], ["--by", "B"], ["--duration", "5"], ["-o", str(tmp_path / "t.parquet")]):
+        r = serq_in_process("metrics", str(p), *args)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", said), args
+    assert not (tmp_path / "t.parquet").exists()
+
+
+def test_a_runs_records_of_no_row_are_a_run_of_no_requests(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("session,turn,time,sent,first_token,last_token,output\n")
+    (whole,) = metrics(p)
+    assert whole.run == {} and whole.requests.completed == 0

@@ -321,6 +321,11 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     frame = frame.reset_index(drop=True)
     numbers = {c: _numbers(frame, c, where_at) for c in _NUMBERS if c in header}
     labels, runs = _runs(frame, header)
+    if not runs:
+        # (a sweep's records of a header alone: its text was an IndexError traceback, its table a file of no
+        # column; a run's records of no row are a run of no requests, which the window and figures say)
+        raise UserError(f"{where_at}: the records hold no request of any run (a sweep's records have a row a "
+                        "request, labelled by its run): there is no run to give the metrics of")
     keep = np.ones(len(frame), dtype=bool)
     if where:
         kept = selected(frame, where, f"the records {where_at}")
