@@ -58,7 +58,9 @@ def test_ends_of_the_range_and_other_points(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = [line.split() for line in r.stdout.splitlines()]
-    assert lines[0] == ["service", "lambda", "outcome", "holds", "fails", "evaluations"]
+    # the condition's figure at the value found is printed beside it (its mean over the seeds)
+    assert lines[0] == ["service", "lambda", "outcome", "holds", "fails", "evaluations", "observes.response.mean:mean"]
+    assert float(lines[1][6]) <= 2
     assert lines[2][:3] == ["~exp(0.1)", "0.7", "holds_everywhere"] and lines[3][1:3] == ["nan", "fails_everywhere"]
     # M/M/1 with mean service 1: response time 1 / (1 - lambda) <= 2 up to lambda 0.5
     found = float(lines[1][1])
