@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable
 from serq.numbers import NotANumber, number, real
 
 #: the most values of a column a refusal lists
@@ -116,7 +116,7 @@ def _shown(v: Any) -> str:
     n = _cell_number(v)
     if n is not None:
         return str(int(n)) if n.is_integer() and abs(n) < 1e15 else show_value(n)
-    return clipped(str(v))
+    return clipped(printable(str(v)))
 
 
 #: the key of a frame's ``attrs`` holding the header of the CSV file it was read from, when the frame holds only
@@ -140,11 +140,11 @@ def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the ta
     if not isinstance(where, Mapping):
         raise TypeError(f"where must be a mapping of a column's name to a value, not {type(where).__name__}")
     for name, value in where.items():
-        given = f"--where {clipped(str(name))}={clipped(str(value))}"
+        given = f"--where {clipped(printable(str(name)))}={clipped(printable(str(value)))}"
         if name not in frame.columns:
             header = header_of(frame)
-            shown = ", ".join(header)
-            raise UserError(f"{given}: {what} has no column {clipped(str(name))} (its columns: "
+            shown = printable(", ".join(header))
+            raise UserError(f"{given}: {what} has no column {clipped(printable(str(name)))} (its columns: "
                             f"{shown if len(shown) <= 200 else shown[:197] + '...'})"
                             f"{did_you_mean(str(name), header)}")
         want = _wanted(value)
@@ -159,7 +159,7 @@ def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the ta
                                                          else "")
             blanks = (f"; the blanks around {clipped(value.strip())!r} are part of the value"
                       if isinstance(value, str) and value.strip() != value else "")
-            raise UserError(f"{given}: no row of {what} has {clipped(str(name))} = {clipped(str(value))} (its "
+            raise UserError(f"{given}: no row of {what} has {clipped(printable(str(name)))} = {clipped(printable(str(value)))} (its "
                             f"values: {listed or 'none, the table has no rows'}){blanks}")
         frame = frame[keep]
     return frame

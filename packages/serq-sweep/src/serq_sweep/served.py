@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import click
-from serq.errors import UsageError, UserError, clipped, did_you_mean, shown_path
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, shown_path
 from serq.options import Path as _Path
 
 #: the most groups (rows of the answer, over every run) one call makes: a column of a value a request
@@ -310,14 +310,14 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     where_at = shown_path(path)
     missing = [c for c in NEEDED if c not in header]
     if missing:
-        shown = ", ".join(header)
+        shown = printable(", ".join(header))  # (a name with a line break split the message's line)
         raise UserError(f"{where_at}: the records have no column {', '.join(missing)}: serq metrics reads a table of "
                         f"requests (the columns {', '.join(NEEDED)}; lib/vllm.sq's vllm_request records them), and "
                         f"this one has {shown if len(shown) <= 200 else shown[:197] + '...'}")
     for name in by:
         if name not in header:
-            raise UserError(f"--by {clipped(name)}: {where_at} has no column {clipped(name)} (its columns: "
-                            f"{', '.join(header)[:200]}){did_you_mean(name, header)}")
+            raise UserError(f"--by {clipped(printable(name))}: {where_at} has no column {clipped(printable(name))} "
+                            f"(its columns: {printable(', '.join(header))[:200]}){did_you_mean(name, header)}")
     frame = frame.reset_index(drop=True)
     numbers = {c: _numbers(frame, c, where_at) for c in _NUMBERS if c in header}
     labels, runs = _runs(frame, header)
