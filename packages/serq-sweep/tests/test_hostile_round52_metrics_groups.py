@@ -61,3 +61,20 @@ def test_json_tells_infinities_and_nan_apart(tmp_path, serq_in_process):
     doc = json.loads(r.stdout)
     assert [(row["group"], row["requests"]["completed"]) for row in doc["rows"]] == [
         ({"g": "-inf"}, 1), ({"g": 2}, 1), ({"g": "inf"}, 2), ({"g": None}, 1), ({}, 5)]
+
+
+def test_groups_bounded_at_once(tmp_path, serq_in_process):
+    # the bound is said at the group past it, before the rest of the rows are grouped (a column of a distinct text
+    # a row, 300 000 rows, was grouped whole, 6 s, to say so): rows of 9 999 groups and the whole are 10 000
+    from serq_sweep.served import MAX_GROUPS
+
+    p = tmp_path / "req.csv"
+    p.write_text(HEADER + "".join(f"0,1,2,3,t{i}\n" for i in range(MAX_GROUPS - 1)))
+    rows = metrics(p, by="g")
+    assert len(rows) == MAX_GROUPS and rows[-1].requests.completed == MAX_GROUPS - 1
+    with p.open("a") as f:
+        f.write("".join(f"0,1,2,3,u{i}\n" for i in range(3)))
+    r = serq_in_process("metrics", str(p), "--by", "g")
+    assert r.returncode == 1
+    assert r.stderr == (f"error: --by g: {MAX_GROUPS} groups or more in one run of {p}; serq metrics makes "
+                        f"{MAX_GROUPS} rows at most: group by a column of few values (a replica, a tenant, a class)\n")

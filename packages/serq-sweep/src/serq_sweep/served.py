@@ -347,13 +347,13 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
             for r in mine.tolist():
                 k = tuple(_key(cells[r], form) for cells, form in zip(group_cells, forms))
                 if k not in groups:
+                    if len(out) + len(groups) + 2 > MAX_GROUPS:  # (said at once: every row was grouped first)
+                        raise UserError(f"--by {', '.join(by)}: {len(groups) + 1} groups or more in one run of "
+                                        f"{where_at}; serq metrics makes {MAX_GROUPS} rows at most: group by a "
+                                        "column of few values (a replica, a tenant, a class)")
                     groups[k] = []
                     shown[k] = {c: _label(cells[r]) for c, cells in zip(by, group_cells)}
                 groups[k].append(r)
-            if len(out) + len(groups) + 1 > MAX_GROUPS:
-                raise UserError(f"--by {', '.join(by)}: {len(groups)} groups in one run of {where_at}; serq metrics "
-                                f"makes {MAX_GROUPS} rows at most: group by a column of few values (a replica, a "
-                                "tenant, a class)")
         parts = [(shown[k], np.array(groups[k], dtype=np.int64)) for k in sorted(groups)]
         parts.append(({}, mine))
         for group, at in parts:
