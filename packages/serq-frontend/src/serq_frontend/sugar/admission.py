@@ -11,6 +11,7 @@ from ..names import CONTEXT, LIVE_OBSERVABLES, binding_outside, language_name
 from ..parser import grammar_text
 from . import SugarLayer
 from .aggregates import own_index
+from .defs import MAX_EXPANDED_DEPTH
 
 BUILDERS = {
     "hold_at": lambda b, p, c: ("at", list(c), p),
@@ -30,6 +31,25 @@ def _subst(e: Any, env: dict[str, Any], h: A.SHold) -> Any:
         return None
 
     return A.map_expr(e, f)
+
+
+def _put_in(e: Any, env: dict[str, Any], sizes: dict[str, tuple[int, int]], h: A.SHold) -> tuple[int, int]:
+    """The nodes :func:`_subst` adds to ``e`` (each read of a binding replaced by its value) and how deep the
+    result nests, from ``sizes`` (each binding's value substituted: its nodes and depth), without making it or
+    walking the values put in: they are shared, not copied, so a clause of bindings that each read the one
+    before twice (``h2 = max(h1, h1)``, …) is a value of 2**k nodes, which every later pass walks in full."""
+    added = deepest = 0
+    todo = [(e, 1)]
+    while todo:
+        x, k = todo.pop()
+        if type(x) is A.Var and x.simple in env and A.same_text(h, x):
+            n, d = sizes[x.simple]
+            added += n - 1
+            deepest = max(deepest, k - 1 + d)
+            continue
+        deepest = max(deepest, k)
+        todo.extend((c, k + 1) for c in A.expr_children(x))
+    return added, deepest
 
 
 def live_read(e: Any) -> str | None:
@@ -101,6 +121,24 @@ class Admission:
             return h
         self.bound.update(b.name for b in h.bindings)
         env: dict[str, Any] = {}
+        sizes: dict[str, tuple[int, int]] = {}
+
+        def put_in(e: Any) -> Any:
+            """``e`` with the bindings of ``env`` substituted, counted first as what a program writes out is
+            (Context.write_out; its depth held to the bound of a definition's use)."""
+            if e is None or not env:
+                return e
+            added, deep = _put_in(e, env, sizes, h)
+            what = "this expression, with the bindings it reads put in,"
+            if added:
+                ctx.write_out(added, e.pos, what)
+            if deep > MAX_EXPANDED_DEPTH:
+                from .. import _nesting_hint
+
+                raise ctx.error(e.pos, f"{what} nests {deep} deep, more than {MAX_EXPANDED_DEPTH} (operators, calls "
+                                f"and conditionals inside one another); {_nesting_hint()}")
+            return _subst(e, env, h)
+
         # where each name is bound last: a name is bound at or after binding i when its last is (the names
         # bound from i on, made for every binding, took a clause of 10 000 bindings 8 s)
         last = {b.name: i for i, b in enumerate(h.bindings)}
@@ -119,6 +157,9 @@ class Admission:
                     what = "itself" if x.simple == b.name else f"`{x.simple}`, bound after it"
                     raise ctx.error(x.pos, f"the binding `{b.name}` reads {what}: a binding reads only the "
                                     "ones before it in its clause")
+            # (a binding's value is made, not written out: only the header and the body's sets put it in)
+            added, deep = _put_in(b.value, env, sizes, h)
+            sizes[b.name] = (A.expr_size(b.value) + added, deep)
             env[b.name] = _subst(b.value, env, h)
         # an aggregate in the header whose index is a binding's name: the substitution would put the
         # binding's value where the index was meant
@@ -131,11 +172,9 @@ class Admission:
                                     "admission`; " + own_index(x.op, x.var, env))
         n = A.map_stmt(h)
         n.bindings = []
-        n.pools = [A.HoldPool(_subst(p.ref, env, h),
-                              _subst(p.units, env, h), None if p.reserve is None else _subst(p.reserve, env, h))
-                   for p in h.pools]
+        n.pools = [A.HoldPool(put_in(p.ref), put_in(p.units), put_in(p.reserve)) for p in h.pools]
         if h.reuse is not None:
-            n.reuse = _subst(h.reuse, env, h)
+            n.reuse = put_in(h.reuse)
         body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None], h)
         top: list[Any] = []
         for b in h.bindings:
@@ -159,6 +198,14 @@ class Admission:
                                     "attribute a name of its own")
                 continue
             value = env[b.name]
+            # counted before it is walked (live_read walks it)
+            what = f"the binding `{b.name}`, set for the body to read,"
+            ctx.write_out(sizes[b.name][0], b.pos, what)
+            if sizes[b.name][1] > MAX_EXPANDED_DEPTH:
+                from .. import _nesting_hint
+
+                raise ctx.error(b.pos, f"{what} nests {sizes[b.name][1]} deep, more than {MAX_EXPANDED_DEPTH} "
+                                f"(operators, calls and conditionals inside one another); {_nesting_hint()}")
             live = live_read(value)
             if live is not None:
                 raise ctx.error(b.pos, f"the body reads `{b.name}`, a binding that reads live state "
