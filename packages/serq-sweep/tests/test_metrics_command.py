@@ -232,3 +232,10 @@ def test_tables(hand, serq_in_process, tmp_path):
 def test_format_refusals(hand, serq_in_process, tmp_path, args, said):
     r = serq_in_process("metrics", str(hand), *[str(tmp_path / a) if a.endswith(".parquet") else a for a in args])
     assert r.returncode == 2 and said in r.stderr
+
+
+def test_a_group_named_all_is_told_from_the_whole(tmp_path, serq_in_process):
+    p = tmp_path / "g.csv"
+    p.write_text("sent,first_token,last_token,output,tenant\n0,1,2,3,all\n1,2,3,4,b\n")
+    r = serq_in_process("metrics", str(p), "--by", "tenant")
+    assert [ln.split()[:2] for ln in r.stdout.splitlines()[3:]] == [["all", "1"], ["b", "1"], ["(all)", "2"]]

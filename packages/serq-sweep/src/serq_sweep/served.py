@@ -396,12 +396,14 @@ def render(path: str, served: Sequence[Served], by: Sequence[str], duration: flo
         header.append("queue mean")
     if slo:
         header += ["good", "goodput", "attainment"]
+    # the label of a run's whole: "all", or "(all)" where a group of the first --by column is "all" itself
+    whole = "(all)" if by and any(str(s.group.get(by[0])) == "all" for s in served) else "all"
     rows = []
     for s in served:
         m = s.requests
         row = [str(s.run.get(c, "")) for c in run_cols]
         if by:
-            row += [str(s.group[c]) for c in by] if s.group else ["all", *([""] * (len(by) - 1))]
+            row += [str(s.group[c]) for c in by] if s.group else [whole, *([""] * (len(by) - 1))]
         row += [str(m.completed), num(m.request_throughput), num(m.output_throughput)]
         if hit:
             row.append(num(m.prefix_cache_hit_rate))
