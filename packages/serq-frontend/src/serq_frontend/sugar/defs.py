@@ -119,6 +119,29 @@ def block_depth(stmts: list[Any]) -> int:
     return _depths([], [(s, 1) for s in stmts], ())[0]
 
 
+def shared_size(e: Any) -> tuple[int, int]:
+    """The nodes and depth of the expression ``e`` as a tree, walking each node once: a value substituted into
+    another is shared, not copied (a parameter's argument, a binding's value), so a tree of 2**40 nodes may be
+    a few hundred objects, which a walk of the tree never ends on."""
+    memo: dict[int, tuple[int, int]] = {}
+    todo = [(e, False)]
+    while todo:
+        x, ready = todo.pop()
+        if id(x) in memo:
+            continue
+        kids = A.expr_children(x)
+        if ready:
+            n, d = 1, 1
+            for c in kids:
+                cn, cd = memo[id(c)]
+                n, d = n + cn, max(d, cd + 1)
+            memo[id(x)] = (n, d)
+        else:
+            todo.append((x, True))
+            todo.extend((c, False) for c in kids if id(c) not in memo)
+    return memo[id(e)]
+
+
 def param_depths(d: A.DefItem) -> tuple[int, dict[str, int]]:
     """How deep the body of ``d`` (as stored: the definitions it uses written out) nests, each statement a level
     inside the block it is in and each expression node a level inside its statement (an expression

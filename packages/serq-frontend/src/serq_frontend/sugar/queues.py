@@ -28,7 +28,7 @@ from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
-from .defs import MAX_EXPANDED_DEPTH, block_depth, reads_live
+from .defs import MAX_EXPANDED_DEPTH, block_depth, param_depths, param_reads, reads_live, shared_size
 from .serving import transfer_problem
 
 #: role -> its entries: (verb, parameters, takes `from`)
@@ -192,6 +192,8 @@ class QueueRewriter:
         self.pulled: list[A.PullItem] = []
         #: how deep the blocks being written out nest (:meth:`block`), entries' bodies written out included
         self._nest = 0
+        #: each entry's reads of its parameters (defs.param_reads, defs.param_depths), by the entry's id
+        self._entry_reads: dict[int, tuple[dict[str, int], tuple[int, dict[str, int]]]] = {}
         for item in module.items:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
@@ -1041,6 +1043,7 @@ class QueueRewriter:
         if len(c.args) != len(entry.params):
             raise ctx.error(c.pos, f"`{q.name}.{c.verb}` takes {len(entry.params)} argument(s), got "
                             f"{len(c.args)}: `{q.name}.{c.verb}({', '.join(entry.params)})`")
+        self._arguments_written(q, c, entry)
         for p, a in zip(entry.params, c.args):
             if A.draws(a):
                 raise ctx.error(a.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` draws; a parameter is "
@@ -1092,6 +1095,34 @@ class QueueRewriter:
             out.append(A.SLoad(c.to, c.to_amount, c.pos, "transfer … to"))
             out.append(A.SRelease(src, c.pos, "transfer … from"))
         return out
+
+    def _arguments_written(self, q: Queue, c: A.SQCall, entry: A.QEntry) -> None:
+        """Count what the call ``c`` writes out by its arguments, each put in at every read of its parameter in
+        the entry's body, before anything walks them (Context.write_out; its depth held to the bound of a
+        definition's use): an argument is shared where it is put in, not copied, so entries that each call the
+        next on ``max(prompt, prompt)`` passed an argument of 2**k nodes in a few objects, and forty queues
+        never compiled; an argument of 5 000 terms read 5 000 times made 25 000 000 nodes (2.6 GB in a minute)."""
+        if not c.args:
+            return
+        facts = self._entry_reads.get(id(entry))
+        if facts is None:
+            d = A.DefItem(f"{q.name}.{c.verb}", list(entry.params), None, entry.body, entry.pos)
+            facts = self._entry_reads[id(entry)] = (param_reads(d), param_depths(d))
+        reads, (body, at) = facts
+        added = deepest = 0
+        for p, a in zip(entry.params, c.args):
+            if reads.get(p):
+                n, depth = shared_size(a)
+                added += reads[p] * (n - 1)
+                deepest = max(deepest, at[p] - 1 + depth)
+        what = f"this call of `{q.name}.{c.verb}`, its arguments put in where the entry reads them,"
+        if added:
+            self.ctx.write_out(added, c.pos, what)
+        if deepest > body and self._nest + deepest > MAX_EXPANDED_DEPTH:  # (the body's own: :meth:`_expand`'s)
+            from .. import _nesting_hint
+
+            raise self.ctx.error(c.pos, f"{what} nests {self._nest + deepest} deep, more than {MAX_EXPANDED_DEPTH} "
+                                 f"(blocks, statements and expressions inside one another); {_nesting_hint()}")
 
     def source(self, c: A.SQCall) -> A.Var:
         """``from S[k]``: the pool S's entries lease, member k; or a pool named outright."""
