@@ -115,6 +115,19 @@ def _source_note(data: bytes, off: int) -> str:
             "(serq_frontend.compile in Python)")
 
 
+def _nonfinite_note(data: bytes, off: int) -> str:
+    """What a malformed-JSON error at byte ``off`` adds when the text there is ``NaN``, ``Infinity`` or
+    ``-Infinity``, which Python's json.dump writes for such a float (an IR edited in Python, saved with
+    json's defaults) and no JSON reader takes: how the IR writes an infinite value; ``""`` otherwise."""
+    start = off - 1 if off and data[off - 1:off] == b"-" else off  # (the reader stops after a minus sign)
+    word = re.match(rb"-?(NaN|Infinity)\b", data[start:start + 10])
+    if word is None:
+        return ""
+    return (f"; `{word.group().decode()}` is no JSON number (Python's json.dump writes it for such a float): a "
+            "number of the IR is finite, and an infinite value is written \"inf\" or \"-inf\", where the IR "
+            "allows one")
+
+
 def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = None) -> IRError:
     """A :class:`msgspec.DecodeError` as one message: where the text names a byte (malformed JSON) or is
     not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path, but for a value
@@ -144,7 +157,8 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
     if m:  # (a compressed file's first bytes are malformed JSON before they are not UTF-8: said as what it is)
         from serq.files import packed_note, utf16_note
 
-        note = packed_note(data[:4]) or utf16_note(data[:4]) or _source_note(data, int(m.group(1)))
+        note = (packed_note(data[:4]) or utf16_note(data[:4]) or _source_note(data, int(m.group(1)))
+                or _nonfinite_note(data, int(m.group(1))))
         return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)}){note}"))
     # a schema fault: msgspec's words, with the JSON path it names (none at the top: "$"); an unknown field
     # is the key itself
