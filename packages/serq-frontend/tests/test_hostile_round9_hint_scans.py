@@ -25,8 +25,9 @@ HINT = "`foo` does not begin an item: an item begins with def"
 
 def _error(source: str) -> tuple[str, float]:
     serq_frontend.compile(source="stage s : fifo;\n")  # the parser built before the clock starts
-    gc.collect()
-    gc.disable()  # (the collector's passes cost with every object the test process holds: not the scan's time)
+    # (the collector's passes cost with every object the test process holds: not the scan's time; and no full
+    # collection before it, which in a worker of the whole suite walked millions of objects, six times a test)
+    gc.disable()
     try:
         t = time.process_time()
         with pytest.raises(CompileError) as info:
