@@ -138,8 +138,9 @@ def test_cli_text_and_json(hand, serq_in_process, tmp_path):
     r = serq_in_process("metrics", str(hand), "--by", "engine")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[2].split()[:5] == ["engine", "completed", "req/s", "output", "tok/s"]
-    assert [ln.split()[:3] for ln in lines[3:]] == [["2", "2", "0.25"], ["10", "2", "0.25"], ["all", "4", "0.5"]]
+    assert lines[2].split()[:6] == ["engine", "completed", "peak", "req/s", "output", "tok/s"]
+    assert [ln.split()[:4] for ln in lines[3:]] == [["2", "2", "2", "0.25"], ["10", "2", "2", "0.25"],
+                                                  ["all", "4", "4", "0.5"]]
     r = serq_in_process("metrics", str(hand), "--json", "--by", "engine")
     doc = json.loads(r.stdout)
     assert doc["by"] == ["engine"] and doc["duration"] is None
@@ -239,3 +240,29 @@ def test_a_group_named_all_is_told_from_the_whole(tmp_path, serq_in_process):
     p.write_text("sent,first_token,last_token,output,tenant\n0,1,2,3,all\n1,2,3,4,b\n")
     r = serq_in_process("metrics", str(p), "--by", "tenant")
     assert [ln.split()[:2] for ln in r.stdout.splitlines()[3:]] == [["all", "1"], ["b", "1"], ["(all)", "2"]]
+
+
+def test_peak_concurrency_by_hand(hand, tmp_path, replicas):
+    from serq_sweep.served import peak
+
+    # [sent, last_token): 2 [0, 5) and [2, 8); 10 [1, 3.5) and [3, 6): all four in flight over [3, 3.5)
+    rows = metrics(hand, by="engine")
+    assert [r.max_concurrent_requests for r in rows] == [2, 2, 4]
+    assert [r.to_builtins()["max_concurrent_requests"] for r in rows] == [2, 2, 4]
+    # a departure before an arrival at one instant (vLLM's sweep): back to back is one at a time
+    np = pytest.importorskip("numpy")
+    assert peak(np.array([0.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])) == 2
+    assert peak(np.array([0.0, 1.0, math.nan]), np.array([1.0, 2.0, 0.5])) == 1
+    assert peak(np.array([]), np.array([])) == 0
+    # the sweep written out over a run's records
+    import csv
+
+    with open(replicas / "req.csv") as f:
+        recs = list(csv.DictReader(f))
+    events = sorted([(float(r["sent"]), 1) for r in recs] + [(float(r["last_token"]), -1) for r in recs])
+    now = most = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    (whole,) = metrics(replicas / "req.csv")
+    assert whole.max_concurrent_requests == most

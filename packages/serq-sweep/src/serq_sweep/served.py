@@ -261,18 +261,21 @@ def _span(frame: Any, numbers: dict[str, Any], rows: Any, run: dict[str, Any], w
 
 class Served:
     """One row of the answer: the run it is of (its labels, empty for a run's own records), the group (the
-    ``--by`` columns' values; empty for the whole run) and its metric set."""
+    ``--by`` columns' values; empty for the whole run), its metric set and its peak concurrency."""
 
-    __slots__ = ("run", "group", "requests")
+    __slots__ = ("run", "group", "requests", "max_concurrent_requests")
 
-    def __init__(self, run: dict[str, Any], group: dict[str, Any], requests: Any):
+    def __init__(self, run: dict[str, Any], group: dict[str, Any], requests: Any, max_concurrent_requests: int = 0):
         self.run, self.group, self.requests = run, group, requests
+        #: vLLM's benchmark's "Peak concurrent requests" of the row's requests (:func:`peak`)
+        self.max_concurrent_requests = max_concurrent_requests
 
     def to_builtins(self) -> dict[str, Any]:
         import msgspec
 
         return {"run": _labels(self.run), "group": _labels(self.group),
-                "requests": msgspec.to_builtins(self.requests)}
+                "requests": msgspec.to_builtins(self.requests),
+                "max_concurrent_requests": self.max_concurrent_requests}
 
 
 def _labels(cells: dict[str, Any]) -> dict[str, Any]:
@@ -361,8 +364,23 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
             m = request_metrics(table, span)
             if slos is not None:
                 m = with_slo(m, table, slos)
-            out.append(Served(run, group, m))
+            out.append(Served(run, group, m, peak(numbers["sent"][at], numbers["last_token"][at])))
     return out
+
+
+def peak(sent: Any, last: Any) -> int:
+    """vLLM's benchmark's "Peak concurrent requests" (``max_concurrent_requests``) of requests sent at ``sent`` and
+    done at ``last``: the most in flight at once, a sweep over each request's ``[sent, last_token)`` with a
+    departure before an arrival at one instant (docs/vllm.md); a request with a NaN time is left out."""
+    import numpy as np
+
+    ok = ~(np.isnan(sent) | np.isnan(last))
+    times = np.concatenate([last[ok], sent[ok]])
+    steps = np.concatenate([np.full(int(ok.sum()), -1, dtype=np.int64), np.ones(int(ok.sum()), dtype=np.int64)])
+    if not len(times):
+        return 0
+    order = np.lexsort((steps, times))  # by time, a departure (-1) before an arrival (+1) at one instant
+    return max(int(np.cumsum(steps[order]).max()), 0)
 
 
 def render(path: str, served: Sequence[Served], by: Sequence[str], duration: float | None,
@@ -380,7 +398,9 @@ def render(path: str, served: Sequence[Served], by: Sequence[str], duration: flo
     lines = [f"records: {shown_path(path)}; {window}", ""]
     labelled = any(s.run for s in served)
     if not by and not labelled:
-        return "\n".join(lines + request_lines(served[0].requests)) + "\n"
+        head, *rest = request_lines(served[0].requests)
+        head += f"  peak concurrency {served[0].max_concurrent_requests}"
+        return "\n".join([*lines, head, *rest]) + "\n"
     run_cols = list(served[0].run) if served else []
     hit = any(s.requests.prefix_cache_hit_rate is not None for s in served)
     phases = any(s.requests.queue is not None for s in served)
@@ -388,7 +408,7 @@ def render(path: str, served: Sequence[Served], by: Sequence[str], duration: flo
     def num(x: Any) -> str:
         return "-" if x is None else format_number(x)
 
-    header = [*run_cols, *by, "completed", "req/s", "output tok/s"]
+    header = [*run_cols, *by, "completed", "peak", "req/s", "output tok/s"]
     if hit:
         header.append("hit rate")
     header += ["ttft mean", "ttft p50", "ttft p99", "tpot mean", "tpot p99", "e2el mean", "e2el p99"]
@@ -404,7 +424,7 @@ def render(path: str, served: Sequence[Served], by: Sequence[str], duration: flo
         row = [str(s.run.get(c, "")) for c in run_cols]
         if by:
             row += [str(s.group[c]) for c in by] if s.group else [whole, *([""] * (len(by) - 1))]
-        row += [str(m.completed), num(m.request_throughput), num(m.output_throughput)]
+        row += [str(m.completed), str(s.max_concurrent_requests), num(m.request_throughput), num(m.output_throughput)]
         if hit:
             row.append(num(m.prefix_cache_hit_rate))
         row += [num(m.ttft.mean), num(m.ttft.median), num(m.ttft.p99), num(m.tpot.mean), num(m.tpot.p99),
@@ -460,6 +480,7 @@ def table(served: Sequence[Served], by: Sequence[str]) -> tuple[list[str], list[
     for s in served:
         figure: dict[str, Any] = {}
         flat(msgspec.to_builtins(s.requests), "", figure)
+        figure["max_concurrent_requests"] = s.max_concurrent_requests
         figures.append(figure)
     # a label of the name of a figure (a swept `let duration`, --by completed) or of ``whole`` is written by its
     # JSON path, run.NAME or group.NAME: it was written over by the figure, the rows of a sweep over duration all
