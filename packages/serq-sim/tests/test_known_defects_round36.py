@@ -80,7 +80,12 @@ def test_serq_run_refuses_a_run_with_no_end_that_nothing_bounds(tmp_path, capsys
     text = CLI_PROGRAM if given[0] == "--horizon" else "let x = 1;\n" + CLI_PROGRAM.replace("horizon 10", "horizon inf")
     p.write_text(text)
     code, out, err = _serq(["run", str(p), "--no-progress", *given], capsys)
-    assert (code, out, err) == (1, "", REFUSED.format(file=p)), err
+    if given[0] == "--horizon":
+        assert (code, out, err) == (1, "", REFUSED.format(file=p)), err
+    else:  # the run block's horizon inf: the refusal points at it (test_no_end_at_the_run_block)
+        said = REFUSED.format(file=p).removeprefix(f"error: {p}: ")
+        assert (code, out, err) == (1, "", f"{p}:5:7: error: run {{ horizon inf; }}: {said}  run {{ horizon inf; }}\n"
+                                           "        ^\n"), err
 
 
 @pytest.mark.timeout(60)

@@ -232,6 +232,13 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
     endless = no_end_refused(program, {"max_events": max_events, "max_wall": max_wall})
     if endless is not None:  # (it warned, then ran until it was killed: serq_sim.run refuses it as well)
+        if program.run.span is not None and not isinstance(program.run.span.horizon, str | None):
+            # the run block's `horizon inf;`: the error at it, where its user changes it (serq_sim.errors'
+            # rule of a setting's errors); a horizon of --horizon inf has no place in the source to show
+            from .errors import setting_error, setting_origins
+
+            raise setting_error(setting_origins(program.run, {}), {"horizon": program.run.horizon}, ("horizon",),
+                                None, endless)
         raise UserError(f"{shown_path(file)}: {endless}")
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
         click.echo(f"serq: {warning}", err=True)
