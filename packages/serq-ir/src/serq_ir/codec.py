@@ -496,6 +496,11 @@ def conform(program: Program, *, name: str = "<program>") -> Program:
         shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"
         raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
                       "$.version")
+    from .rules import shared_problem
+
+    shared = shared_problem(program)  # (to_builtins writes a node out at each place it stands)
+    if shared is not None:
+        raise at_path(name, shared[1], shared[0])
     try:
         raw = msgspec.to_builtins(program, enc_hook=_numpy_number)
     except (TypeError, ValueError) as e:  # an object msgspec cannot represent (a set, a function, …)

@@ -87,6 +87,46 @@ def nesting_problem(program) -> tuple[str, str] | None:
     return None
 
 
+#: the most nodes a program's tree may have when some of its nodes are one object met at several places (a
+#: program built in Python; a program read from a file has a node for each text, and is held by the file's
+#: size): 2**19 took the simulator's set-up 12 s and 870 MB, growing with them
+MAX_TREE = 2**20
+
+
+def shared_problem(program) -> tuple[str, str] | None:
+    """``(JSON path, message)`` when ``program`` (built in Python, not read from a file) uses one node object at
+    several places and its tree, each written out where it stands, has more than :data:`MAX_TREE` nodes;
+    None otherwise. Counted once an object (a tree of 2**40 nodes may be forty objects, ``e = Binary("+", e,
+    e)`` forty times, which every walk of the program, this module's included, took as 2**40 and never
+    ended)."""
+    import msgspec
+
+    inner = (msgspec.Struct, list)
+    sizes: dict[int, int] = {}
+    todo = [(program, False)]
+    while todo:
+        obj, ready = todo.pop()
+        key = id(obj)
+        if key in sizes:
+            continue
+        if isinstance(obj, list):
+            kids = [x for x in obj if isinstance(x, inner)]
+        else:
+            kids = [v for f in obj.__struct_fields__ if f != "span" and isinstance(v := getattr(obj, f), inner)]
+        if ready:
+            sizes[key] = (not isinstance(obj, list)) + sum(sizes[id(k)] for k in kids)
+        else:
+            todo.append((obj, True))
+            todo.extend((k, False) for k in kids if id(k) not in sizes)
+    tree = sizes[id(program)]
+    distinct = sum(1 for _ in sizes)
+    if tree <= MAX_TREE or tree <= distinct:
+        return None
+    return "$", (f"the program, each node written out where it stands, has {tree} nodes, more than {MAX_TREE}: a "
+                 "node object is used at several places, and is a copy at each (an expression built in Python and "
+                 "put in twice is two); build a smaller program")
+
+
 #: per node type met by :func:`nesting_problem`: whether it is an expression, a reference, a block, and its
 #: fields but ``span``
 _NEST_KINDS: dict[type, tuple[bool, bool, bool, tuple[str, ...]]] = {}

@@ -289,6 +289,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     many = too_many_members(program)  # (first: every walk below takes a time in the program's size)
     if many is not None:
         fail(*many)
+    shared = rules.shared_problem(program)  # (before any walk that takes a shared node at each place)
+    if shared is not None:
+        fail(*shared)
     deep = rules.nesting_problem(program)
     if deep is not None:
         fail(*deep)
