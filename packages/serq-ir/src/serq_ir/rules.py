@@ -101,6 +101,8 @@ def shared_problem(program) -> tuple[str, str] | None:
     ended)."""
     import msgspec
 
+    from .nodes import Preset
+
     inner = (msgspec.Struct, list)
     sizes: dict[int, int] = {}
     todo = [(program, False)]
@@ -108,6 +110,9 @@ def shared_problem(program) -> tuple[str, str] | None:
         obj, ready = todo.pop()
         key = id(obj)
         if key in sizes:
+            continue
+        if type(obj) is Preset and plain_preset(obj):  # numbers only, none shared below (one loop: a session's)
+            sizes[key] = 1
             continue
         if isinstance(obj, list):
             kids = [x for x in obj if isinstance(x, inner)]
