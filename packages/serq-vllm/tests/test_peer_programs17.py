@@ -292,11 +292,11 @@ def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path, serq_he
     assert (r["N"], r["outcome"], r["fails"], r["evaluations"]) == ("4", "holds_everywhere", "", "2")
 
 
-def test_the_kv_blocks_a_fleet_needs_on_a_grid_and_by_bisection(tmp_path):
+def test_the_kv_blocks_a_fleet_needs_on_a_grid_and_by_bisection(tmp_path, serq_here):
     args = (FLEET, "--set", "Lambda=8", "--set", "N=2", "--seeds", "1..3", "--horizon", "60", "--warmup", "10",
             "--find", f"requests.ttft.p99 <= {SLO_TTFT}", "--find", f"requests.tpot.p99 <= {SLO_TPOT}",
             "--workers", "0", "--no-progress")
-    bisect = serq("sweep", *args, "--over", "blocks", "100:2000", "-o", str(tmp_path / "b.csv"))
+    bisect = serq_here("sweep", *args, "--over", "blocks", "100:2000", "-o", str(tmp_path / "b.csv"))
     (b,) = read(tmp_path / "b.csv")
     assert b["outcome"] == "found_smallest"
     holds, fails = float(b["holds"]), float(b["fails"])
@@ -307,7 +307,7 @@ def test_the_kv_blocks_a_fleet_needs_on_a_grid_and_by_bisection(tmp_path):
     # the planner searches the whole blocks of the bracket on a grid: the fraction that fails admits what its
     # whole blocks do (they fail), and the whole blocks below the one that holds admit what it does (they hold)
     lo, hi = math.floor(fails), math.floor(holds)
-    grid = serq("sweep", *args, "--over", "blocks", f"{lo}:{hi}:1", "-o", str(tmp_path / "g.csv"))
+    grid = serq_here("sweep", *args, "--over", "blocks", f"{lo}:{hi}:1", "-o", str(tmp_path / "g.csv"))
     (g,) = read(tmp_path / "g.csv")
     assert "warning" not in grid.stderr
     assert g["outcome"] == "found_smallest"  # (failing at LO and holding at HI, as the bracket says)
@@ -426,20 +426,21 @@ def test_a_sweep_interrupted_by_sigint_leaves_whole_tables_and_resumes_to_the_sa
 # --- a fleet past its load: the runs a search judges -----------------------------------------------------------
 
 
-def test_a_search_says_the_means_it_took_over_fewer_seeds_and_its_runs_are_not_steady(tmp_path):
+def test_a_search_says_the_means_it_took_over_fewer_seeds_and_its_runs_are_not_steady(tmp_path, serq_here):
     # one engine of 300 blocks at 12/s for 40 s: a seed may complete no request after the warm-up (no TTFT), and
     # --find judged the others' mean without a word (docs/sweep.md gives this search)
     point = ("--set", "Lambda=12", "--set", "blocks=300", "--warmup", "10")
     ttft = {}
     for seed in ("1", "2", "3"):
-        one = json.loads(serq("run", FLEET, *point, "--set", "N=1", "--seed", seed, "--horizon", "40", "--json").stdout)
+        one = json.loads(serq_here("run", FLEET, *point, "--set", "N=1", "--seed", seed, "--horizon", "40",
+                                   "--json").stdout)
         ttft[seed] = one["requests"]["ttft"]["p99"]
         # the report's own test: the backlog climbs, so the figures depend on the horizon
         assert any(n.startswith("warning: the run is not steady") for n in one["notes"])
     finite = [v for v in ttft.values() if v is not None]
     assert 0 < len(finite) < 3
-    found = serq("sweep", FLEET, *point, "--seeds", "1..3", "--horizon", "40", "--find", "requests.ttft.p99 <= 40",
-                 "--over", "N", "1:2:1", "--workers", "0", "--no-progress", "-o", str(tmp_path / "f.csv"))
+    found = serq_here("sweep", FLEET, *point, "--seeds", "1..3", "--horizon", "40", "--find", "requests.ttft.p99 <= 40",
+                      "--over", "N", "1:2:1", "--workers", "0", "--no-progress", "-o", str(tmp_path / "f.csv"))
     (row,) = read(tmp_path / "f.csv")
     assert row["outcome"] == "holds_everywhere"  # (the mean at N=1 is the finite seeds', below 40)
     assert statistics.fmean(finite) <= 40
@@ -450,6 +451,6 @@ def test_a_search_says_the_means_it_took_over_fewer_seeds_and_its_runs_are_not_s
                            "and N=2: the value reported is the top, N=2")
     assert found.stderr.startswith("warning: --find: a condition's figure had no value in some runs")
     # the same point over three times the time: the backlog's TTFT has grown past the bound
-    longer, _, _ = sweep(serq, tmp_path, "long", FLEET, *point, "--set", "N=1", "--seeds", "1..3", "--horizon", "120",
+    longer, _, _ = sweep(serq_here, tmp_path, "long", FLEET, *point, "--set", "N=1", "--seeds", "1..3", "--horizon", "120",
                          records=False)
     assert min(float(r["requests.ttft.p99"]) for r in longer) > 40
