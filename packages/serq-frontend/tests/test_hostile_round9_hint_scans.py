@@ -26,7 +26,7 @@ HINT = "`foo` does not begin an item: an item begins with def"
 def _error(source: str) -> tuple[str, float]:
     serq_frontend.compile(source="stage s : fifo;\n")  # the parser built before the clock starts
     # (the collector's passes cost with every object the test process holds: not the scan's time; and no full
-    # collection before it, which in a worker of the whole suite walked millions of objects, six times a test)
+    # collection before it, which walked them all, six times a test)
     gc.disable()
     try:
         t = time.process_time()
