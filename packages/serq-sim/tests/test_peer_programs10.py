@@ -286,8 +286,10 @@ def test_the_fewest_slots_keeping_refusals_under_one_percent_is_engsets(tmp_path
              "--seeds", "1..2", "--horizon", "5000", "--warmup", "100", "--workers", "0", "--no-progress")
     assert p.returncode == 0, p.stderr
     head, row = p.stdout.splitlines()[:2]
-    assert head.split() == ["c", "outcome", "holds", "fails", "evaluations"]
+    assert head.split() == ["c", "outcome", "holds", "fails", "evaluations", "observes.refused.mean:mean"]
     assert row.split()[:3] == ["6", "found_smallest", "6"] and row.split()[3] == "5", p.stdout
+    # the condition's figure at the value found (its mean over the seeds): under 0.01, as Engset's 0.0040 is
+    assert float(row.split()[5]) <= 0.01
 
 
 # ---------------------------------------------------------------------------------------------------------
