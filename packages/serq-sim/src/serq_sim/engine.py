@@ -2177,9 +2177,9 @@ class _WallWatch:
     (``PyThreadState_SetAsyncExc``), then looks again every 10 ms until the run is over, as the alarm does.
     The stop comes at the next instruction of Python the run's thread runs: a plugin inside one call into C
     that blocks (``time.sleep(60)``) is stopped when the call returns. Nothing is raised once :meth:`end`
-    has begun (the lock), and one raised and not yet come is taken back there."""
+    has begun (the lock), and one raised and not yet come is taken there."""
 
-    __slots__ = ("sim", "tid", "lock", "live", "done")
+    __slots__ = ("sim", "tid", "lock", "live", "done", "raised")
 
     def __init__(self, sim, base):
         import threading
@@ -2191,6 +2191,7 @@ class _WallWatch:
         self.lock = threading.Lock()
         self.live = True
         self.done = threading.Event()
+        self.raised = False  # whether a stop was raised in the run's thread
         running = plugin_running(sim.plugin_manager, base)
         threading.Thread(target=self._look, args=(running,), name="serq-max-wall", daemon=True).start()
 
@@ -2216,15 +2217,34 @@ class _WallWatch:
                     continue
                 stop = _stop_class(sim, f"stopped after {_time.monotonic() - sim.t_wall0:.3g} s of wall time "
                                         f"(--max-wall {show(mw)}) within the code of {where}")
+                stop.watch = self
+                self.raised = True
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(stop))
 
     def end(self) -> None:
-        import ctypes
+        """End the watch, in the run's thread: nothing is raised from here on (``live``, under the lock), and a
+        stop raised and not come yet is taken here, where it comes: at this thread's next check of the eval
+        breaker (a call). It is not taken back with ``PyThreadState_SetAsyncExc(tid, NULL)``, which marks the
+        interpreter as holding an asynchronous exception that no thread then takes (CPython 3.11 marks it
+        whatever the exception, NULL too): every thread checked for it at every call from then on, and one that
+        profiles or traces (``sys.setprofile``: a test counting calls, cProfile, coverage) spun for ever at the
+        first instruction of the next function it called, holding the GIL, so not even pytest-timeout's thread
+        ran (every run of a Dask worker under --max-wall with a plugin left its process so)."""
+        while True:
+            try:
+                with self.lock:
+                    self.live = False
+                self.done.set()
+                if self.raised:
+                    _a_call()  # (where a stop raised and not come yet comes)
+                return
+            except StopRun as e:
+                if getattr(e, "watch", None) is not self:
+                    raise
 
-        with self.lock:
-            self.live = False
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.tid), None)  # (one raised, not come)
-        self.done.set()
+
+def _a_call() -> None:
+    """A call of Python, nothing more: where an asynchronous exception for the thread that makes it is raised."""
 
 
 def _stop_class(sim, message: str) -> type:
