@@ -1004,9 +1004,10 @@ def cdf_columns(metrics: Iterable[str], hue: str | None = None, where: Iterable[
     return names
 
 
-def _read_records(source: Any, names: Iterable[str] | None = None) -> Any:
+def _read_records(source: Any, names: Any = None) -> Any:
     """The records ``source`` (a records file, or a DataFrame as it is); of a CSV file, the columns ``names`` alone
-    when given (:func:`cdf_columns`), the frame keeping the file's header for what a message lists."""
+    when given (:func:`cdf_columns`; or a function of the header that gives them, as :func:`_csv_frame` takes),
+    the frame keeping the file's header for what a message lists."""
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):

@@ -134,42 +134,25 @@ def _slo(slo: Any) -> dict[str, float] | None:
         raise UsageError(f"--slo: {e}") from None
 
 
-def _header(path: str) -> list[str] | None:
-    """The names of a CSV file's first line, or None when it cannot be told from that line alone (the reader
-    then reads every column, and says what is wrong with the file)."""
-    import csv
-    import io
+def _wanted(given: Iterable[str]):
+    """The columns of a records file that serq metrics reads, as a function of its header (which the CSV reader,
+    serq_sweep.core.read_csv_columns, reads and hands it, as serq plot's curve_columns is handed it): the metric
+    set's, ``given`` (the ``--by`` and ``--where`` names) and a sweep's run columns (``point`` … ``seed``,
+    ``key``). A Parquet file is read whole."""
+    given = list(given)
 
-    from serq.files import MAX_LINE, open_input
+    def names(header: list[str]) -> list[str]:
+        wanted = {*_NUMBERS, *given, "key"}
+        if "point" in header and "seed" in header and header.index("point") < header.index("seed"):
+            wanted.update(header[header.index("point"):header.index("seed") + 1])
+        return [n for n in header if n in wanted]
 
-    try:
-        with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
-            line = f.readline()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if '"' in line or not line.endswith("\n"):
-        return None  # (a quoted name may hold a line break; a file of one line has no row)
-    return next(csv.reader([line]), None)
+    return names
 
 
-def _wanted(path: str, given: Iterable[str]) -> list[str] | None:
-    """The columns of the records file ``path`` that serq metrics reads: the metric set's, ``given`` (the
-    ``--by`` and ``--where`` names) and a sweep's run columns (``point`` … ``seed``, ``key``); None: every one
-    (a Parquet file, or a header that is not told apart from its first line)."""
-    if not path.lower().endswith(".csv"):
-        return None
-    header = _header(path)
-    if header is None:
-        return None
-    names = {*_NUMBERS, *given, "key"}
-    if "point" in header and "seed" in header and header.index("point") < header.index("seed"):
-        names.update(header[header.index("point"):header.index("seed") + 1])
-    return [n for n in header if n in names]
-
-
-def _read(path: str, names: list[str] | None) -> Any:
-    """The records file ``path`` as a DataFrame (the columns ``names``, every one when None), read as ``serq
-    plot`` reads records."""
+def _read(path: str, names: Any) -> Any:
+    """The records file ``path`` as a DataFrame (of a CSV file, the columns ``names`` gives of its header), read
+    as ``serq plot`` reads records."""
     low = path.lower()
     if not low.endswith((".csv", ".parquet")):
         raise UsageError(f"{shown_path(path)}: serq metrics reads a records file, .csv or .parquet (serq run "
@@ -308,7 +291,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     by = _names(by, "--by")
     window = _duration(duration)
     slos = _slo(slo)
-    frame = _read(path, _wanted(path, [*by, *(str(n) for n in (where or {}))]))
+    frame = _read(path, _wanted([*by, *(str(n) for n in (where or {}))]))
     header = header_of(frame)
     where_at = shown_path(path)
     missing = [c for c in NEEDED if c not in header]
