@@ -1115,10 +1115,21 @@ def _a_dump_file(frame: Any, where: str) -> str:
 def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
     """Column ``column`` of ``frame`` as floats, or one message (``--cdf NAME``) at its first cell that is no
     number, the line quoted, when the frame was read from a CSV file."""
+    return column_floats(frame, column, f"--cdf {name}: column {column} does not hold numbers", where)
+
+
+def column_floats(frame: Any, column: str, why: str, where: str, flags: bool = True) -> Any:
+    """Column ``column`` of ``frame`` as floats, or the :class:`UserError` ``why`` at its first cell that is no
+    number (:func:`_bad_cell`: the line quoted with a caret when the frame was read from a CSV file, else after
+    ``where``); with ``flags`` False a true/false cell is no number either (``serq metrics``: an ``output`` of
+    true was 1 token)."""
+    cells = frame[column]
     try:
-        return frame[column].to_numpy(dtype=float)
+        if not flags and (cells.dtype.kind == "b"
+                          or cells.dtype == object and any(isinstance(v, bool) for v in cells.tolist())):
+            raise TypeError
+        return cells.to_numpy(dtype=float)
     except (TypeError, ValueError):
-        why = f"--cdf {name}: column {column} does not hold numbers"
         located = _bad_cell(frame, column, why)
         raise UserError(f"{where}: {why}" if located == why else located) from None
 

@@ -169,17 +169,11 @@ def _read(path: str, names: Any) -> Any:
 def _numbers(frame: Any, column: str, where: str) -> Any:
     """Column ``column`` as a float array, or one message at its first cell that is no number (the line quoted,
     when the file is a CSV file)."""
-    from .plots import _bad_cell
+    from .plots import column_floats
 
-    cells = frame[column]
-    try:
-        if cells.dtype.kind == "b" or cells.dtype == object and any(isinstance(v, bool) for v in cells.tolist()):
-            raise TypeError  # a flag is no number (output true was 1 token), as the language's flags are none
-        return cells.to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        why = f"column {column} does not hold numbers (a request's {column} is a number)"
-        located = _bad_cell(frame, column, why)
-        raise UserError(f"{where}: {why}" if located == why else located) from None
+    # (a flag is no number: an output of true was 1 token, as the language's flags are none)
+    return column_floats(frame, column, f"column {column} does not hold numbers (a request's {column} is a number)",
+                         where, flags=False)
 
 
 def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
