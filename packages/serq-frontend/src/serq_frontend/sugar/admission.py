@@ -11,7 +11,7 @@ from ..names import CONTEXT, LIVE_OBSERVABLES, binding_outside, language_name
 from ..parser import grammar_text
 from . import SugarLayer
 from .aggregates import own_index
-from .defs import MAX_EXPANDED_DEPTH
+from .defs import IN_EXPRESSIONS, MAX_EXPANDED_DEPTH, too_deep
 
 BUILDERS = {
     "hold_at": lambda b, p, c: ("at", list(c), p),
@@ -133,10 +133,7 @@ class Admission:
             if added:
                 ctx.write_out(added, e.pos, what)
             if deep > MAX_EXPANDED_DEPTH:
-                from .. import _nesting_hint
-
-                raise ctx.error(e.pos, f"{what} nests {deep} deep, more than {MAX_EXPANDED_DEPTH} (operators, calls "
-                                f"and conditionals inside one another); {_nesting_hint()}")
+                raise too_deep(ctx, e.pos, f"{what} nests", deep, IN_EXPRESSIONS)
             return _subst(e, env, h)
 
         # where each name is bound last: a name is bound at or after binding i when its last is (the names
@@ -202,10 +199,7 @@ class Admission:
             what = f"the binding `{b.name}`, set for the body to read,"
             ctx.write_out(sizes[b.name][0], b.pos, what)
             if sizes[b.name][1] > MAX_EXPANDED_DEPTH:
-                from .. import _nesting_hint
-
-                raise ctx.error(b.pos, f"{what} nests {sizes[b.name][1]} deep, more than {MAX_EXPANDED_DEPTH} "
-                                f"(operators, calls and conditionals inside one another); {_nesting_hint()}")
+                raise too_deep(ctx, b.pos, f"{what} nests", sizes[b.name][1], IN_EXPRESSIONS)
             live = live_read(value)
             if live is not None:
                 raise ctx.error(b.pos, f"the body reads `{b.name}`, a binding that reads live state "

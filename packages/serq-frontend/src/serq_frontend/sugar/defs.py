@@ -196,6 +196,20 @@ MAX_USE_DEPTH = 1000
 #: blocks past MAX_BLOCK_DEPTH where the program uses them.)
 MAX_EXPANDED_DEPTH = 1000
 
+#: what nests inside what, as a refusal of a depth past :data:`MAX_EXPANDED_DEPTH` says it: in an expression, and
+#: in a block (its statements and their expressions)
+IN_EXPRESSIONS = "operators, calls and conditionals inside one another"
+IN_BLOCKS = "blocks, statements and expressions inside one another"
+
+
+def too_deep(ctx: Any, pos: Any, head: str, deep: int, inside: str, after: str = "") -> Exception:
+    """The refusal at ``pos`` of what writes out something that nests ``deep``, past :data:`MAX_EXPANDED_DEPTH` (one
+    rule for a definition's use, a queue entry's call and its arguments, and an ``at admission`` binding):
+    ``HEAD DEEP deep, more than 1000 (INSIDE)AFTER; `` and the hint of the parser's own nesting limit."""
+    from .. import _nesting_hint
+
+    return ctx.error(pos, f"{head} {deep} deep, more than {MAX_EXPANDED_DEPTH} ({inside}){after}; {_nesting_hint()}")
+
 
 def first_sets(stmts: list[Any]) -> dict[str, Pos]:
     """The attributes a statement definition's body (as stored: the definitions it uses written out) sets
@@ -638,13 +652,8 @@ class Expander:
                 deepest = max(deepest, at[p] - 1 + expr_depth(a))
         deepest += self._nest  # (the blocks the use is in: a statement definition used 900 branches deep)
         if deepest > MAX_EXPANDED_DEPTH:
-            from .. import _nesting_hint
-
-            what = ("an expression that nests", "(operators, calls and conditionals inside one another)") \
-                if d.body is None else ("statements that nest", "(blocks, statements and expressions inside one "
-                                                                  "another)")
-            raise self.ctx.error(pos, f"this use of `{d.name}` writes out {what[0]} {deepest} deep, more than "
-                                 f"{MAX_EXPANDED_DEPTH} {what[1]}; {_nesting_hint()}")
+            what = ("an expression that nests", IN_EXPRESSIONS) if d.body is None else ("statements that nest", IN_BLOCKS)
+            raise too_deep(self.ctx, pos, f"this use of `{d.name}` writes out {what[0]}", deepest, what[1])
 
     def check_args(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
         counts = self.reads[d.name]

@@ -28,7 +28,16 @@ from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
-from .defs import MAX_EXPANDED_DEPTH, block_depth, param_depths, param_reads, reads_live, shared_size
+from .defs import (
+    IN_BLOCKS,
+    MAX_EXPANDED_DEPTH,
+    block_depth,
+    param_depths,
+    param_reads,
+    reads_live,
+    shared_size,
+    too_deep,
+)
 from .serving import transfer_problem
 
 #: role -> its entries: (verb, parameters, takes `from`)
@@ -996,12 +1005,9 @@ class QueueRewriter:
         # eighth, said as the unlocated "the program nests too deeply to compile"
         deep = self._nest + block_depth(entry.body)
         if deep > MAX_EXPANDED_DEPTH:
-            from .. import _nesting_hint
-
-            raise self.ctx.error(pos, f"this call of `{key[0]}.{key[1]}` writes out its entry's body {deep} deep, "
-                                 f"more than {MAX_EXPANDED_DEPTH} (blocks, statements and expressions inside one "
-                                 "another, and the entries written out around the call); an entry's call inside the "
-                                 f"entry another calls is written out inside that one; {_nesting_hint()}")
+            raise too_deep(self.ctx, pos, f"this call of `{key[0]}.{key[1]}` writes out its entry's body", deep,
+                           f"{IN_BLOCKS}, and the entries written out around the call",
+                           "; an entry's call inside the entry another calls is written out inside that one")
         stack.append(key)
         try:
             return self.block(entry.body, inst, stack)
@@ -1119,10 +1125,7 @@ class QueueRewriter:
         if added:
             self.ctx.write_out(added, c.pos, what)
         if deepest > body and self._nest + deepest > MAX_EXPANDED_DEPTH:  # (the body's own: :meth:`_expand`'s)
-            from .. import _nesting_hint
-
-            raise self.ctx.error(c.pos, f"{what} nests {self._nest + deepest} deep, more than {MAX_EXPANDED_DEPTH} "
-                                 f"(blocks, statements and expressions inside one another); {_nesting_hint()}")
+            raise too_deep(self.ctx, c.pos, f"{what} nests", self._nest + deepest, IN_BLOCKS)
 
     def source(self, c: A.SQCall) -> A.Var:
         """``from S[k]``: the pool S's entries lease, member k; or a pool named outright."""
