@@ -139,9 +139,9 @@ def _group_class() -> type:
             except click.UsageError:  # no such command: one a switched-off part registers says so
                 if not args or args[0] in self.commands or args[0].startswith("-"):
                     raise
-                from .parts import disabled_command, others_switched_off
+                from .parts import disabled_command, missing_command, others_switched_off
 
-                why = disabled_command(self.pm, args[0])
+                why = disabled_command(self.pm, args[0]) or missing_command(self.pm, args[0])
                 if why is None:
                     off = others_switched_off(self.pm)
                     option = self.option_named(ctx, args[0])

@@ -13,10 +13,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["disabled_names", "how_to_have", "disabled_command"]
+__all__ = ["disabled_names", "how_to_have", "disabled_command", "OWN_COMMANDS", "missing_command"]
 
 ENV = "SERQ_DISABLED_PLUGINS"
 AUTOLOAD = "SERQ_DISABLE_PLUGIN_AUTOLOAD"
+
+#: The top-level commands serQ's own parts register, and the part that registers each: what ``serq NAME``
+#: says when that part is not installed (:func:`missing_command`), where it could only say "no such
+#: command" (and click guessed a neighbour: ``serq fmt`` "Did you mean 'fit'?" with serq-sim alone).
+#: The parts' ``serq_register_commands`` are the truth; a test holds this table to them.
+OWN_COMMANDS = {
+    "ast": "serq-frontend", "fmt": "serq-frontend",
+    "run": "serq-sim", "fit": "serq-sim",
+    "sweep": "serq-sweep", "compare": "serq-sweep", "plot": "serq-sweep", "metrics": "serq-sweep",
+    "vllm": "serq-vllm",
+}
 
 
 def _autoload_off() -> bool:
@@ -135,3 +146,19 @@ def disabled_command(pm: Any, name: str) -> str | None:
         if name in [getattr(c, "name", None) for c in names]:
             return f"the command {name!r} is {project}'s, which is installed but {_switched_off(pm, [entry])}"
     return None
+
+
+def missing_command(pm: Any, name: str) -> str | None:
+    """``the command 'sweep' is serq-sweep's, which is not installed (pip install serq-sweep, or
+    serq[all])`` when ``name`` is a command of one of serQ's own parts (:data:`OWN_COMMANDS`) that is not
+    installed; ``None`` otherwise (a part installed but switched off is :func:`disabled_command`'s)."""
+    from importlib import metadata
+
+    dist = OWN_COMMANDS.get(name)
+    if dist is None or disabled_names(pm, dist):
+        return None
+    try:
+        metadata.distribution(dist)
+    except metadata.PackageNotFoundError:
+        return f"the command {name!r} is {dist}'s, which is not installed (pip install {dist}, or serq[all])"
+    return None  # installed, and its plugin did not register it: the command is unknown, as before
