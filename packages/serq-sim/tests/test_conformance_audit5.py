@@ -500,13 +500,15 @@ run { horizon 100; }
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("n, session, first", [
+@pytest.mark.parametrize("n, session, first, where", [
     # a session that takes no time: it ends at 0 and its replacement too, for ever
-    (1, "run d (0);", 100_100),
-    # a hold that can never fit (3 > cap 2) is rejected and its session ends: the same at every replacement
-    (3, "hold m (3) { run d (1); }", 100_300),
+    (1, "run d (0);", 100_100, "4:12"),
+    # a hold that can never fit (3 > cap 2) is rejected and its session ends: the same at every replacement;
+    # the error is at the hold (line 5, column 11: test_known_defects_round49_closed_rejected.py)
+    (3, "hold m (3) { run d (1); }", 100_300, "5:11"),
 ])
-def test_a_closed_workload_replacing_sessions_at_one_instant_for_ever_is_an_error(monkeypatch, n, session, first):
+def test_a_closed_workload_replacing_sessions_at_one_instant_for_ever_is_an_error(monkeypatch, n, session, first,
+                                                                                  where):
     """§2 `arrive closed (n)`: a session that ends is replaced at once (serq_ir: "each that ends is replaced at
     once"). A session that ends at the instant it started is replaced by one that does the same: the run
     never leaves its instant, and since a spawn is no event, no other guard saw it (the run spun at t=0 for
@@ -524,12 +526,18 @@ run {{ horizon 10; }}
     for tier in ("", "general"):
         with pytest.raises(serq_sim.SimError) as e:
             _run(src, monkeypatch, tier)
-        # at the workload's `arrive` (line 4, column 12 of the source)
+        # at the workload's `arrive` (line 4, column 12 of the source), or at the hold that rejects
+        if where == "4:12":
+            said = ("the closed workload replaced more than {limit} ended sessions at one instant without simulated "
+                    "time passing (sessions ended at the instant they started, having reached no run, hold or grow "
+                    "that took time or met a hold rejected as never fitting, and each was replaced at once)")
+        else:
+            said = ("the hold asks 3 units of pool m, above its capacity 2, so it is rejected as never fitting and "
+                    "its session ends at the instant it started; the closed workload replaced more than {limit} "
+                    "ended sessions at one instant without simulated time passing, the last of them ended by this "
+                    "rejection (give the pool a larger capacity, or the hold an amount within it)")
         assert str(e.value).splitlines()[0] == (
-            f"<source>:4:12: error: at t=0, session {first}: no progress: the closed workload replaced more than {limit} ended "
-            "sessions at one instant without simulated time passing (sessions ended at the instant they "
-            "started, having reached no run, hold or grow that took time or met a hold rejected as never "
-            "fitting, and each was replaced at once)")
+            f"<source>:{where}: error: at t=0, session {first}: no progress: " + said.format(limit=limit))
 
 
 def test_a_closed_population_ending_together_is_replaced_once_each(monkeypatch):

@@ -568,7 +568,7 @@ class Simulation:
         "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "setup_stop", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "folder", "clock_reached",
-        "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "samples_left", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "rep_rejected", "live0", "due_now", "next_check", "samples_at_ticks", "samples_left", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -639,6 +639,9 @@ class Simulation:
         self.rep_n = 0
         self.rep_c = 0.0
         self.rep_seconds = math.inf
+        #: the session a hold is ending as never fitting its pool and what the guard's error then says of the
+        #: hold (pools.admission.reject, workload.rejected_words), else None: the guard's error is located there
+        self.rep_rejected = None
         self.source = program.source
         #: the folder the program's relative names (its source's, so its trace's) are relative to, when it is not
         #: the current one: the folder a program the library API compiled was compiled in (serq_ir.folders)
@@ -1864,19 +1867,30 @@ class Simulation:
             if now == self.rep_t:  # the closed workload's no-progress guard (workload.replace_limit)
                 k = self.rep_k = self.rep_k + 1
                 if k > self.rep_limit:
-                    raise session_error(self, self.arrive.span, now, s.serial, s.trace,
-                                        _workload.replace_message(self.rep_limit))
+                    span, rejected = self._replaced_at(s)
+                    raise session_error(self, span, now, s.serial, s.trace,
+                                        _workload.replace_message(self.rep_limit, rejected))
                 if k > self.rep_n:  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
                     c = _time.process_time()
                     if k == self.rep_n + 1:
                         self.rep_c = c
                     elif c - self.rep_c > self.rep_seconds:
-                        raise session_error(self, self.arrive.span, now, s.serial, s.trace,
-                                            _workload.replace_time_message(self.rep_n, self.rep_seconds))
+                        span, rejected = self._replaced_at(s)
+                        raise session_error(self, span, now, s.serial, s.trace,
+                                            _workload.replace_time_message(self.rep_n, self.rep_seconds, rejected))
             else:
                 self.rep_t = now
                 self.rep_k = 1
             self.spawn()
+
+    def _replaced_at(self, s: Session):
+        """Where the closed workload's guard, tripped by the end of ``s``, is located and what it says of the
+        hold that ended ``s`` (``(span, words)``): at that hold when a pool rejected it as never fitting
+        (rep_rejected), the statement to change, else at ``arrive closed`` (words None)."""
+        r = self.rep_rejected
+        if r is not None and r[0] is s:
+            return r[1], r[2]
+        return self.arrive.span, None
 
     def _detach(self, s: Session) -> None:
         st = s.status

@@ -673,9 +673,11 @@ class _Gen(Compiler):
             out += self.plain_lines(wl.turn, pad)
         return out
 
-    def end_lines(self, pad: str) -> list[str]:
+    def end_lines(self, pad: str, rejected: str = "") -> list[str]:
         """``end_session`` for the session in ``A`` (then leave the dispatch loop): its open holds released
-        (innermost first); the admissions they allow are the settle's, once the ready sessions ran."""
+        (innermost first); the admissions they allow are the settle's, once the ready sessions ran.
+        ``rejected``: the arguments that locate the closed workload's guard at a hold that rejects the session
+        as never fitting (``hold_lines``; ``_closed_err``)."""
         out = []
         for h in reversed(self.open_holds):
             out += self.release_lines(h, pad)
@@ -692,12 +694,12 @@ class _Gen(Compiler):
             out += [f"{pad}if now == rep_t:",
                     f"{pad}    rep_k += 1",
                     f"{pad}    if rep_k > {self.sim.rep_limit}:",
-                    f"{pad}        raise _closed_err(now, A)",
+                    f"{pad}        raise _closed_err(now, A{rejected})",
                     f"{pad}    if rep_k > {n}:",  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
                     f"{pad}        if rep_k == {n + 1}:",
                     f"{pad}            rep_c = _cpu()",
                     f"{pad}        elif _cpu() - rep_c > {_flt(self.sim.rep_seconds)}:",
-                    f"{pad}            raise _closed_time_err(now, A)",
+                    f"{pad}            raise _closed_time_err(now, A{rejected})",
                     f"{pad}else:",
                     f"{pad}    rep_t = now",
                     f"{pad}    rep_k = 1"]
@@ -851,7 +853,8 @@ class _Gen(Compiler):
             out += self.units_check(g, members[k], "_u", self.span_id(hp.units.span), pad)
             out.append(f"{pad}if _u > {self.pcap(g, True)}:")
             out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
-            out += self.end_lines(pad + "    ")
+            node = self.p.pools[g]
+            out += self.end_lines(pad + "    ", f", {sid}, {_label_code(node, members[k])}, _u, {self.pcap(g)}")
             out.append(f"{pad}A[{self.XHU[h][k]}] = _u")
         for k in range(len(st.pools)):
             if self.XHM[h][k] is not None:
@@ -1798,14 +1801,20 @@ def build(sim, progress: bool):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
         return _err(amount_message("units", name, x), sid, A, now)
 
-    def _closed_err(now, A):
-        # engine.Simulation.end_session: a closed workload past its replacements at one instant
-        return session_error(sim, sim.arrive.span, now, A[XS], _replay(A), replace_message(sim.rep_limit))
+    def _closed_err(now, A, sid=None, pool=None, u=None, cap=None):
+        # engine.Simulation.end_session: a closed workload past its replacements at one instant; located at the
+        # hold (span sid) that rejected the session as never fitting pool (u units, above cap) when one did
+        # (engine.Simulation._replaced_at: a pool of the fast tier has no blocks, and its holds no reserve)
+        if sid is None:
+            return session_error(sim, sim.arrive.span, now, A[XS], _replay(A), replace_message(sim.rep_limit))
+        return session_error(sim, spans[sid], now, A[XS], _replay(A),
+                             replace_message(sim.rep_limit, (pool, "units", u, u, cap)))
 
-    def _closed_time_err(now, A):
+    def _closed_time_err(now, A, sid=None, pool=None, u=None, cap=None):
         # the same, past the CPU time allowed at one instant (workload.REPLACE_SECONDS)
-        return session_error(sim, sim.arrive.span, now, A[XS], _replay(A),
-                             replace_time_message(sim.rep_n, sim.rep_seconds))
+        rejected = None if sid is None else (pool, "units", u, u, cap)
+        return session_error(sim, sim.arrive.span if sid is None else spans[sid], now, A[XS], _replay(A),
+                             replace_time_message(sim.rep_n, sim.rep_seconds, rejected))
 
     def _drop(q, x):
         for i, y in enumerate(q):

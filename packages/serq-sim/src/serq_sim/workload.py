@@ -9,7 +9,7 @@ import heapq
 import math
 
 from serq_ir import nodes as N
-from serq_ir.rules import gap_problem
+from serq_ir.rules import gap_problem, show_number
 
 from .compile import num
 from .errors import SimError, format_error
@@ -50,17 +50,42 @@ _ENDLESS = ("(sessions ended at the instant they started, having reached no run,
             "met a hold rejected as never fitting, and each was replaced at once)")
 
 
-def replace_message(limit: int) -> str:
-    """The run-time error of a closed workload past :func:`replace_limit` (both tiers)."""
+def replace_message(limit: int, rejected: tuple | None = None) -> str:
+    """The run-time error of a closed workload past :func:`replace_limit` (both tiers); ``rejected``: see
+    :func:`rejected_words`."""
+    if rejected is not None:
+        return (f"no progress: {rejected_words(*rejected)}; the closed workload replaced more than {limit} ended "
+                f"sessions at one instant without simulated time passing, the last of them ended by this rejection "
+                f"{_REJECTED_ADVICE}")
     return (f"no progress: the closed workload replaced more than {limit} ended sessions at one instant "
             f"without simulated time passing {_ENDLESS}")
 
 
-def replace_time_message(n: int, seconds: float) -> str:
-    """The run-time error of a closed workload past :data:`REPLACE_SECONDS` (both tiers)."""
-    return (f"no progress: the closed workload replaced more ended sessions at one instant than its {n} "
-            f"member{'s' if n != 1 else ''} and spent more than {seconds:g} s of CPU time there without simulated "
-            f"time passing {_ENDLESS}")
+def replace_time_message(n: int, seconds: float, rejected: tuple | None = None) -> str:
+    """The run-time error of a closed workload past :data:`REPLACE_SECONDS` (both tiers); ``rejected``: see
+    :func:`rejected_words`."""
+    members = f"{n} member{'s' if n != 1 else ''}"
+    if rejected is not None:
+        return (f"no progress: {rejected_words(*rejected)}; the closed workload replaced more ended sessions at one "
+                f"instant than its {members} and spent more than {seconds:g} s of CPU time there without simulated "
+                f"time passing, the last of them ended by this rejection {_REJECTED_ADVICE}")
+    return (f"no progress: the closed workload replaced more ended sessions at one instant than its {members} "
+            f"and spent more than {seconds:g} s of CPU time there without simulated time passing {_ENDLESS}")
+
+
+#: what the guard's error located at a rejecting hold tells the user to change
+_REJECTED_ADVICE = "(give the pool a larger capacity, or the hold an amount within it)"
+
+
+def rejected_words(pool: str, what: str, ask: float, rounded: float, cap: float) -> str:
+    """What a hold rejected as never fitting did, when the session whose end tripped a closed workload's guard
+    was ended by it: the guard's error is located at that hold (the statement to change), not at ``arrive
+    closed``. ``pool`` the member's label, ``what`` ``"units"`` or ``"reserve"`` (the amount it was judged by),
+    ``ask`` that amount, ``rounded`` it in the pool's blocks, ``cap`` the pool's capacity."""
+    verb = "asks" if what == "units" else "reserves"
+    blocks = f" ({show_number(rounded)} in its blocks)" if rounded != ask else ""
+    return (f"the hold {verb} {show_number(ask)} units of pool {pool}{blocks}, above its capacity "
+            f"{show_number(cap)}, so it is rejected as never fitting and its session ends at the instant it started")
 
 
 def start_arrivals(sim) -> None:

@@ -33,14 +33,14 @@ def hold(sim, s, info) -> None:
             if not 0.0 <= u < INF:
                 amount_error(sim, s, info, pool, "units", u, k)
             if pool.round_up(u) > pool.cap + EPS:
-                reject(sim, s, pool, u)
+                reject(sim, s, pool, u, info, "units")
         if info.static[k]:
             r = info.reserves[k](s, A, C)
             if not 0.0 <= r < INF:
                 amount_error(sim, s, info, pool, "reserve", r, k)
             need = pool.round_up(r)
             if need > pool.cap + EPS:
-                reject(sim, s, pool, r)
+                reject(sim, s, pool, r, info, "reserve")
             if not info.pure:
                 if floor is None:
                     floor = [(pool, 0.0, need)]
@@ -96,17 +96,26 @@ def enqueue(pool: Pool, s) -> None:
     pool.queue.append(s)
 
 
-def reject(sim, s, pool: Pool, ask: float | None = None) -> None:
-    """``s``'s hold can never fit ``pool``: the session ends. ``ask``, the units or reserve it was judged by,
-    is kept when it fits the cap and its blocks do not (``Pool.rounded_out``, the least such), for the
-    warning to say the rounding that rejected it (notes.rejections)."""
+def reject(sim, s, pool: Pool, ask: float, info, what: str) -> None:
+    """``s``'s hold can never fit ``pool``: the session ends. ``ask``, the units or reserve (``what``) it was
+    judged by, is kept when it fits the cap and its blocks do not (``Pool.rounded_out``, the least such), for
+    the warning to say the rounding that rejected it (notes.rejections). A closed workload's guard tripped by
+    this end is located at the hold (``info.span``) and names the pool, the amount and the capacity
+    (Simulation.rep_rejected)."""
     if sim.warm:
         pool.rejections += 1
         if s.requeue is not None:  # set by the preemption, cleared when the hold joins a queue again
             pool.refused += 1
         if ask is not None and ask <= pool.cap + EPS and (pool.rounded_out is None or ask < pool.rounded_out[0]):
             pool.rounded_out = (ask, pool.round_up(ask))
-    sim.end_session(s)
+    if sim.closed:
+        from ..report import member_label
+
+        sim.rep_rejected = (s, info.span, (member_label(pool), what, ask, pool.round_up(ask), pool.cap))
+        sim.end_session(s)
+        sim.rep_rejected = None
+    else:
+        sim.end_session(s)
     raise SessionGone
 
 
