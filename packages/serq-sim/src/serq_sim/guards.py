@@ -29,6 +29,8 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   that left the stage), at the stage it arrived at, with a ``job.started`` (when the kind set one) from the
   job's arrival to now;
 * a stage kind's ``attach(job)`` sets ``job.stage`` to the stage (unless it completed the job at once);
+* a stage kind leaves its job's session as it found it but for attributes set to numbers in place: the
+  same ``job.owner``, its ``serial`` and its list ``attrs``, every attribute a number (taken as a float);
 * a stage kind's count ``present`` is not below 0 where it is integrated (``acc()``).
 
 What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
@@ -490,7 +492,8 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
         key = id(job)
         if key not in held:
             counts[me] += 1
-        held[key] = (job, stage)
+        owner = job.owner
+        held[key] = (job, stage, owner) if owner is None else (job, stage, owner, owner.attrs, owner.serial)
         try:
             result = attach(job)
         except Exception as e:
@@ -499,6 +502,10 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
                 raise at from e
             session_of(e, job.owner)  # (the plugin's failure notes the trace row the session replays)
             raise
+        why = _session_problem(stage.sim, job, held.get(key))
+        if why is not None:
+            raise failure(registry, name, f"failed in its stage {label}", f"attach(job) {why}", stage.sim, owner,
+                          at=stage)
         if job.stage is not stage and key in held:
             where = "None" if job.stage is None else f"stage {_stage_label(job.stage)}"
             raise failure(registry, name, f"failed in its stage {label}",
@@ -512,6 +519,10 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
         if was is not None:
             counts[id(was[1])] -= 1
         result = detach(job)
+        why = _session_problem(stage.sim, job, was)
+        if why is not None:
+            raise failure(registry, name, f"failed in its stage {label}", f"detach(job) {why}", stage.sim,
+                          was[2], at=stage)
         if _number(stage.present) and stage.present > counts[me]:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(stage.present)} once detach(job) returned, with "
@@ -521,6 +532,59 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
 
     stage.attach = noted_attach
     stage.detach = noted_detach
+
+
+def _session_problem(sim: Any, job: Any, was: tuple | None) -> str | None:
+    """What a third party's stage did to the session of its ``job`` that the engine cannot go on with, ``was``
+    its note at the job's arrival, ``(job, stage, owner, attrs, serial)`` (``(job, stage, None)`` for a job of
+    no session; None: noted by no third party's stage).
+
+    A kind reads ``job.owner`` and the session's attributes ``job.owner.attrs`` (docs/hooks.md); the
+    session's own code, its pools' keys and the report read them again once the job completes. An attribute
+    set to what is no number (a string, None) was a TypeError in the session's compiled code, a traceback
+    naming no plugin; a list cut short an IndexError there; a ``job.owner`` set to None completed the job as
+    a job of no session, whose session then waited for ever without a word. A number of another type (an
+    int, numpy's) is taken as a Python float, as the engine's attributes are, in place."""
+    if was is None:
+        return None
+    owner = was[2]
+    if job.owner is not owner:
+        whose = "no session" if owner is None else f"session {was[4]}"
+        return (f"set job.owner to {_shown_owner(job.owner)}, where the job arrived with {whose}: a kind reads "
+                "job.owner, it does not change it")
+    if owner is None:
+        return None
+    attrs, serial = was[3], was[4]
+    if owner.serial is not serial:
+        return (f"set the serial of session {serial} to {_shown(owner.serial)}: a kind reads a session, it does "
+                "not change its number")
+    if owner.attrs is not attrs:
+        return ("replaced the session's attributes job.owner.attrs by another object: a kind reads them, and "
+                "may set one to a number in place")
+    if type(attrs) is not list or len(attrs) != sim.nattrs:
+        return (f"left the session's attributes job.owner.attrs with {len(attrs)} value(s), where the program "
+                f"has {sim.nattrs}: a kind reads them, and may set one to a number in place")
+    for i, v in enumerate(attrs):
+        if type(v) is float:
+            continue
+        why = "not a number"
+        if _number(v) or type(v) is bool or _numpy_bool(v):
+            try:
+                attrs[i] = float(v)
+                continue
+            except OverflowError:
+                why = "beyond the largest double"
+            except (TypeError, ValueError):
+                pass
+        return (f"set the attribute {sim.program.attributes[i].name} of session {owner.serial} to {_shown(v)}, "
+                f"{why}: a kind reads job.owner.attrs, and may set one to a number in place")
+    return None
+
+
+def _shown_owner(x: Any) -> str:
+    from .session import Session
+
+    return f"session {x.serial}" if isinstance(x, Session) else _shown(x)
 
 
 def _check_new(sim: Any, obj: Any, kind: str, label: str, registry: Any, name: str, what: str, cls: str,
@@ -861,7 +925,7 @@ def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
     # the places of the runs they wait in, by stage, in sessions' order
     runs: dict[tuple[int, bool], dict[str, None]] = {}
     spans = getattr(sim, "spans", ())
-    for job, stage in noted.jobs.values():
+    for job, stage, *_ in noted.jobs.values():
         owner = job.owner
         if owner is not None and owner not in stuck and owner.job is job and id(stage) in noted.owners:
             # a run of infinite work is the program's, which no kind completes: told as at serQ's own stages
@@ -1056,7 +1120,16 @@ def guard_engine(sim: Any) -> None:
                              "left the stage: check job.stage is self when its event fires)")
         # the stage it completes at is the one it arrived at: another's completions, wait and service would
         # count it (a third party's stage notes its jobs as they arrive: _guard_jobs)
-        at_stage = held.pop(id(job), (None, None))[1]
+        was = held.pop(id(job), None)
+        why = _session_problem(sim, job, was)
+        if why is not None:
+            registry, name, label = noted.owners.get(id(was[1]), (None, "", ""))
+            if registry is not None:  # (a stage whose completion broke it: its plugin names it)
+                raise failure(registry, name, f"failed in its stage {label}", f"the job completed (sim.job_done("
+                              f"{label}, job)) after it {why}", sim, was[2], at=was[1])
+            raise ContractError(f"sim.job_done({_stage_label(st)}, job): {why}")
+        owner = job.owner
+        at_stage = None if was is None else was[1]
         if at_stage is not None:
             counts[id(at_stage)] -= 1
         if at_stage is None and st in guarded:
