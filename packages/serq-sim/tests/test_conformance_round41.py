@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import check_by_hand
+from conform import both_tiers, check_by_hand, report_json, run
 
 inf = math.inf
 nan = math.nan
@@ -264,3 +264,272 @@ run { horizon 20; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One memory pool counted by two step engines
+# ---------------------------------------------------------------------------------------------------------
+
+SHARED = [
+    # docs/language.md, "The preemption candidates of a pool several engines count": the residents of every
+    # engine that counts kv, by their sessions' latest admission. kv cap 5, lifo; s0 decodes 4 on A, s1 4
+    # on B, each in a hold of 2 growing kv (a token's position past the allocation grows it by 1). Both
+    # are admitted at 0 (kv is admitted at the settle); [0,1], [1,2]: positions 2. At 2 A plans first
+    # (declared first): s0 grows to 3 (used 5); B's s1 grows: 6 > 5, lifo takes the latest admitted, s1
+    # itself: B's iteration only preempted and lasts its cost 1, [2,3]. At 3 (A's end, the first event)
+    # s1 is admitted again (3 + 2 = 5) and joins B; once B's event is done A plans: s0 grows to 4, 6 > 5,
+    # the latest admitted is s1 (at 3): preempted again, B has no resident and stays idle. s0 ends at 4,
+    # s1 is admitted and decodes [4,8]. stuck: s1's second preemption at position 0 did not pass its first
+    # (2). used 4, 4, 3, 4 on [0,4], then 2, 2, 3, 4 on [4,8]: 26 / 20; queue [2,4]: 2 / 20; waits 0, 0,
+    # 1, 1; B's iterations: [0,3] and [4,8], one of them empty (7, decode_only 6); present [0,2] and [4,8].
+    ("two_engines_one_memory_pool_preempt_across", """
+pool kv { cap 5; preempt lifo; }
+stage A : step { budget 8; cost 1; memory kv; }
+stage B : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (2) {
+    observe a = now;
+    branch (serial == 0) { run A decode (4) growing kv; } else { run B decode (4) growing kv; }
+  }
+  observe e = now;
+}
+run { horizon 20; }
+""", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 3.0, 3.0), (1, 4.0, 4.0)], "e": [(0, 4.0, 4.0), (1, 8.0, 8.0)]},
+     {("kv", None): {"used": 1.3, "queue": 0.1, "holders": 0.5, "wait": 0.5, "admissions": 4, "preemptions": 2,
+                     "stuck": 1},
+      ("A", None): {"iterations": 4, "decode_only": 4, "present": 0.2, "utilisation": 0.2},
+      ("B", None): {"iterations": 7, "decode_only": 6, "present": 0.3, "utilisation": 0.35}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SHARED], ids=[c[0] for c in SHARED])
+def test_shared_memory_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sessions and workloads
+# ---------------------------------------------------------------------------------------------------------
+
+CLOSED = """
+stage s : fifo;
+stage think : delay;
+workload {
+  arrive closed(2);
+  init { set k = 0; }
+  turn { set k = k + 1; set z = serial + k; }
+}
+session {
+  turn;
+  loop {
+    run s (1);
+    observe f = z;
+    branch (k < 2) { run think (3); turn; } else { end; }
+  }
+}
+run { horizon 10; WARMUP }
+"""
+
+MULTI_TURN = """
+pool kv { cap 100; }
+stage s : delay;
+stage think : delay;
+workload {
+  arrive closed(1);
+  init { set K = 0; }
+  turn { set n = 10; }
+}
+session {
+  turn;
+  loop {
+    set prompt = K + n;
+    set t0 = now;
+    hold kv (prompt) reuse (K) { set c = cached; run s ((prompt - c) / 10); } cache (prompt);
+    record request { sent = t0; first_token = now; last_token = now; prompt = prompt; output = 1; cached = c; }
+    set K = prompt;
+    branch (turn_no < 3) { run think (2); turn; } else { end; }
+  }
+}
+run { horizon 13.5; WARMUP }
+"""
+
+SESSIONS = [
+    # arrive closed(2), two turns each of a run of 1 on a fifo and a think of 3: s0 s [0,1], think [1,4];
+    # s1 s [1,2], think [2,5]; s0 s [4,5], ends: s2 arrives at 5 (z = serial + k = 2 + 1); s1's think ends
+    # at 5 before s0's completion (scheduled at 2, before 4), so s1 runs [5,6] and s2 [6,7]; s1 ends at 6,
+    # s3 arrives, runs [7,8]; s2 thinks [7,10], s3 [8,11]; turns at 0 (two), 4, 5 (two), 6 and s2's second
+    # at 10 (the horizon's events happen): 7. s present 2, 1, 1, 2, 2, 1 on [0,2], [4,8]:
+    # 9 / 10, busy 6 / 10, waits 0, 1, 0, 0, 1, 1; think present 3 + 3 + 3 + 2, busy [1,5], [7,10].
+    ("closed_population_two_turns_with_think", CLOSED.replace("WARMUP", ""),
+     {"f": [(0, 1.0, 1.0), (1, 2.0, 2.0), (0, 5.0, 2.0), (1, 6.0, 3.0), (2, 7.0, 3.0), (3, 8.0, 4.0)]},
+     {"arrivals": 4, "ended": 2, "turns": 7, "mean_live": 2.0,
+      ("s", None): {"present": 0.9, "utilisation": 0.6, "completions": 6, "wait": 0.5, "service": 1.0},
+      ("think", None): {"present": 1.1, "utilisation": 0.7, "completions": 3, "service": 3.0}}),
+    # the same under warmup 4.5 (5.5 s measured): turns at or after it s1's and s2's at 5, s3's at 6, s2's
+    # second at 10 (the horizon's events happen): 4; ended s0 at 5, s1 at 6; arrivals count all 4. s
+    # present 0.5 + 2 + 2 + 1 on [4.5,8]: 5.5 / 5.5, busy 3.5 / 5.5, completions at 5, 6, 7, 8 with waits
+    # 0, 0, 1, 1; think: s1 on [4.5,5], s2 [7,10], s3 [8,10]: 5.5 / 5.5, busy 3.5 / 5.5, completions s1's
+    # at 5 and s2's at 10. Samples from 4.5 only.
+    ("closed_population_under_a_warmup", CLOSED.replace("WARMUP", "warmup 4.5;"),
+     {"f": [(0, 5.0, 2.0), (1, 6.0, 3.0), (2, 7.0, 3.0), (3, 8.0, 4.0)]},
+     {"arrivals": 4, "ended": 2, "turns": 4, "mean_live": 2.0,
+      ("s", None): {"present": 1.0, "utilisation": 3.5 / 5.5, "completions": 4, "wait": 0.5},
+      ("think", None): {"present": 1.0, "utilisation": 3.5 / 5.5, "completions": 2}}),
+    # a closed(1) session of three turns, each prompt K + 10 with its own prefix reused: s0's turns at 0,
+    # 3, 6 (prompts 10, 20, 30, cached 0, 10, 20, each a run of 1), then s1 from 7 (7, 10, 13; its third
+    # is running at the horizon 13.5). Hit rate Σ cached / Σ prompt = (0 + 10 + 20 + 0 + 10) / (10 + 20 +
+    # 30 + 10 + 20) = 40 / 90. kv used 10 + 20 + 30 + 10 + 20 + 30 · 0.5 = 105 / 13.5; cached s0 10 on
+    # [1,3], 20 on [4,6], 30 on [7,13.5] (an ended session's prefix stays), s1 10 on [8,10], 20 on [11,13]:
+    # 315 / 13.5. 6 admissions, 6 turns, 1 session ended.
+    ("multi_turn_prefix_hits_and_the_hit_rate", MULTI_TURN.replace("WARMUP", ""), {},
+     {"arrivals": 2, "ended": 1, "turns": 6,
+      ("kv", None): {"used": 105 / 13.5, "cached": 315 / 13.5, "admissions": 6},
+      "requests": {"completed": 5, "total_input_tokens": 90.0, "prefix_cache_hit_rate": 40 / 90}}),
+    # the same under warmup 3.5 (10 s measured): the rows sent at or after it (6, 7, 10): prompts 30 + 10 +
+    # 20, cached 20 + 0 + 10: 0.5; used 20 on [3.5,4], 30 on [6,7], 10 on [7,8], 20 on [10,11], 30 on
+    # [13,13.5]: (10 + 30 + 10 + 20 + 15) / 10; cached 20 on [4,6], 30 on [7,13.5], 10 on
+    # [8,10], 20 on [11,13]: 295 / 10; admissions at 6, 7, 10, 13; turns at 6, 7, 10, 13.
+    ("multi_turn_hit_rate_under_a_warmup", MULTI_TURN.replace("WARMUP", "warmup 3.5;"), {},
+     {"arrivals": 2, "ended": 1, "turns": 4,
+      ("kv", None): {"used": 8.5, "cached": 29.5, "admissions": 4},
+      "requests": {"completed": 3, "duration": 10.0, "total_input_tokens": 60.0, "prefix_cache_hit_rate": 0.5}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SESSIONS], ids=[c[0] for c in SESSIONS])
+def test_sessions_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+TRACE_CSV = "session,turn,new,out,think,forced\n5,2,30,3,0,1\n7,1,100,1,2,0\n5,1,10,2,4,0\n"
+
+
+def test_trace_replayed_in_order_rows_out_of_order(tmp_path, monkeypatch):
+    """docs/language.md, A trace file: "Sessions are numbered in the order they first appear; a session's rows
+    need not be together or in order: its turns are sorted by `turn`"; `ordered`: session i replays trace
+    session i. The file's session 5 (first seen) is session 0: turn 1 (new 10, out 2, think 4, forced 0),
+    then turn 2 (30, 3, 0, 1); its 7 is session 1: one turn (100, 1). `more` is 1 while a row follows.
+    s0 at 0: k = new + out = 12, more 1, turn_no 1; pauses 4; at 4: 33, forced 1, more 0, turn_no 2, ends.
+    s1 at 0: 101, more 0. turns 3; the pause one job of 4 (present 4 / 10)."""
+    (tmp_path / "t.csv").write_text(TRACE_CSV)
+    path = tmp_path / "p.sq"
+    path.write_text("""
+stage pause : delay;
+workload {
+  arrive batch(2);
+  trace "t.csv" ordered;
+  turn { set k = new + out; }
+}
+session {
+  turn;
+  loop {
+    observe n = k;
+    observe fo = forced;
+    observe m = more;
+    observe tn = turn_no;
+    branch (more) { run pause (think); turn; } else { end; }
+  }
+}
+run { horizon 10; }
+""")
+    r, obs = run(None, monkeypatch, path=path)
+    assert obs["n"] == [(0, 0.0, 12.0), (1, 0.0, 101.0), (0, 4.0, 33.0)]
+    assert obs["fo"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 4.0, 1.0)]
+    assert obs["m"] == [(0, 0.0, 1.0), (1, 0.0, 0.0), (0, 4.0, 0.0)]
+    assert obs["tn"] == [(0, 0.0, 1.0), (1, 0.0, 1.0), (0, 4.0, 2.0)]
+    js = report_json(r)
+    assert (js["arrivals"], js["ended"], js["turns"]) == (2, 2, 3)
+    assert pool_or_stage(js, "pause")["present"] == pytest.approx(0.4, rel=1e-12)
+
+
+def pool_or_stage(js: dict, name: str) -> dict:
+    return next(e for e in js["stages"] + js["pools"] if e["name"] == name)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Expressions, computed by the simulator: z = serial = 0, i = 1 / z = inf
+# ---------------------------------------------------------------------------------------------------------
+
+EXPRESSIONS = [
+    ("7 / 2 + z", 3.5),                       # division of whole numbers is a double's
+    ("max(1 + z, 2.5, 2)", 2.5),              # three operands, whole and fractional
+    ("min(i, -i, 7)", -inf),
+    ("i > i", 0.0),                           # inf is not above itself
+    ("i >= i", 1.0),
+    ("-i < i", 1.0),
+    ("i == i", 1.0),
+    ("i - i == i - i", 0.0),                  # NaN equals nothing, itself included
+    ("i != -i", 1.0),
+    ("z ? 3 : z + 1 ? 4 : 5", 4.0),           # c ? a : (c2 ? b : d): to the right
+    ("1 < 2 < 3 + z", 1.0),                   # (1 < 2) < 3: 1 < 3
+    ("3 > 2 > 1 + z", 0.0),                   # (3 > 2) > 1: 1 > 1
+    ("10 - 4 - 3 + z", 3.0),                  # to the left: (10 - 4) - 3
+    ("2 * 3 % 4 + z", 2.0),                   # (2 * 3) % 4
+    ("-2 * -3 + z", 6.0),
+    ("!z + 1", 2.0),                          # (!z) + 1: the unary binds tighter
+    ("-pow(2, 2) + z", -4.0),
+    ("floor(7 / 2 + z) + ceil(-7 / 2 + z)", 0.0),   # 3 + (-3)
+    ("exp(-i) + ln(i)", inf),                 # 0 + inf
+    ("pow(z, z) + pow(i, z) + pow(2, -i)", 2.0),    # 1 + 1 + 0
+    ("abs(z - 5) * sqrt(4 + z * 12)", 10.0),
+    ("1 && i", 1.0),
+    ("z || !i", 0.0),
+    ("(z + 3) / 2 * 2", 3.0),                 # (3 / 2) * 2, not 3 / 4
+    ("sum j in 3 (j * (z + 2))", 6.0),        # 0 + 2 + 4
+    ("max j in 3 (z - j) + min j in 3 (z - j)", -2.0),   # 0 + (-2)
+    ("(i - i) ? 1 : 2", 1.0),                 # NaN is true (docs/language.md)
+    ("z * i", nan),
+    ("max(i - i, 1)", 1.0),                   # max passes over NaN (docs/language.md)
+    ("ln(z)", -inf),
+    ("7 % -3 + z", 1.0),                      # fmod: the sign of the dividend
+    ("2 + 3 * 4 == 14 && 1 || z", 1.0),       # ((2 + 3·4) == 14 && 1) || z
+]
+
+
+@pytest.mark.parametrize("expr, value", EXPRESSIONS, ids=[e for e, _ in EXPRESSIONS])
+def test_expression_computed_by_the_simulator(monkeypatch, expr, value):
+    src = f"""
+stage d : delay;
+workload {{ arrive batch(1); }}
+session {{
+  set z = serial;
+  set i = 1 / z;
+  observe x = {expr};
+}}
+run {{ horizon 1; }}
+"""
+    check_by_hand(monkeypatch, src, {"x": [(0, 0.0, value)]}, {})
+
+
+def test_definitions_parameters_shadow_lets_and_a_set_let_reaches_later_lets(tmp_path, monkeypatch):
+    """program-reference.txt, def: "Only the parameters are the definition's own. Every other name in the body
+    is the program's"; let: "May read earlier constants", "overridable from the command line". x = 1, y =
+    x + 1 = 2: f(5) = 5·10 + 2 = 52; g(2, x) = f(2) - 1 = 21; h(y) = 2·(0 + 1 + 2) = 6; f(f(1)) = f(12) =
+    122; k(7) observes 7 + 2 = 9; g(v, v) at v = 3: f(3) - 3 = 29. With x = 4 (y = 5): 55, f(2) - 4 = 21,
+    h(5) = 15, f(45) = 455, 12, f(3) - 3 = 32."""
+    path = tmp_path / "p.sq"
+    path.write_text("""
+let x = 1;
+let y = x + 1;
+def f(x) = x * 10 + y;
+def g(a, b) = f(a) - b;
+def h(n) = sum j in 3 (n * j);
+def k(x) { observe kk = x + y; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  observe a = f(5);
+  observe b = g(2, x);
+  observe c = h(y);
+  observe e = f(f(x));
+  k(7);
+  set v = 3;
+  observe w = g(v, v);
+}
+run { horizon 1; }
+""")
+    for sets, want in (({}, (52, 21, 6, 122, 9, 29)), ({"x": 4}, (55, 21, 15, 455, 12, 32))):
+        r = both_tiers(path, monkeypatch, sets=sets)
+        got = tuple(float(r.observes[n].values[0]) for n in ("a", "b", "c", "e", "kk", "w"))
+        assert got == want, sets
