@@ -8,7 +8,9 @@ session's ``serial`` to a string in a TypeError: a Python traceback of serQ's in
 from ``serq run`` too. One that set ``job.owner = None`` had the job completed as a job of no session (a
 spill's write): its session never went on, and the run reported 38 completions at the stage, none at the
 next, with no word. Each is now the plugin's failure, naming it, the stage, the time and the session, on both
-tiers; a number of another type (an int) is taken as the float the engine holds, and the run goes on."""
+tiers; a number of another type (an int) is taken as the float the engine holds, and the run goes on. So for
+an eviction order's ``key(entry)`` that changes ``entry.owner.attrs`` and a preemption policy's ``victim(pool,
+grower)`` that changes the grower's (the same TypeError before)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import serq_sim
 from serq import hookimpl
 from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
+from serq_sim.policies import EvictionOrder, PreemptionPolicy
 from serq_sim.stages import StageKind
 
 pytestmark = pytest.mark.timeout(60)
@@ -232,3 +235,82 @@ def test_serq_run_says_it_in_one_message(tmp_path, monkeypatch, serq_in_process)
                     ["__pycache__"] if (tmp_path / "__pycache__").exists() else []))
     finally:
         sys.modules.pop("r53_changing", None)
+
+
+class Keys(EvictionOrder):
+    change = True
+
+    def key(self, entry):
+        if self.change and entry.owner is not None:
+            entry.owner.attrs[[a.name for a in self.sim.program.attributes].index("x")] = "abc"
+        return (entry.seq,)
+
+
+class Victims(PreemptionPolicy):
+    requeue = "tail"
+
+    def victim(self, pool, grower):
+        grower.attrs[[a.name for a in self.sim.program.attributes].index("x")] = None
+        c = self.sim.preempt_candidates(pool)
+        return c[-1][0] if c else None
+
+
+class Policies:
+    def __init__(self, evict: bool):
+        self.evict = evict
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        def keys(sim, pool, node):
+            order = Keys(sim, pool, node)
+            order.change = self.evict
+            return order
+
+        register("keys", keys)
+
+    @hookimpl
+    def serq_sim_register_preemption_policies(self, register):
+        register("victims", Victims)
+
+
+#: 40 units in blocks of 4: holds of 10 cached at their end and grown by 8, so the pool evicts and preempts
+POOLED = """pool kv { cap 40; block 4; evict @keys; preempt @victims; }
+stage d : fifo(4);
+workload { arrive poisson(2); }
+session {
+  set x = serial;
+  hold kv (10) {
+    run d (1);
+    grow kv (8);
+    run d (x % 3 + 0.1);
+  } cache (10);
+  hold kv (10) reuse (10) {
+    run d (x % 2 + 0.1);
+  } cache (10);
+  observe y = x % 5;
+}
+run { horizon 50; seed 1; }
+"""
+
+
+@pytest.mark.parametrize(("evict", "what"), [
+    (True, "failed in its eviction order 'keys' (pool kv): key(entry) set the attribute x of session 0 to 'abc', "
+           "not a number: an order reads entry.owner.attrs, and may set one to a number in place (at t=2.1)"),
+    (False, "failed in its preemption policy 'victims' (pool kv): victim(pool, grower) set the attribute x of "
+            "session 4 to None, not a number: a policy reads grower.attrs, and may set one to a number in place "
+            "(at t=4.31481, session 4)"),
+])
+def test_an_order_or_a_policy_that_changes_a_session_is_its_plugins_failure(evict, what, monkeypatch):
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        pm = get_plugin_manager(plugins=[Policies(evict)])
+        with pytest.raises(PluginError) as e:
+            serq_sim.run(serq_frontend.compile(source=POOLED, pm=pm), pm=pm)
+        out.append(str(e.value))
+    assert out[0] == out[1]
+    head, _, rest = out[0].partition(".Policies' ")
+    assert head.startswith("error: plugin '"), out[0]
+    assert rest.splitlines()[0] == what
+    assert rest.splitlines()[2:] == ["<source>:1:1: note: pool kv is declared here",
+                                     "  pool kv { cap 40; block 4; evict @keys; preempt @victims; }", "  ^"]

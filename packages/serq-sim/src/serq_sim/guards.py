@@ -31,6 +31,8 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * a stage kind's ``attach(job)`` sets ``job.stage`` to the stage (unless it completed the job at once);
 * a stage kind leaves its job's session as it found it but for attributes set to numbers in place: the
   same ``job.owner``, its ``serial`` and its list ``attrs``, every attribute a number (taken as a float);
+  so does an eviction order's ``key(entry)`` with ``entry.owner`` and a ``victim(pool, grower)`` with the
+  grower and its victim;
 * a stage kind's count ``present`` is not below 0 where it is integrated (``acc()``).
 
 What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
@@ -561,9 +563,18 @@ def _session_problem(sim: Any, job: Any, was: tuple | None) -> str | None:
     if owner.attrs is not attrs:
         return ("replaced the session's attributes job.owner.attrs by another object: a kind reads them, and "
                 "may set one to a number in place")
+    return _attrs_problem(sim, owner, "job.owner.attrs", "a kind")
+
+
+def _attrs_problem(sim: Any, owner: Any, via: str, who: str) -> str | None:
+    """What is wrong with the attributes of session ``owner`` once a third party's code that was handed it
+    returned (``via`` what it reads them as, ``who`` what it is): a list of the program's attributes, each a
+    number; one of another type than a float (an int, numpy's) is made the float the engine holds, in place."""
+    attrs = owner.attrs
     if type(attrs) is not list or len(attrs) != sim.nattrs:
-        return (f"left the session's attributes job.owner.attrs with {len(attrs)} value(s), where the program "
-                f"has {sim.nattrs}: a kind reads them, and may set one to a number in place")
+        size = f"{len(attrs)} value(s)" if isinstance(attrs, list) else _shown(attrs)
+        return (f"left the session's attributes {via} with {size}, where the program has {sim.nattrs}: {who} "
+                "reads them, and may set one to a number in place")
     for i, v in enumerate(attrs):
         if type(v) is float:
             continue
@@ -577,8 +588,23 @@ def _session_problem(sim: Any, job: Any, was: tuple | None) -> str | None:
             except (TypeError, ValueError):
                 pass
         return (f"set the attribute {sim.program.attributes[i].name} of session {owner.serial} to {_shown(v)}, "
-                f"{why}: a kind reads job.owner.attrs, and may set one to a number in place")
+                f"{why}: {who} reads {via}, and may set one to a number in place")
     return None
+
+
+def _session_kept(sim: Any, owner: Any) -> bool:
+    """Whether session ``owner``'s attributes are as the engine can read them, told fast (math.fsum, in C)
+    where a third party's code is called often (an eviction order's key): a list of the program's attributes
+    whose sum is a number (an int among them is taken as it is; one of text, None or beyond the largest double
+    is not). A sum of inf and -inf is told again value by value (:func:`_attrs_problem`)."""
+    attrs = getattr(owner, "attrs", None)
+    if type(attrs) is list and len(attrs) == sim.nattrs:
+        try:
+            math.fsum(attrs)
+            return True
+        except (TypeError, OverflowError, ValueError):
+            pass
+    return False
 
 
 def _shown_owner(x: Any) -> str:
@@ -688,6 +714,12 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
 
     def checked_key(entry):
         k = key(entry)
+        owner = entry.owner
+        if owner is not None and not _session_kept(order.sim, owner):
+            why = _attrs_problem(order.sim, owner, "entry.owner.attrs", "an order")
+            if why is not None:
+                raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
+                              f"key(entry) {why}", order.sim, at=pool)
         if type(k) is tuple:
             for x in k:  # (a hot path under a scan: a float or an int is taken without a call)
                 t = type(x)
@@ -746,6 +778,15 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
         except Exception as e:  # (its failure notes the trace row the grower replays)
             session_of(e, grower)
             raise
+        # (the sessions it was handed or chose, as it left them: a grower whose attribute it set to text was a
+        # TypeError in the session's compiled code, which names no plugin)
+        for s, via in ((grower, "grower.attrs"), (v, "the victim's attrs")):
+            if s is None or (s is grower and via != "grower.attrs") or not hasattr(s, "attrs"):
+                continue
+            why = _attrs_problem(policy.sim, s, via, "a policy")
+            if why is not None:
+                raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
+                              f"victim(pool, grower) {why}", policy.sim, grower, at=pool)
         if v is None:
             return v
         if policy.requeue not in ("head", "tail"):
