@@ -159,8 +159,8 @@ def test_cli_text_and_json(hand, serq_in_process, tmp_path):
     (["--by", "engine", "--by", "engine"], 2, "given twice"),
     (["--duration", "0"], 2, "positive, finite"),
     (["--duration", "inf"], 2, "positive, finite"),
-    (["--duration", "nan"], 2, "is not a number"),
-    (["--duration", "soon"], 2, "--duration soon"),
+    (["--duration", "nan"], 2, "'--duration': nan is not a positive, finite number of seconds"),
+    (["--duration", "soon"], 2, "'--duration': 'soon' is not a number"),
     (["--slo", "ttfb=1"], 2, "--slo"),
     (["--where", "engine=3"], 1, "its values: 2, 10"),
 ])

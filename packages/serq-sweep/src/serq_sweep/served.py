@@ -35,6 +35,7 @@ from typing import Any
 
 import click
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, shown_path
+from serq.options import SECONDS
 from serq.options import Path as _Path
 
 #: the most groups (rows of the answer, over every run) one call makes: a column of a value a request
@@ -104,23 +105,23 @@ def _names(given: Any, what: str) -> list[str]:
 
 
 def _duration(duration: Any) -> float | None:
+    """``metrics``'s ``duration``, checked as ``serq metrics --duration`` is by its option's type (serq.options.
+    SECONDS, the type of every option in seconds): the same values, the same words after the name
+    (``duration: -1 is not a positive, finite number of seconds``). A number of another type (numpy's,
+    a Fraction, a Decimal) is its value; what is no real number (a bool, a list) is refused."""
     if duration is None:
         return None
-    from serq.numbers import NotANumber, number, real
+    from serq.numbers import real
 
-    if isinstance(duration, str):
-        try:
-            d = number(duration)
-        except NotANumber as e:
-            raise UsageError(f"--duration {clipped(duration)}: {e}") from None
-    else:
+    if not isinstance(duration, str):
         d = real(duration)
         if d is None:
-            raise UsageError(f"duration is a number of seconds, not {clipped(repr(duration))}")
-    if not (d > 0 and d < math.inf):
-        raise UsageError(f"--duration {clipped(str(duration))}: the run's window is a positive, finite number of "
-                         "seconds (the report's end - warmup)")
-    return d
+            raise UsageError(f"duration: {clipped(repr(duration))} is not a number")
+        duration = d
+    try:
+        return SECONDS.parse(duration)
+    except ValueError as e:
+        raise UsageError(f"duration: {e}") from None
 
 
 def _slo(slo: Any) -> dict[str, float] | None:
@@ -498,7 +499,7 @@ _FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
               help="Only the requests whose column NAME holds VALUE (repeatable: those that match every one).")
 @click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…",
               help="Judge every request against these objectives (ttft, tpot, e2el): goodput and attainment.")
-@click.option("--duration", "duration", default=None, metavar="SECONDS",
+@click.option("--duration", "duration", type=SECONDS, default=None, metavar="SECONDS",
               help="The run's window, end - warmup, for the throughputs (without it: the span of its requests, "
                    "first sent to last token).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default=None, metavar="NAME",

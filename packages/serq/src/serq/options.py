@@ -103,21 +103,27 @@ class Number(click.ParamType):
         self.what, self.low, self.above, self.inf = what, low, above, inf
 
     def convert(self, value, param, ctx):
+        try:
+            return self.parse(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+    def parse(self, value) -> float:
+        """``value`` (text, or a number as it is) as this option's float, else a ValueError whose message is
+        the option's usage error after its name (``X is not WHAT``, ``'x' is not a number``): the check a
+        Python API holds the same argument to (serq_sweep.metrics's ``duration``, ``serq metrics --duration``)."""
         if isinstance(value, float) and value == value and self._ok(value):
             return value
         if not isinstance(value, str):  # a default, or a caller's value: a number as it is
             try:
                 x = float(value)
             except (TypeError, ValueError, OverflowError):
-                self.fail(f"{value!r} is not a number", param, ctx)
+                raise ValueError(f"{value!r} is not a number") from None
         else:
-            try:
-                x = number(value, nan=True)  # (NaN refused below, in the option's words)
-            except NotANumber as e:
-                self.fail(str(e), param, ctx)
+            x = number(value, nan=True)  # (a NotANumber, a ValueError; NaN refused below, in the option's words)
         if not self._ok(x):
             shown = value if isinstance(value, str) and len(value) <= 40 else f"{x:g}"
-            self.fail(f"{shown} is not {self.what}", param, ctx)
+            raise ValueError(f"{shown} is not {self.what}")
         return x
 
     def _ok(self, x: float) -> bool:
