@@ -274,12 +274,9 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     records = output_path(records, "records") if not isinstance(records, bool) else records
     out, fresh = output_path(out, "out"), flag(fresh, "fresh")
     progress = flag(progress, "progress", none=True)
-    if fresh and out is None:  # (it was taken silently: a sweep without out= resumes nothing), as --fresh is refused
-        from serq.errors import UsageError
-
-        raise UsageError("fresh=True goes with out= (it runs the sweep again instead of resuming from the table "
-                         "there)")
     from serq.loading import argument_given
+
+    core.check_fresh(out, fresh, argument_given)  # (fresh=True without out=, refused as --fresh without --out is)
 
     check_engine(workers, dask, pm, argument_given)  # before anything is compiled
 

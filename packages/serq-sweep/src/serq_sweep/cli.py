@@ -188,9 +188,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
     core.check_records_apart(out, records_file)  # (before anything is compiled)
-    if fresh and out is None:  # (it was ignored: a sweep without --out resumes nothing)
-        raise click.UsageError("--fresh goes with --out (it runs the sweep again instead of resuming from the table "
-                               "there)")
+    core.check_fresh(out, fresh, error=click.UsageError)  # (--fresh without --out, as fresh=True without out=)
     shown = lambda _name, value: f"--show {value}"  # noqa: E731 - how the refusals name the option
     C.figures_once(show, shown)  # (a column shown once, silently), refused as serq compare's --figure twice is
     if out is not None:  # (by its name, before anything is compiled: it was said after every point was)

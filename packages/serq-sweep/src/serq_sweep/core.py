@@ -492,6 +492,17 @@ def fresh_named(given: Any) -> str:
     return said if said.startswith("--") else f"{said}True"
 
 
+def check_fresh(out: Any, fresh: bool, given: Any = None, error: type[Exception] = UsageError) -> None:
+    """Refuse a sweep told to start afresh with no table to start afresh from: ``--fresh`` without ``--out``
+    (serq sweep) and ``fresh=True`` without ``out=`` (serq_sweep.sweep), one rule in the words of each
+    (``given``: :func:`named`), raised as ``error`` (the command line's click.UsageError, which adds its help
+    hint; the API's :class:`serq.errors.UsageError`). Either was taken silently: a sweep without a table
+    resumes nothing."""
+    if fresh and out is None:
+        raise error(f"{fresh_named(given)} goes with {named(given, 'out')} (it runs the sweep again instead of "
+                    "resuming from the table there)")
+
+
 def another_name(given: Any, setting: str = "out") -> str:
     """How a message tells a sweep to write elsewhere (:func:`named`): the command line's ``another --out``
     (its words as they were) or the Python API's ``out= another name``."""
