@@ -23,7 +23,9 @@ float as the run had it), but for ITL, which needs each token's time and is not 
 
 **A sweep's records** hold many runs (the columns ``point``, the swept names, ``seed`` and ``key``): each run is
 its own, never pooled with another (their windows overlap, and requests of two loads side by side are no
-one workload's), and is labelled by its point, swept values and seed.
+one workload's), and is labelled by its point, swept values and seed. A key names one run: rows of one key that
+differ in a label (the records of two sweeps joined, a cell edited) are an error at the first such cell, naming
+the key, the column, both values and the line of the run's first row (they were taken as one run).
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def _numbers(frame: Any, column: str, where: str) -> Any:
                          where, flags=False)
 
 
-def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
+def _runs(frame: Any, header: list[str], where_at: str = "") -> tuple[list[str], list[Any]]:
     """A sweep's runs: the columns that label one (``point``, the swept names, ``seed``) and each run's row
     positions, in the order of the file (by ``key``, or by the labels when a sweep's records have no ``key``); a
     run's records (no ``key`` column) are one run, unlabelled."""
@@ -197,7 +199,52 @@ def _runs(frame: Any, header: list[str]) -> tuple[list[str], list[Any]]:
     first: dict[Any, list[int]] = {}
     for r, k in enumerate(keys):
         first.setdefault(tuple(map(_key, k)), []).append(r)
-    return labels, [np.array(rows, dtype=np.int64) for rows in first.values()]
+    runs = [np.array(rows, dtype=np.int64) for rows in first.values()]
+    if "key" in header and labels != ["key"]:
+        _one_run_a_key(frame, labels, runs, where_at)
+    return labels, runs
+
+
+def _one_run_a_key(frame: Any, labels: list[str], runs: list[Any], where_at: str) -> None:
+    """Refuse a sweep's records where the rows of one ``key`` differ in a label (``point``, a swept name,
+    ``seed``): a key names one run (serq_sweep.records), so such rows are two runs under one key (the records of
+    two sweeps joined, a cell edited), which were taken as one run, labelled by its first row, their requests
+    pooled over one window. The error is at the first cell that differs from its run's first row, naming the
+    key, the column and both values, and the line of that first row (a CSV file's lines; a Parquet file's rows,
+    counted from 1)."""
+    import numpy as np
+    from serq_ir.rules import show_number
+
+    from .plots import _Lines
+
+    def said(v: Any) -> str:
+        v = _label(v)
+        return printable(clipped(repr(v) if isinstance(v, str) else show_number(v)))
+
+    lines = frame.attrs.get("serq_lines")
+    lines = lines if isinstance(lines, _Lines) else None
+    head = np.empty(len(frame), dtype=np.int64)  # each row's run's first row
+    for rows in runs:
+        head[rows] = rows[0]
+    bad = []  # (row, column) of the first cell of each column that differs from its run's first row
+    for c in labels:
+        cells = frame[c].to_numpy(dtype=object)
+        for r in np.flatnonzero(cells != cells[head]).tolist():  # (NaN differs from itself: _key says)
+            if _key(cells[r]) != _key(cells[head[r]]):
+                bad.append((r, c))
+                break
+    if not bad:
+        return
+    r, c = min(bad, key=lambda rc: (rc[0], labels.index(rc[1])))
+    r0 = int(head[r])
+    v, v0 = frame[c].iat[r], frame[c].iat[r0]
+    at = f"line {int(lines.lines[r0][0])}" if lines is not None else f"row {r0 + 1}"
+    why = (f"the rows of the run of key {printable(clipped(str(frame['key'].iat[r])))} differ in column "
+           f"{printable(clipped(c))}: {said(v)} here, {said(v0)} at {at}, its first row; a key names one run (one "
+           "point and seed), so these are two runs under one key (the records of two sweeps joined, or a cell "
+           "edited): give each run its own key, or keep the rows of one")
+    located = lines.located(r, c, why) if lines is not None else None
+    raise UserError(located or f"{where_at}: row {r + 1}: {why}")
 
 
 def _span(frame: Any, numbers: dict[str, Any], rows: Any, run: dict[str, Any], where_at: str) -> float:
@@ -301,7 +348,7 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
                             f"(its columns: {printable(', '.join(header))[:200]}){did_you_mean(name, header)}")
     frame = frame.reset_index(drop=True)
     numbers = {c: _numbers(frame, c, where_at) for c in _NUMBERS if c in header}
-    labels, runs = _runs(frame, header)
+    labels, runs = _runs(frame, header, where_at)
     if not runs:
         # (a sweep's records of a header alone: its text was an IndexError traceback, its table a file of no
         # column; a run's records of no row are a run of no requests, which the window and figures say)
