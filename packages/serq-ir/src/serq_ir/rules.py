@@ -461,12 +461,20 @@ def show_number(x: float, exact: bool = False) -> str:
 #: (a run of a few seemed to hang); one of 100 000 phases is m within a standard deviation of 0.32 %
 MAX_PHASES = 100_000
 
+#: The largest cv2 of ``~h2(mean, cv2)``. Its slow phase is drawn with probability ``(1 - sqrt((cv2 - 1) / (cv2 +
+#: 1))) / 2``, about ``1 / (2 cv2)``, by one uniform of 53 bits: the law's mean is kept exactly while that
+#: probability is above 0 in a double, but its cv2 is off by 1e-7 up to cv2 1e11, 1e-4 at 1e12, 8e-4 from 1e13,
+#: 12 to 25 % at 1e15; from about 1e16 the probability rounds to 0, no draw is the slow phase's and the draws are
+#: ~exp(mean / 2): half the mean, cv2 1 (``~h2(1, 1e17)`` drew a mean of 0.508 over 102 draws, without a word).
+MAX_CV2 = 1e12
+_MAX_CV2_SHOWN = "1e12"
+
 
 def draw_problem(dist: str, args: list[float]) -> str | None:
     """Why ``~dist(args)`` is no draw (its parameters are outside the distribution's domain), or None.
 
     ``~exp(mean)``: mean ≥ 0; ``~uniform(lo, hi)``: finite, lo ≤ hi; ``~erlang(k, mean)``: k a whole
-    number from 1 to :data:`MAX_PHASES`, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 < inf; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
+    number from 1 to :data:`MAX_PHASES`, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 ≤ :data:`MAX_CV2`; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
     ``~det(x)``: any number but NaN (it is x). Infinite means are allowed (the draw is inf). A NaN parameter
     is no parameter of any law, ``~det``'s too (it was taken as the draw NaN, where ``~exp(NaN)`` was refused)."""
     if dist == "det" and not any(a != a for a in args):
@@ -499,6 +507,10 @@ def draw_problem(dist: str, args: list[float]) -> str | None:
             return f"{head}: the mean is negative"
         if not 1 <= cv2 < math.inf:
             return f"{head}: cv2 must be at least 1 and finite (a hyperexponential is at least as variable as ~exp)"
+        if cv2 > MAX_CV2:
+            return (f"{head}: cv2 above {_MAX_CV2_SHOWN} (its slow phase, of probability about 1 / (2 cv2), is "
+                    "drawn by one uniform of 53 bits: the draws' cv2 would be off by more than 0.01 %, and from about "
+                    "1e16 no draw is the slow phase's and their mean is half the law's)")
     elif dist == "bernoulli":
         if not 0 <= args[0] <= 1:
             return f"{head}: a probability is between 0 and 1"

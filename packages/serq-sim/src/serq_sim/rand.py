@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 
-from serq_ir.rules import MAX_PHASES
+from serq_ir.rules import MAX_CV2, MAX_PHASES
 
 STREAMS = ("arrivals", "workload", "session", "eviction", "trace", "places")
 
@@ -265,7 +265,7 @@ def k_erlang(rnd, k, mean, fail, sid, who, t):
 
 
 def k_h2(rnd, mean, cv2, fail, sid, who, t):
-    if not (mean >= 0 and 1 <= cv2 < math.inf):
+    if not (mean >= 0 and 1 <= cv2 <= MAX_CV2):
         _bad("h2", (mean, cv2), fail, sid, who, t)
     return d_h2(rnd, mean, cv2)
 
