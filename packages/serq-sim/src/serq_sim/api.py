@@ -146,16 +146,16 @@ def _endless(program, arrivals) -> bool:
     a count of arrivals (``arrivals``, else the run block's), or a closed population (``arrive closed(n)``
     starts a session again as each one ends). A trace does not end them: each session that arrives replays a
     trace session (the last one passed, again from the first, or drawn), so ``arrive poisson`` beside a trace
-    of two sessions ran until the process was killed (it was taken for a workload that ends with its trace)."""
-    from serq_ir import nodes as N
-
+    of two sessions ran until the process was killed (it was taken for a workload that ends with its trace).
+    A count given to a closed population is no bound here: the run's set-up refuses it (serq_ir.rules.
+    arrivals_problem), saying what works instead, which this refusal, of a run with no bound, did not."""
     from .notes import endless_workload
 
     arrive = program.workload.arrive
     if endless_workload(arrive) is None:
         return False
-    # (a count of arrivals ends an open workload; a closed one takes none: serq_ir.rules.arrivals_problem)
-    return isinstance(arrive, N.Closed) or (arrivals is None and program.run.arrivals is None)
+    # (a count of arrivals ends an open workload; a closed one takes none: the set-up refuses it)
+    return arrivals is None and program.run.arrivals is None
 
 
 def _no_bound(horizon, run_horizon) -> str | None:
