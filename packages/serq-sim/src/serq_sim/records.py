@@ -177,6 +177,8 @@ class Records:
                 cols[name] = np.frombuffer(buf, dtype=np.float64) if len(t) else np.zeros(0)
             key = cols["sent"] if "sent" in cols else cols["time"]
             keep = key >= self._warmup
+            if "sent" in cols and np.isnan(key).any():  # (a row sent at NaN: by its time, see kept())
+                keep |= np.isnan(key) & (cols["time"] >= self._warmup)
             if not keep.all():
                 # the rows kept are a run of rows (always by `time`, in record order; most often by `sent`):
                 # views of the table's buffers, not a copy of every column; else the rows picked
@@ -199,7 +201,14 @@ class Records:
         t = self._table
         key = t.values[t.columns.index("sent")] if "sent" in t.columns else t.times
         w = float(self._warmup)
-        return list(compress(range(len(key)), map(w.__le__, key)))  # the i with key[i] >= w
+        kept = list(compress(range(len(key)), map(w.__le__, key)))  # the i with key[i] >= w
+        if key is not t.times and len(kept) < len(key) and any(map(math.isnan, key)):
+            # a row whose `sent` is NaN (a program's `sent = 0 / z;`) is judged by its `time`, as a table without
+            # `sent` is: it was left out (NaN >= w is false), of --records and the request metrics alike, without
+            # a word, however early the warm-up ended (a third of a table's rows at warm-up 0)
+            times = t.times
+            kept = [i for i, k in enumerate(key) if k >= w or (k != k and times[i] >= w)]
+        return kept
 
     def column(self, name: str) -> list[float]:
         """One declared column (or ``time``) of the kept rows, as Python floats."""
