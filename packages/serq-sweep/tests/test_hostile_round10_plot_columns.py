@@ -34,5 +34,9 @@ def test_a_table_of_semicolons_is_said_to_be_no_sweeps(tmp_path):
     table.write_text(RUNS.replace(",", ";"))
     with pytest.raises(UserError) as e:
         curve_data(table, "lam", "y")
-    assert str(e.value) == ("error: --x lam: no column lam (no seed column, so not a table of serq sweep; its columns: "
-                            "point;lam;B;seed;status;message;key;y)")
+    # (said to be one column holding ';' since test_known_defects_round49_plot_separator: it was "--x lam: no column
+    # lam (no seed column, so not a table of serq sweep; its columns: point;lam;B;seed;status;message;key;y)")
+    assert str(e.value).splitlines()[0] == (
+        f"{table}:1:6: error: cannot read the table (the header is one column, point;lam;B;seed;status;message;key;y, "
+        "whose name holds ';': the fields seem separated by ';', not by commas; serq reads a table whose fields are "
+        "separated by commas, as serq writes one: write it with commas)")

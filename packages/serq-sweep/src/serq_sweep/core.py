@@ -1393,6 +1393,40 @@ def repeated_name(names: Sequence[Any]) -> tuple[int, int] | None:
     return None
 
 
+def other_separator(path: str, header: Sequence[str] | None) -> None:
+    """Refuse (a :class:`TableFault` at its first separator) a CSV table whose header is one column holding a
+    ``;`` or a tab: a table whose fields are separated by something other than a comma (a spreadsheet's
+    export in a locale whose decimal mark is a comma), read as one column. Every reader of a table or records
+    met it as something else: ``serq plot`` said it needs ``--x``, or that the table has no column of the name
+    asked for, its one column listed. No table serq writes has such a header (a column's name is a name of the
+    language, or a figure's path)."""
+    if not header or len(header) != 1:
+        return
+    name = header[0]
+    at = [i for i in (name.find(";"), name.find("\t")) if i >= 0]
+    if not at:
+        return
+    i = min(at)
+    said = "';'" if name[i] == ";" else "a tab"
+    shown = printable(clipped(name, 80))
+    raise TableFault(path, 1, i + 1, f"the header is one column, {shown}, whose name holds {said}: the fields seem "
+                     f"separated by {said}, not by commas; serq reads a table whose fields are separated by commas, "
+                     "as serq writes one: write it with commas")
+
+
+def header_separator(path: str) -> None:
+    """:func:`other_separator` of the CSV file ``path``'s header, read alone (serq plot's check before it
+    asks for a flag a table without commas would be no help with: ``needs --x NAME and --y FIGURE``); a file it
+    cannot read so is left to the reader that reads it."""
+    try:
+        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
+                                             encoding="utf-8-sig") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, ValueError, csv.Error):
+        return
+    other_separator(path, header)
+
+
 def unmarked_utf16(path: str, header: Sequence[str] | None) -> None:
     """Refuse (a :class:`TableFault` at 1:1) a CSV table whose ``header`` begins as UTF-16 text without a
     byte-order mark does (:func:`serq.files.utf16_note`), read as UTF-8 (a NUL beside each letter): such a
@@ -1497,6 +1531,7 @@ def _csv_chunks(path: str) -> Iterator[tuple[list[str], list[list[str]], list[tu
         except UnicodeDecodeError:
             raise not_utf8_fault(path) from None
         unmarked_utf16(path, header)
+        other_separator(path, header)
         repeated_column(path, header, reader.line_num)
         records = csv_rows(path, reader)
         while True:

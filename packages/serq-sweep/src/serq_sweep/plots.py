@@ -1500,6 +1500,13 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             if isinstance(src, str) and os.path.isdir(src):  # (it asked a dump folder for a table's flags)
                 raise UsageError(f"serq plot {shown_path(src)}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
                                  "--gauge NAME; a sweep's table takes --x NAME and --y FIGURE")
+            if isinstance(src, str) and src.lower().endswith(".csv"):  # (a table without commas: said so first)
+                from .core import TableFault, header_separator
+
+                try:
+                    header_separator(src)
+                except TableFault as e:
+                    raise UserError(e.message("cannot read the table")) from None
             if y is None:
                 if x is not None:  # (--x given: the figure is what is missing)
                     raise UsageError(f"serq plot TABLE --x {clipped(x)} needs --y FIGURE: the figure to draw against "
