@@ -60,6 +60,12 @@ def test_every_program_is_in_fmt_form():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def member(doc: dict, kind: str, name: str, j: int) -> dict:
+    """Member j of the stage or pool family ``name`` in the JSON report ``doc`` (kind "stages" or "pools")."""
+    (s,) = [s for s in doc[kind] if s["name"] == name and s["index"] == j]
+    return s
+
+
 def _vllm_engine(reqs, budget, step, slots=256):
     """vLLM v1's scheduler written out for requests that never preempt and share nothing (ample KV, match 0):
     at each iteration's start the running requests, in admission order, take a decode token or their
@@ -253,3 +259,192 @@ def test_closed_loop_concurrency_ceiling():
     assert tput[1] < tput[8] < tput[64] and e2el[1] < e2el[8] < e2el[64] and tpot[1] < tpot[8] < tpot[64]
     # the throughput per client falls: 8 clients get less than 8 times one's, 64 less than 8 times 8's
     assert tput[8] < 8 * tput[1] and tput[64] < 8 * tput[8]
+
+
+# replica_metrics.sq
+
+def test_replica_metrics_by_engine_against_the_records(tmp_path):
+    """serq metrics --by engine: each replica's row recomputed from the records, the replicas' rates adding
+    up to the run's, and the `all` row under --duration the report's requests table, figure for figure."""
+    sq = HERE / "replica_metrics.sq"
+    serq("run", sq, "--horizon", 300, "--warmup", 50, "--records", tmp_path / "r.csv", "--json", "-o",
+         tmp_path / "r.json", "--no-progress")
+    out = json.loads(serq("metrics", tmp_path / "r.csv", "--by", "engine", "--duration", 250, "--json").stdout)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    recs = read_csv(tmp_path / "r.csv")
+    rows = {r["group"].get("engine", "all"): r["requests"] for r in out["rows"]}
+    assert set(rows) == {0, 1, 2, 3, "all"}
+    whole = dict(rows["all"])
+    assert whole.pop("table") == str(tmp_path / "r.csv")
+    want = dict(doc["requests"])
+    assert want.pop("table") == "request" and want.pop("itl") is not None and whole.pop("itl") is None
+    assert {k: whole[k] for k in want} == want
+    ttft = recs["first_token"] - recs["sent"]
+    for j in range(4):
+        mine = recs["engine"] == j
+        r = rows[j]
+        assert r["completed"] == mine.sum() > 0
+        assert r["request_throughput"] == pytest.approx(mine.sum() / 250)
+        assert r["ttft"]["mean"] == pytest.approx(ttft[mine].mean())
+        assert r["ttft"]["p99"] == pytest.approx(np.percentile(ttft[mine], 99))
+        assert r["prefix_cache_hit_rate"] == pytest.approx(recs["cached"][mine].sum() / recs["prompt"][mine].sum())
+        k = mine & (recs["output"] > 1)
+        tpot = (recs["last_token"] - recs["first_token"])[k] / (recs["output"][k] - 1)
+        assert r["tpot"]["mean"] == pytest.approx(tpot.mean())
+        # the stage table counts every request the engine finished in the window, those sent before it too
+        e = member(doc, "stages", "engine", j)
+        assert e["requests"] >= r["completed"]
+    assert sum(rows[j]["request_throughput"] for j in range(4)) == pytest.approx(rows["all"]["request_throughput"])
+
+
+def test_replica_tokens_are_their_requests(monkeypatch):
+    """A run that drains without warm-up: each replica computes its requests' prompts less their hits and
+    their outputs but the last token, as nothing is preempted."""
+    doc, recs = run("replica_metrics.sq", monkeypatch, arrivals=40, horizon=math.inf, warmup=0)
+    for j in range(4):
+        mine = recs["engine"] == j
+        e = member(doc, "stages", "engine", j)
+        assert member(doc, "pools", "kv", j)["preemptions"] == 0
+        want = (recs["prompt"] - recs["cached"] + recs["output"] - 1)[mine].sum()
+        assert e["tokens"] * e["iterations"] == pytest.approx(want)
+    # a hit is whole blocks and never the whole prompt
+    assert (recs["cached"] % 16 == 0).all() and (recs["cached"] <= recs["prompt"] - 1).all()
+
+
+def test_replica_one_engine_is_the_same_whatever_the_routing(monkeypatch):
+    a = run("replica_metrics.sq", monkeypatch, sets={"N": 1, "sticky": 0}, horizon=150, warmup=0)
+    b = run("replica_metrics.sq", monkeypatch, sets={"N": 1, "sticky": 1}, horizon=150, warmup=0)
+    for k in a[1]:
+        assert np.array_equal(a[1][k], b[1][k]), k
+
+
+def test_replica_sticky_routing_finds_the_history(monkeypatch):
+    """Random routing finds a follow-up's history on its replica one time in four; sticky every time (the
+    cache holds every conversation): the follow-ups' hit rate, and each one's hit against its history."""
+    rnd, rr = run("replica_metrics.sq", monkeypatch, sets={"sticky": 0}, horizon=200, warmup=0)
+    stk, rs = run("replica_metrics.sq", monkeypatch, sets={"sticky": 1}, horizon=200, warmup=0)
+    assert stk["requests"]["prefix_cache_hit_rate"] > rnd["requests"]["prefix_cache_hit_rate"] + 0.3
+    # sticky: every follow-up (turn > 1) hits; under random routing a good share find nothing
+    follow = rs["turn"] > 1
+    assert (rs["cached"][follow] > 0).all()
+    assert (rr["cached"][rr["turn"] > 1] == 0).mean() > 0.4
+
+
+# rate_knee.sq
+
+def test_knee_every_request_served_below_the_knee(monkeypatch):
+    """Below the knee the engine computes each request's prompt and outputs but the last, once (no hit, no
+    preemption), and the random dataset's lengths are uniform on [512, 1536] and [128, 384]."""
+    doc, recs = run("rate_knee.sq", monkeypatch, sets={"Lambda": 3}, arrivals=120, horizon=math.inf, warmup=0)
+    e = stage(doc, "engine")
+    assert len(recs["prompt"]) == 120 and pool(doc, "kv")["preemptions"] == 0 and recs["cached"].sum() == 0
+    assert e["tokens"] * e["iterations"] == pytest.approx((recs["prompt"] + recs["output"] - 1).sum())
+    assert recs["prompt"].min() >= 512 and recs["prompt"].max() <= 1536
+    assert recs["output"].min() >= 128 and recs["output"].max() <= 384
+    # a drained run: the engine's and the requests' req/s are both every request over the run's length
+    assert e["request_throughput"] == pytest.approx(120 / doc["end"])
+    assert doc["requests"]["request_throughput"] == pytest.approx(120 / doc["end"])
+
+
+def test_knee_which_throughput_flattens(monkeypatch):
+    """Past the knee the engine's req/s is its capacity and the requests table's falls below it: the backlog
+    the warm-up left is served in the window and counted by the engine alone (docs/vllm.md, "Past the
+    knee"). Below the knee both follow the rate."""
+    lo, _ = run("rate_knee.sq", monkeypatch, sets={"Lambda": 3}, horizon=200, warmup=20)
+    hi, _ = run("rate_knee.sq", monkeypatch, sets={"Lambda": 12}, horizon=120, warmup=20)
+    e_lo, e_hi = stage(lo, "engine"), stage(hi, "engine")
+    assert e_lo["request_throughput"] == pytest.approx(3, rel=0.15)
+    assert lo["requests"]["request_throughput"] == pytest.approx(e_lo["request_throughput"], rel=0.05)
+    assert 6.5 < e_hi["request_throughput"] < 7.5
+    assert hi["requests"]["request_throughput"] < e_hi["request_throughput"] - 0.4
+    assert any("not steady" in w for w in hi["notes"]) and not any("not steady" in w for w in lo["notes"])
+
+
+def test_knee_latency_rises_with_the_rate():
+    table = serq_sweep.sweep(str(HERE / "rate_knee.sq"), sets={"Lambda": [2, 5, 8]}, seeds="1..2", horizon=100,
+                             warmup=10, workers=0, progress=False)
+    for _seed, rows in table.groupby("seed"):
+        t = rows.set_index("Lambda")
+        p99, tpot, x = t["requests.ttft.p99"], t["requests.tpot.mean"], t["stages.engine.request_throughput"]
+        assert p99[2] < p99[5] < 1 < 5 < p99[8]
+        assert tpot[2] < tpot[5] < tpot[8]
+        assert x[2] == pytest.approx(2, rel=0.3) and x[8] < 7.5
+
+
+# chat_batch.sq
+
+def _joined(tmp_path, name, *sets):
+    """serq run chat_batch.sq's records, the request table joined to the kind table on (session, turn), written
+    as NAME.csv (docs/sweep.md, "A column of the program's own"); the run's JSON report beside them."""
+    base = tmp_path / name
+    serq("run", HERE / "chat_batch.sq", *sets, "--horizon", 200, "--warmup", 20, "--records", f"{base}.csv",
+         "--slo", "ttft=0.5,tpot=0.05", "--json", "-o", f"{base}.json", "--no-progress")
+    req, kind = read_csv(f"{base}.request.csv"), read_csv(f"{base}.kind.csv")
+    at = {(s, t): b for s, t, b in zip(kind["session"], kind["turn"], kind["batch"])}
+    assert len(at) == len(kind["session"])  # one kind row a request
+    req["batch"] = np.array([at[(s, t)] for s, t in zip(req["session"], req["turn"])])
+    cols = list(req)
+    with open(f"{base}.joined.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        w.writerows(zip(*(req[c] for c in cols)))
+    return req, json.loads(Path(f"{base}.json").read_text())
+
+
+def _meets(recs, ttft=math.inf, tpot=math.inf, e2el=math.inf):
+    """Whether each request meets every objective given: TTFT, TPOT (over more than one output token) and E2E."""
+    dec = recs["last_token"] - recs["first_token"]
+    tp = np.divide(dec, recs["output"] - 1, out=np.zeros_like(dec), where=recs["output"] > 1)
+    return ((recs["first_token"] - recs["sent"] <= ttft) & (tp <= tpot)
+            & (recs["last_token"] - recs["sent"] <= e2el))
+
+
+def test_chat_batch_attainment_by_kind(tmp_path):
+    recs, doc = _joined(tmp_path, "p1")
+    joined = tmp_path / "p1.joined.csv"
+    out = json.loads(serq("metrics", joined, "--by", "batch", "--duration", 180, "--slo", "ttft=0.5,tpot=0.05",
+                          "--json").stdout)
+    rows = {r["group"].get("batch", "all"): r["requests"] for r in out["rows"]}
+    good = _meets(recs, ttft=0.5, tpot=0.05)
+    for b in (0, 1):
+        mine = recs["batch"] == b
+        assert rows[b]["completed"] == mine.sum() > 0
+        assert rows[b]["good"] == good[mine].sum()
+        assert rows[b]["attainment"] == pytest.approx(good[mine].mean())
+    assert rows[0]["completed"] + rows[1]["completed"] == doc["requests"]["completed"]
+    # the whole row is the run's own --slo figures
+    for k in ("good", "goodput", "attainment"):
+        assert rows["all"][k] == pytest.approx(doc["requests"][k])
+    # the batch's own objective, a run of its own with --where
+    out = json.loads(serq("metrics", joined, "--where", "batch=1", "--duration", 180, "--slo", "e2el=60",
+                          "--json").stdout)
+    (row,) = out["rows"]
+    assert row["requests"]["attainment"] == pytest.approx(_meets(recs, e2el=60)[recs["batch"] == 1].mean())
+
+
+def test_chat_batch_priority_helps_the_chat(tmp_path):
+    """Both policies see the same requests (common random numbers); priority raises the chat's attainment and
+    lowers its TTFT p99, and the batch pays for it."""
+    r1, _ = _joined(tmp_path, "p1")
+    r0, _ = _joined(tmp_path, "p0", "--set", "policy=0")
+    a = {(s, b, p, o) for s, b, p, o in zip(r1["session"], r1["batch"], r1["prompt"], r1["output"])}
+    b = {(s, b, p, o) for s, b, p, o in zip(r0["session"], r0["batch"], r0["prompt"], r0["output"])}
+    common = a & b
+    assert len(common) > 0.9 * min(len(a), len(b))
+    sent1 = dict(zip(r1["session"], r1["sent"]))
+    assert all(sent1[s] == t for s, t in zip(r0["session"], r0["sent"]) if s in sent1)
+    chat1, chat0 = r1["batch"] == 0, r0["batch"] == 0
+    assert _meets(r1, 0.5, 0.05)[chat1].mean() > _meets(r0, 0.5, 0.05)[chat0].mean() + 0.1
+    t1, t0 = (r["first_token"] - r["sent"] for r in (r1, r0))
+    assert np.percentile(t1[chat1], 99) < np.percentile(t0[chat0], 99)
+    assert np.mean(t1[~chat1]) > np.mean(t0[~chat0])
+
+
+def test_chat_batch_both_tiers_and_tables(monkeypatch):
+    """Both tiers give the same two tables; every request row has its kind row (the kind table also holds the
+    requests sent before the warm-up's end, recorded after it)."""
+    _doc, recs = run("chat_batch.sq", monkeypatch, horizon=100, warmup=10)
+    req, kind = recs["request"], recs["kind"]
+    keys = set(zip(kind["session"], kind["turn"]))
+    assert set(zip(req["session"], req["turn"])) <= keys and len(kind["session"]) > len(req["session"])
+    assert (req["sent"] >= 10).all()
