@@ -533,3 +533,64 @@ run { horizon 1; }
         r = both_tiers(path, monkeypatch, sets=sets)
         got = tuple(float(r.observes[n].values[0]) for n in ("a", "b", "c", "e", "kk", "w"))
         assert got == want, sets
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A run of no horizon drains when what is left are the timers of leases that ended before their time
+# ---------------------------------------------------------------------------------------------------------
+
+LEASES = [
+    # §3: a lease keeps the allocation "until the session's release m, t seconds, or the session's end";
+    # docs/simulator.md: a run of `horizon inf` ends when it drains. s0 holds q on [0,1] and leases it for
+    # 5 s, but ends at 1, which ends the lease (1 cached from 1); s1 the same, then `release q;` at 2 ends
+    # its lease (1 cached from 2) and it ends at 3. Nothing happens after 3: end 3 (it was 6, the time of
+    # the dead timers, every figure over 6 s). used 1 on [0,1] and [0,2]: 3 / 3; cached [1,3] and [2,3]:
+    # 3 / 3; live [0,1], [0,3]: 4 / 3; d's four runs of 1.
+    ("horizon_inf_ends_at_the_drain_not_at_dead_lease_timers", """
+pool q { cap 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold q (1) { run d (1); } cache (1) lease q (5);
+  branch (serial == 1) { run d (1); release q; run d (1); }
+  observe x = now;
+}
+run { horizon inf; }
+""", {"x": [(0, 1.0, 1.0), (1, 3.0, 3.0)]},
+     {"end": 3.0, "mean_live": 4 / 3, ("q", None): {"used": 1.0, "cached": 1.0, "admissions": 2},
+      ("d", None): {"present": 4 / 3, "utilisation": 1.0, "completions": 4}}),
+    # a lease whose time comes while its session lives still ends the run when it is due: s0 leases q for
+    # 2 s from 1 and runs d until 5; the lease ends at 3 (cached from 3), the run at 5. used 1 on [0,3]:
+    # 3 / 5; cached [3,5]: 2 / 5.
+    ("horizon_inf_a_lease_that_runs_its_time", """
+pool q { cap 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold q (1) { run d (1); } cache (1) lease q (2);
+  run d (4);
+  observe x = now;
+}
+run { horizon inf; }
+""", {"x": [(0, 5.0, 5.0)]}, {"end": 5.0, ("q", None): {"used": 0.6, "cached": 0.4}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LEASES], ids=[c[0] for c in LEASES])
+def test_leases_and_the_drain_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_a_finite_horizon_past_a_dead_lease_timer_notes_the_drain(monkeypatch):
+    """The same drain under `horizon 3` with a lease of 5 s ended at 1 by the session's end: the run drained at
+    1 (nothing left but the dead timer at 6), and the report's note says so; the timer had counted as an event
+    left, and there was no note."""
+    r, _ = check_by_hand(monkeypatch, """
+pool q { cap 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold q (1) { run d (1); } cache (1) lease q (5); }
+run { horizon 3; }
+""", {}, {"end": 3.0})
+    notes = report_json(r)["notes"]
+    assert any("every session ended by t=1 and none was left to arrive" in n for n in notes), notes

@@ -560,7 +560,7 @@ class Simulation:
     __slots__ = (
         "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter", "b_live",
         "admit_budget", "admitted", "any_pools", "end_memo", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
-        "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
+        "compiler", "cur", "dead_timers", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
         "max_wall", "mem_guard", "nan_keys", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
@@ -697,6 +697,10 @@ class Simulation:
         self.nan_keys: dict = {}
         #: whether events were left when the run ended (none left: every live session waits for ever)
         self.heap_left = True
+        #: the lease timers in ``heap`` whose lease ended before its time (a release, a transfer, the session's
+        #: end): events that will do nothing, so a run whose heap holds only those has drained
+        #: (pools.release.end_lease, lease_end)
+        self.dead_timers = 0
         #: why the run stopped early (``None``: it did not), and the report's note saying so
         self.partial: str | None = None
         self.partial_note = ""
@@ -1242,6 +1246,9 @@ class Simulation:
         # without a horizon the run ends before an event at inf as it ends before one past a horizon: such an
         # event never happens (a job of infinite work never ends; a clock past the largest double)
         horizon = self.horizon if self.horizon != INF else MAX_TIME
+        # without a horizon the run ends when it drains: the timers of leases ended before their time, all that
+        # may be left then, are no events to wait for (their time would be the run's end)
+        forever = self.horizon == INF
         limit = self.arr_limit
         check = self.check
         next_tick = self.tick(self.events)
@@ -1253,7 +1260,7 @@ class Simulation:
         events = self.events
         try:
             while heap:
-                if heap[0][0] > horizon:
+                if heap[0][0] > horizon or forever and len(heap) == self.dead_timers:
                     break
                 t, _, cb, arg = pop(heap)
                 self.now = t
@@ -1278,7 +1285,8 @@ class Simulation:
         finally:
             self.events = events + self.virtual_events
             # an event at inf never happens, under a horizon or without one: the heap's least is its first
-            self.heap_left = bool(heap) and heap[0][0] != INF
+            # (nor is the timer of a lease that ended before its time)
+            self.heap_left = len(heap) > self.dead_timers and heap[0][0] != INF
         self.end_at_horizon()
 
     def setting_error(self, names: tuple[str, ...], t: float | None, message: str) -> SimError:

@@ -626,13 +626,15 @@ class Slot:
 
 
 class Lease:
-    __slots__ = ("slot", "cache", "alive", "grown", "span")
+    __slots__ = ("slot", "cache", "alive", "grown", "span", "timer")
 
     def __init__(self, slot, cache, grown, span):
         self.slot = slot
         self.cache = cache
         self.alive = True
         self.grown = grown
+        #: whether its time's event is in the simulation's heap, not yet come (a finite ``lease P (t)``)
+        self.timer = False
         #: where the cache clause of the hold that leased is written (a NaN cache length at the lease's end
         #: is reported there)
         self.span = span

@@ -112,6 +112,7 @@ def end_hold(sim, s) -> None:
                     s.lapsed.remove(slot.pool)
                 if t == t and t != INF:
                     sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
+                    lease.timer = True
                 continue
             release_slot(sim, s, slot, cv, grown)
             if s.preempt_pos:
@@ -125,6 +126,8 @@ def end_lease(sim, lease: Lease) -> None:
     if not lease.alive:
         return
     lease.alive = False
+    if lease.timer:  # ended before its time: its event is left in the heap, and will do nothing
+        sim.dead_timers += 1
     s = lease.slot.owner
     s.leases.remove(lease)
     cv = None
@@ -136,6 +139,9 @@ def end_lease(sim, lease: Lease) -> None:
 def lease_end(sim, lease: Lease) -> None:
     """A lease's time is up (``lease P (t)``): it ends, and its session remembers that its lease of P
     lapsed (``Session.lapsed``), for a transfer from P that comes after (:func:`transfer_release`)."""
+    if lease.timer and not lease.alive:  # the lease ended before: this was one of the dead timers
+        sim.dead_timers -= 1
+    lease.timer = False
     if lease.alive:
         s = lease.slot.owner
         end_lease(sim, lease)  # an event: the settle after it retries the growers and admissions
