@@ -20,7 +20,7 @@ import pytest
 import serq_frontend
 import serq_sim
 import serq_sweep
-from peers import pool, run_both, stage
+from peers import covers, pool, run_both, stage
 from serq_report.json import encode_json
 
 HERE = Path(__file__).parent / "peer_programs39"
@@ -448,3 +448,97 @@ def test_chat_batch_both_tiers_and_tables(monkeypatch):
     keys = set(zip(kind["session"], kind["turn"]))
     assert set(zip(req["session"], req["turn"])) <= keys and len(kind["session"]) > len(req["session"])
     assert (req["sent"] >= 10).all()
+
+
+# block_share.sq
+
+_TURNS = {"msg_len": "100", "out_len": "20", "again": "turn_no < 4"}
+
+
+@pytest.mark.parametrize("bs, s_pin, prompts, hits", [
+    # the remainder 1 016 - S_pin opens each conversation; turn k's own prompt is that + 100 k + 20 (k - 1),
+    # its hit the previous turn's prompt and answer in whole blocks, never the last token
+    (16, 1008, [108, 228, 348, 468], [0, 112, 240, 352]),
+    (32, 992, [124, 244, 364, 484], [0, 128, 256, 352]),
+])
+def test_block_share_turns_by_hand(monkeypatch, bs, s_pin, prompts, hits):
+    doc, recs = run("block_share.sq", monkeypatch, sets={"bs": bs, "S": 1016}, defs=_TURNS, arrivals=1,
+                    horizon=math.inf, warmup=0)
+    order = np.argsort(recs["turn"])
+    assert recs["prompt"][order].tolist() == prompts and recs["cached"][order].tolist() == hits
+    assert doc["requests"]["prefix_cache_hit_rate"] == pytest.approx(sum(hits) / sum(prompts))
+    whole = (4 * s_pin + sum(hits)) / (4 * s_pin + sum(prompts))
+    assert whole == pytest.approx({16: 4736 / 5184, 32: 4704 / 5184}[bs])
+    # the pinned blocks are out of the pool's cap: the same 128 160 tokens of GPU either way
+    assert pool(doc, "kv")["over_cap"] == 0
+
+
+@pytest.mark.parametrize("bs", [16, 32])
+def test_block_share_every_follow_up_finds_its_history(monkeypatch, bs):
+    """With a cache that evicts only ended conversations (LRU: a live one was used within a think time),
+    every follow-up's hit is its previous turn's prompt and answer in whole blocks of bs, never the last
+    token (the records' previous row of the same conversation)."""
+    doc, recs = run("block_share.sq", monkeypatch, sets={"bs": bs}, horizon=250, warmup=0)
+    assert pool(doc, "kv")["evicted_entries"] > 0 and pool(doc, "kv")["preemptions"] == 0
+    prev = {(s, t): (p, o) for s, t, p, o in zip(recs["session"], recs["turn"], recs["prompt"], recs["output"])}
+    n = 0
+    for s, t, c in zip(recs["session"], recs["turn"], recs["cached"]):
+        if t == 1:
+            assert c == 0
+        elif (s, t - 1) in prev:
+            p, o = prev[(s, t - 1)]
+            assert c == (p + o - 1) // bs * bs
+            n += 1
+    assert n > 50
+
+
+# autoscale.sq
+
+def _batch_ci(x, k=20):
+    """Mean and 95 % CI half-width of x by k batch means."""
+    b = np.array([c.mean() for c in np.array_split(x, k)])
+    return {"mean": x.mean(), "ci": 2.093 * b.std(ddof=1) / math.sqrt(k)}
+
+
+def _cv2(g):
+    return g.var() / g.mean() ** 2
+
+
+@pytest.mark.parametrize("cv2", [1, 4])
+def test_autoscale_arrivals_law(monkeypatch, cv2):
+    """The gaps between sends: mean 1 / Lambda and squared coefficient of variation cv2 (one-token requests on
+    a fast clock, so that the run is the arrivals). The cv2's CI is the jackknife's over 20 blocks (a
+    ratio's estimate from blocks of a few hundred gaps is biased low for a hyperexponential)."""
+    n, k = 16000, 20
+    _doc, recs = run("autoscale.sq", monkeypatch, sets={"cv2": cv2, "N": 1},
+                     defs={"step_cost": "0.0001", "prompt_len": "1", "output_len": "1"}, arrivals=n,
+                     horizon=math.inf, warmup=0)
+    gaps = np.diff(np.concatenate([[0.0], np.sort(recs["sent"])]))
+    assert len(gaps) == n
+    covers(_batch_ci(gaps, k), 1 / 12, 0.06)
+    blocks = np.array_split(gaps, k)
+    loo = np.array([_cv2(np.concatenate(blocks[:i] + blocks[i + 1:])) for i in range(k)])
+    est = k * _cv2(gaps) - (k - 1) * loo.mean()
+    ci = 2.093 * math.sqrt((k - 1) / k * ((loo - loo.mean()) ** 2).sum())
+    covers({"mean": est, "ci": ci}, cv2, 0.3)
+
+
+def test_autoscale_find_is_the_grid():
+    """--find's fewest replicas for the TTFT p99 is the grid's, and the p99 falls as replicas are added (common
+    random numbers: every N sees the same requests)."""
+    kw = dict(sets={"cv2": [4]}, seeds="1..2", horizon=100, warmup=10, workers=0, progress=False)
+    table = serq_sweep.sweep(str(HERE / "autoscale.sq"), **dict(kw, sets={"cv2": [4], "N": [1, 2, 3, 4]}))
+    p99 = table.groupby("N")["requests.ttft.p99"].mean()
+    assert p99[1] > p99[2] > p99[3] >= p99[4]
+    for _seed, rows in table.groupby("seed"):
+        t = rows.set_index("N")["requests.ttft.p99"]
+        assert t[1] > t[2] > t[3]
+    bound = 0.45
+    want = min(n for n in p99.index if p99[n] <= bound)
+    _cols, rows = serq_sweep.find(str(HERE / "autoscale.sq"), f"requests.ttft.p99 <= {bound}", ("N", "1:4:1"),
+                                  **kw)
+    (row,) = rows
+    assert row["outcome"] == "found_smallest" and row["N"] == want and 2 <= want <= 4
+    # the replicas that keep up serve the whole rate
+    x = table[table["N"] == want]["requests.request_throughput"].mean()
+    assert x == pytest.approx(12, rel=0.15)
