@@ -261,6 +261,52 @@ run { horizon 20; }
 ]
 
 
+POOLS += [
+    # reserve held and a lease: "Reservations end with the hold's scope …; leases retain none". s0 holds 1
+    # reserving 3 (u0 = 2) and leases kv for 5 s; s1 at 0.5 wants 2: 1 + 2 + 2 > 4, it waits until s0's
+    # scope ends at 1 (the lease keeps 1, the reservation goes: free 4 - 1 = 3) and is admitted then. s1's
+    # free at 2: 4 - 1 - 2. Leases end at 6 and 7 (their time), caching 1 each. used 1 on [0,6], 2 on
+    # [1,7]: 18 / 20; cached [6,20] and [7,20]: 27 / 20; holders count a leased allocation: 12 / 20; the
+    # gauge free: 1 on [0,7] less [6,7] at 2, then 4 on [7,20]: (1 + 5 + 2 + 52) / 20, least 1, most 4.
+    ("reserve_held_a_lease_retains_no_reservation", """
+pool kv { cap 4; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial / 2);
+  hold kv (serial == 0 ? 1 : 2) reserve (serial == 0 ? 3 : 0) { observe a = now; run d (1); } cache (1) lease kv (5);
+  observe f = free(kv);
+  run d (10);
+}
+gauge fr = free(kv);
+run { horizon 20; }
+""", {"a": [(0, 0.0, 0.0), (1, 1.0, 1.0)], "f": [(0, 1.0, 3.0), (1, 2.0, 1.0)]},
+     {("kv", None): {"used": 0.9, "cached": 1.35, "holders": 0.6, "queue": 0.025, "wait": 0.25},
+      ("gauge", "fr"): {"mean": 3.0, "min": 1.0, "max": 4.0}}),
+    # §3: "Cache entries are per session" (§9): s1 finds none of s0's prefix (cached 0 under reuse (inf)).
+    # "the session consumes at most ρ units of its own cached prefix …; the rest of that entry stays in the
+    # cache as a dead entry": the second hold, reuse (2), consumes 2 of the 4 (cached 2), and cachedin
+    # reads 0 in its body (the dead 2 are no one's prefix), 6 after it. cached: s0 2 dead on [1,2], 2 + 6
+    # on [2,10]; s1 2 on [3,4], 8 on [4,10]: (2 + 64 + 2 + 48) / 10; used 4 + 6 + 4 + 6 over 1 s each.
+    ("prefixes_are_per_session_and_a_reuse_bound_leaves_a_dead_remainder", """
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold kv (4) reuse (inf) { observe c1 = cached; run d (1); } cache (4);
+  observe k1 = cachedin(kv);
+  hold kv (6) reuse (2) { observe c2 = cached; observe k2 = cachedin(kv); run d (1); } cache (6);
+  observe k3 = cachedin(kv);
+}
+run { horizon 10; }
+""", {"c1": [(0, 0.0, 0.0), (1, 2.0, 0.0)], "k1": [(0, 1.0, 4.0), (1, 3.0, 4.0)],
+      "c2": [(0, 1.0, 2.0), (1, 3.0, 2.0)], "k2": [(0, 1.0, 0.0), (1, 3.0, 0.0)],
+      "k3": [(0, 2.0, 6.0), (1, 4.0, 6.0)]},
+     {("kv", None): {"used": 2.0, "cached": 11.6, "admissions": 4, "evicted_entries": 0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
