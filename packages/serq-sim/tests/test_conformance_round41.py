@@ -307,6 +307,34 @@ run { horizon 10; }
 ]
 
 
+POOLS += [
+    # one hold over pools of blocks 2 and 4: a takes 5 → 6, b 5 → 8; cache (7) leaves min(7, 6) = 6 on a
+    # (whole blocks of 2) and min(7, 8) = 7 → 4 on b. The next hold, a (1), b (1) cache (1), consumes at
+    # most its allocation on each (docs/language.md): 2 of a's 6 (4 stay, dead) and b's 4 (its allocation
+    # is a block of 4); `cached` is the most consumed on one pool, 4. `release a;` gives a back, caching
+    # min(1, 2) = 1 → 0 whole blocks; so does b at the end. a used 6 on [0,1]: 6 / 5 (its second
+    # allocation is given back at once); cached 4 dead on [1,5]: 16 / 5; b used 8 + 4: 12 / 5, no cache.
+    ("two_pools_of_two_blocks_and_a_release_inside", """
+pool a { cap 10; block 2; }
+pool b { cap 10; block 4; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold a (5), b (5) { observe ua = used(a); observe ub = used(b); run d (1); } cache (7);
+  observe ca = cachedin(a);
+  observe cb = cachedin(b);
+  hold a (1), b (1) { observe c = cached; release a; observe ca2 = cachedin(a); observe ua2 = used(a); run d (1); } cache (1);
+  observe ca3 = cachedin(a);
+  observe cb3 = cachedin(b);
+}
+run { horizon 5; }
+""", {"ua": [(0, 0.0, 6.0)], "ub": [(0, 0.0, 8.0)], "ca": [(0, 1.0, 6.0)], "cb": [(0, 1.0, 4.0)],
+      "c": [(0, 1.0, 4.0)], "ca2": [(0, 1.0, 0.0)], "ua2": [(0, 1.0, 0.0)], "ca3": [(0, 2.0, 0.0)],
+      "cb3": [(0, 2.0, 0.0)]},
+     {("a", None): {"used": 1.2, "cached": 3.2, "admissions": 2}, ("b", None): {"used": 2.4, "cached": 0.0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
@@ -440,6 +468,45 @@ SESSIONS = [
      {"arrivals": 2, "ended": 1, "turns": 4,
       ("kv", None): {"used": 8.5, "cached": 29.5, "admissions": 4},
       "requests": {"completed": 3, "duration": 10.0, "total_input_tokens": 60.0, "prefix_cache_hit_rate": 0.5}}),
+]
+
+
+SESSIONS += [
+    # the two sides (§3): the workload's session turns, requests and thinks; the server holds one slot
+    # around a run of o = 1 + serial. init observes at arrival, turn at every turn (turn_no 1, then 2).
+    # s0: [0,1] (r 1, K 0 at the request: it is set after), thinks [1,2], asks at 2 and waits for s1's
+    # slot ([1,3]) until 3: [3,4], r 2, K 3 = 2 + 1. s1: waits [0,1], runs [1,3] (r 3), thinks [3,4], runs
+    # [4,6] (r 2, K 4 = 2 + 2). Slot busy [0,6]: 6 / 20; queue s1 [0,1], s0 [2,3]; waits 0, 1, 1, 0.
+    ("two_sides_turns_requests_and_think", """
+pool slots { cap 1; }
+stage svc : fifo;
+stage user : delay;
+workload {
+  arrive batch(2);
+  hidden o;
+  init { set K = 0; observe i0 = serial; }
+  turn { set n = 2; set o = 1 + serial; observe tv = turn_no; }
+  session {
+    turn;
+    loop {
+      request;
+      set K = K + n + o;
+      branch (turn_no < 2) { run user (1); turn; } else { end; }
+    }
+  }
+}
+server {
+  set t0 = now;
+  hold slots (1) { run svc (o); }
+  observe r = now - t0;
+  observe k = K;
+}
+run { horizon 20; }
+""", {"i0": [(0, 0.0, 0.0), (1, 0.0, 1.0)], "tv": [(0, 0.0, 1.0), (1, 0.0, 1.0), (0, 2.0, 2.0), (1, 4.0, 2.0)],
+      "r": [(0, 1.0, 1.0), (1, 3.0, 3.0), (0, 4.0, 2.0), (1, 6.0, 2.0)],
+      "k": [(0, 1.0, 0.0), (1, 3.0, 0.0), (0, 4.0, 3.0), (1, 6.0, 4.0)]},
+     {"turns": 4, "ended": 2, ("slots", None): {"used": 0.3, "queue": 0.1, "wait": 0.5, "admissions": 4},
+      ("user", None): {"completions": 2, "present": 0.1}}),
 ]
 
 
