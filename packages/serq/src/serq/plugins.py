@@ -1202,7 +1202,10 @@ def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, r
             # a third party's format that print()s its report writes it where serQ writes the report: what
             # it prints is its text, in order with what it writes to ``out`` (printed straight to standard
             # output, it missed -o FILE, and a format failing half-way had printed half of it)
-            with contextlib.redirect_stdout(out):
+            from .signals import undeferred
+
+            # (its code may never return: Ctrl-C and SIGTERM stop it, where the report's writing defers them)
+            with contextlib.redirect_stdout(out), undeferred():
                 returned = reporter(report, out)
     text = out.kept if out.closed and out.kept is not None else out.getvalue()
     if returned is not None and not text:

@@ -285,6 +285,21 @@ def exit_status() -> int | None:
 
 
 @contextlib.contextmanager
+def undeferred():
+    """Inside :func:`deferred`, a third party's code that may never return (a report format's, which renders the
+    report to memory before anything is written): a signal raises there as it does outside, and the command
+    stops with the plugin named (``serq: interrupted in …``), nothing written. Deferred, a format that looped
+    for ever kept SIGINT and SIGTERM recorded only, and the command ran until it was killed (SIGKILL)."""
+    global _defer
+    held = _defer
+    _defer = 0
+    try:
+        yield
+    finally:
+        _defer = held
+
+
+@contextlib.contextmanager
 def deferred():
     """A first signal inside is recorded (see :func:`received`), not raised; a pending one whose exception
     was dropped is not delivered again inside."""
