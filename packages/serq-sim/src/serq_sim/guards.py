@@ -828,7 +828,11 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
         return policy
 
     def checked_share(flows, caps):
-        rates = policy(flows, caps)  # (an exception here is named at the `share`: _subject)
+        # the policy is given copies: its rates are checked against the flows and capacities of the engine's
+        # call (a policy that set caps[k] = 100 and returned rates of 50 on a ps(1) passed the check it had
+        # changed, and served the stage at 50 times its capacity, without a word; one that popped a flow
+        # returned a rate short that the check, of len(flows), let pass)
+        rates = policy([list(f) for f in flows], list(caps))  # (an exception here is named at the `share`: _subject)
         if getattr(rates, "ndim", None) == 1 and callable(getattr(rates, "tolist", None)):
             rates = rates.tolist()  # a numpy array of rates: its numbers as Python's
         if not isinstance(rates, (list, tuple)) or len(rates) != len(flows):
