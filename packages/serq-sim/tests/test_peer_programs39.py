@@ -55,7 +55,7 @@ def read_csv(path) -> dict:
 
 def test_every_program_is_in_fmt_form():
     files = sorted(HERE.glob("*.sq"))
-    assert len(files) >= 7
+    assert len(files) >= 8
     r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -542,3 +542,68 @@ def test_autoscale_find_is_the_grid():
     # the replicas that keep up serve the whole rate
     x = table[table["N"] == want]["requests.request_throughput"].mean()
     assert x == pytest.approx(12, rel=0.15)
+
+
+# token_ledger.sq
+
+def _ledger(recs):
+    """The records' side of the ledger: each request's prompt less its first hit and its outputs but the
+    last, and for a preempted one the tokens its last re-admission recomputed (had - 1 - c); and the request
+    rows joined to the redo rows."""
+    req, redo = recs["request"], recs["redo"]
+    at = {(s, t): (h, c) for s, t, h, c in zip(redo["session"], redo["turn"], redo["had"], redo["c"])}
+    hc = np.array([at[(s, t)] for s, t in zip(req["session"], req["turn"])])
+    base = (req["prompt"] - req["cached"] + req["output"] - 1).sum()
+    pre = req["preemptions"] > 0
+    return base, base + (hc[pre, 0] - 1 - hc[pre, 1]).sum()
+
+
+@pytest.mark.parametrize("blocks, iterations, tokens, preempted, had, c", [
+    (3, 11, 22, 1, 5, 0),  # preempted in iteration 3 with 4 computed, its block evicted: recomputes 4
+    (4, 8, 21, 1, 8, 4),   # preempted in iteration 6 with 7 computed, one block cached: recomputes 3
+    (6, 7, 18, 0, 4, 0),   # room for both: no preemption
+])
+def test_ledger_two_requests_by_hand(monkeypatch, blocks, iterations, tokens, preempted, had, c):
+    doc, recs = run("token_ledger.sq", monkeypatch, sets={"blocks": blocks, "bs": 4},
+                    defs={"step_cost": "1", "gap": "~det(1)", "prompt_len": "4", "output_len": "6"}, arrivals=2,
+                    horizon=math.inf, warmup=0)
+    e = stage(doc, "engine")
+    assert e["iterations"] == iterations and e["tokens"] * e["iterations"] == pytest.approx(tokens)
+    assert doc["end"] == 1 + iterations
+    req, redo = recs["request"], recs["redo"]
+    assert req["preemptions"][np.argsort(req["session"])].tolist() == [0, preempted]
+    second, last = int(np.argmax(req["session"])), int(np.argmax(redo["session"]))
+    assert redo["had"][last] == had and redo["c"][last] == c and redo["runs"][last] == 1 + preempted
+    assert req["first_token"][second] == 3 and req["last_token"][second] == 1 + iterations
+    base, total = _ledger(recs)
+    assert base == 18 and total == tokens
+
+
+def test_ledger_closes_on_a_drained_run(monkeypatch):
+    """Every request recorded and each preempted once: the engine's tokens are the records' ledger to the
+    token."""
+    doc, recs = run("token_ledger.sq", monkeypatch, sets={"blocks": 1800, "Lambda": 0.7}, arrivals=150,
+                    horizon=math.inf, warmup=0)
+    req = recs["request"]
+    assert len(req["session"]) == 150
+    assert req["preemptions"].max() == 1 and req["preemptions"].sum() == pool(doc, "kv")["preemptions"] == 8
+    e = stage(doc, "engine")
+    base, total = _ledger(recs)
+    assert total > base
+    assert e["tokens"] * e["iterations"] == pytest.approx(total, rel=1e-12)
+
+
+def test_ledger_is_a_bound_under_repeated_preemption(monkeypatch):
+    """Requests preempted several times: the last re-admission's figures undercount, and the tokens computed
+    are at least the ledger's; fewer blocks, more preemptions and more tokens (this workload, seed 1)."""
+    counts, tokens = [], []
+    for blocks in (1000, 1200, 1400):
+        doc, recs = run("token_ledger.sq", monkeypatch, sets={"blocks": blocks}, arrivals=60, horizon=math.inf,
+                        warmup=0)
+        e = stage(doc, "engine")
+        base, total = _ledger(recs)
+        assert recs["request"]["preemptions"].max() >= 2 or blocks == 1400
+        assert e["tokens"] * e["iterations"] >= total - 1e-6 and total >= base
+        counts.append(pool(doc, "kv")["preemptions"])
+        tokens.append(e["tokens"] * e["iterations"])
+    assert counts[0] > counts[1] > counts[2] and tokens[0] > tokens[1] > tokens[2]
