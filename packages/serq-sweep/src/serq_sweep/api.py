@@ -350,9 +350,10 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     if missing:  # (a KeyError from inside pandas' groupby)
         raise ValueError(f"{what}: no column {missing[0]!r} in the frame (its columns: "
                          f"{', '.join(map(str, cols[:12]))}" + (", ..." if len(cols) > 12 else "") + ")")
-    twice = core.repeated_run(frame) if "status" in cols else None  # (one run in two rows: two seeds of a point)
-    if twice is not None:
-        raise ValueError(twice[1])
+    if "status" in cols:  # (a seed that is no seed; one run in two rows: two seeds of a point)
+        for found in (core.bad_seed(frame), core.repeated_run(frame)):
+            if found is not None:
+                raise ValueError(found[1])
     # the figures by their names (those moved before key too); a frame without key, every numeric column
     figs = [c for c in core.table_figures(cols) if c not in by and c not in ("point", "seed") and _numbers(frame[c])]
     out = []

@@ -1099,21 +1099,79 @@ def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:
             f"figures cover only the time simulated before the bound); {judged} on their figures all the same")
 
 
-def repeated_run(frame: Any, end: str = "seed") -> tuple[int, str] | None:
+#: what a seed is, as a table's check of its seed column says it (serq.options.SEED's words)
+SEED_RULE = "a seed is a whole number from 0 to 2**64 - 1"
+
+
+def bad_seed(frame: Any, lines: Any = None) -> tuple[int, str] | None:
+    """Where and what is wrong with a table of runs (a DataFrame with a ``seed`` column) one of whose seeds is
+    no seed (a text, a fraction, an empty cell, a negative number): the first such row's place and the message;
+    None when every seed is one. Such a row was averaged with its point's other seeds, silently. ``lines``: the
+    first line of each row (a CSV file's, :func:`read_csv_columns`), which the message names; else its row,
+    counted from 1."""
+    import numpy as np
+
+    column = {str(c): c for c in frame.columns}
+    if "seed" not in column:
+        return None
+    cells = frame[column["seed"]]
+    kind = getattr(cells.dtype, "kind", "O")
+    if kind in "iu":
+        below = np.flatnonzero(cells.to_numpy() < 0)
+        if not len(below):
+            return None
+        j = int(below[0])
+    else:
+        from serq.numbers import NotANumber, whole
+
+        j = None
+        for i, v in enumerate(cells.tolist()):
+            v = _plain(v)
+            if isinstance(v, str):  # (a frame read by pandas with a text among its seeds: each a text)
+                try:
+                    v = whole(v)
+                except (NotANumber, ValueError):
+                    j = i
+                    break
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                j = i
+                break
+            # (a float column's: a seed of 64 bits is read as the nearest float, 2**64 - 1 as 2.0**64)
+            if isinstance(v, float) and not (v.is_integer() and 0 <= v <= 2.0**64):
+                j = i
+                break
+            if isinstance(v, int) and not 0 <= v < 2**64:
+                j = i
+                break
+        if j is None:
+            return None
+    v = _plain(cells.iloc[j])
+    shown = "an empty cell" if isinstance(v, float) and v != v else (
+        f"{clipped(printable(repr(v)))}" if isinstance(v, str) else clipped(show_value(v)))
+    at = f"line {int(lines[j])}" if lines is not None else f"row {j + 1}"
+    return j, (f"the seed of the run at {at} is {shown}, which is no seed ({SEED_RULE}): a row of a sweep's table "
+               "is the run of one seed of its point, and its seeds are what its mean and CI are over; fix or remove "
+               "the row")
+
+
+def repeated_run(frame: Any, end: str = "seed", lines: Any = None) -> tuple[int, str] | None:
     """Where and what is wrong with a table (a DataFrame) that holds one run, or one point, in two rows: the
     second row's place and the message; None when each is in one row. In a table of runs (``end`` ``seed``)
-    a run is one point (``point`` and the swept names, :func:`point_columns`), one seed and one key; in a
+    a run is one point (``point`` and the swept names, :func:`point_columns`) and one seed; in a
     points table (``end`` ``runs``) or a search's (``end`` its knob) a point is its ``point`` and swept names.
     A row copied by hand (or two tables of one sweep joined) was a second seed of its point to ``serq plot``'s
     mean and CI and to ``aggregate``: the run counted twice, the band narrower than its seeds give; a points
     table's point given twice was drawn from whichever of its rows came first. (Rows of one key alone are no
-    such pair: points whose IR is one, a program and its copy, share a run.)"""
+    such pair: points whose IR is one, a program and its copy, share a run.) A run is one point and seed whatever
+    its key: two rows of one point and seed under two keys (the tables of two sweeps joined, a key edited) were two
+    seeds of the point. ``lines``: the first line of each row (a CSV file's), by which the message names the two
+    rows; else by their rows, counted from 1."""
     column = {str(c): c for c in frame.columns}
     if end not in column:
         return None
     runs = end == "seed"
     by = [*(["point"] if "point" in column else []), *point_columns(list(column), end),
-          *(["seed", *(["key"] if "key" in column else [])] if runs else [])]
+          *(["seed"] if runs else [])]
     if not by:
         return None
     cols = [column[c] for c in by]
@@ -1130,11 +1188,13 @@ def repeated_run(frame: Any, end: str = "seed") -> tuple[int, str] | None:
     # (up to the first copy, the only rows given twice are its run's: the first of them is the one it copies)
     first = int(frame.iloc[: j + 1].duplicated(subset=cols, keep=False).to_numpy().argmax())
     where = ", ".join(f"{clipped(c)} {clipped(show_value(v))}" for c, v in zip(by, row))
+    rows = (f"lines {int(lines[first])} and {int(lines[j])}" if lines is not None else
+            f"rows {first + 1} and {j + 1}")
     if runs:
-        return j, (f"the table holds the run of {printable(where)} twice (rows {first + 1} and {j + 1}): a run is "
-                   "one row, and each seed of a point is counted once in its mean and CI; remove the copy")
-    return j, (f"the table holds the point at {printable(where)} twice (rows {first + 1} and {j + 1}): a point is "
-               "one row, and a line draws it once; remove the copy")
+        return j, (f"the table holds the run of {printable(where)} twice ({rows}): a run is one row, and each seed "
+                   "of a point is counted once in its mean and CI; remove the copy")
+    return j, (f"the table holds the point at {printable(where)} twice ({rows}): a point is one row, and a line "
+               "draws it once; remove the copy")
 
 
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]

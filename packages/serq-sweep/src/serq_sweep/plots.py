@@ -650,18 +650,22 @@ def _thin_warning(y: str, thin: Sequence[tuple[str, bool]]) -> str:
 
 
 def _runs_once(frame: Any, end: str) -> None:
-    """Refuse a table that holds one run, or one point, in two rows (:func:`serq_sweep.core.repeated_run`,
-    ``end`` the column that ends its swept names), at the second row's ``end`` (``seed``, ``runs``, the
-    knob) when the table was read from a CSV file."""
-    from .core import repeated_run
+    """Refuse a table of runs with a seed that is no seed (:func:`serq_sweep.core.bad_seed`), at that cell, and a
+    table that holds one run, or one point, in two rows (:func:`serq_sweep.core.repeated_run`, ``end`` the column
+    that ends its swept names), at the second row's ``end`` (``seed``, ``runs``, the knob), naming both rows'
+    lines, when the table was read from a CSV file."""
+    from .core import bad_seed, repeated_run
 
-    found = repeated_run(frame, end)
-    if found is None:
-        return
-    second, why = found
     lines = frame.attrs.get("serq_lines")
-    at = lines.located(frame.index[second], end, why) if isinstance(lines, _Lines) else None
-    raise UserError(at or why)
+    lines = lines if isinstance(lines, _Lines) else None
+    firsts = None if lines is None else [int(lines.lines[i][0]) for i in frame.index]
+    for column, found in (("seed", bad_seed(frame, firsts) if end == "seed" else None),
+                          (end, repeated_run(frame, end, firsts))):
+        if found is None:
+            continue
+        row, why = found
+        at = lines.located(frame.index[row], column, why) if lines is not None else None
+        raise UserError(at or why)
 
 
 def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, end: str) -> None:
