@@ -17,7 +17,7 @@ TRACE = "session,turn,new,out,think,forced\n0,0,1,1,0,0\n1,0,2,1,0,0\n"
 
 def serq(*args: str, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "serq", "run", "--no-progress", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env={**os.environ, "SERQ_CACHE_DIR": ""})
+                          text=True, cwd=cwd, timeout=120)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 MG1 = str(ROOT / "examples/single-turn/mg1.sq")
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 
 
 def _serq(*args: str) -> subprocess.CompletedProcess:

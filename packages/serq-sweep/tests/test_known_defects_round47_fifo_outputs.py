@@ -18,7 +18,7 @@ from serq.errors import UserError
 from serq_sweep import api, core
 
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 
 PROGRAM = """let a = 1;
 stage s : delay;

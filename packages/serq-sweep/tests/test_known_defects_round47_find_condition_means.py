@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 
 PROGRAM = """let x = 1;
 let k = 1;

@@ -16,7 +16,7 @@ from serq.errors import UsageError, UserError
 ROOT = Path(__file__).resolve().parents[3]
 MG1 = ROOT / "examples/single-turn/mg1.sq"
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 SAID = "error: fresh=True goes with out= (it runs the sweep again instead of resuming from the table there)"
 
 

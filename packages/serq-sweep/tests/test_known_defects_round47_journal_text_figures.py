@@ -93,7 +93,6 @@ def test_a_flag_made_a_text_is_damaged_too(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_the_cli_says_it_with_status_1_and_no_traceback(tmp_path):
-    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -103,8 +102,7 @@ def test_the_cli_says_it_with_status_1_and_no_traceback(tmp_path):
     _journal(tmp_path, entry)
     serq = str(Path(sys.executable).parent / "serq")
     p = subprocess.run([serq, "sweep", "p.sq", "--seeds", "1", "-o", "o.csv", "--workers", "0", "--no-progress"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "SERQ_CACHE_DIR": ""})
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1
     assert p.stderr.startswith("o.csv.journal:1:")
     assert ("error: not an entry of a sweep's journal (the figure observes.response.mean is the text \"abc\", not a "

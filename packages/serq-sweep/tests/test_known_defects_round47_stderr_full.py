@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 
 PROGRAM = """let a = 1;
 stage s : delay;

@@ -15,7 +15,7 @@ import pytest
 from serq.errors import UserError
 
 SERQ = str(Path(sys.executable).parent / "serq")
-ENV = {**os.environ, "SERQ_CACHE_DIR": ""}
+ENV = dict(os.environ)
 
 PROGRAM = """def service() = ~exp(1);
 
