@@ -460,6 +460,11 @@ def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
 
     def checked_acc():
         n = stage.present
+        if not _number(n):  # (text or None was a TypeError of the comparison below: '>=' not supported)
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"its count present is {_shown(n)}, not a number (the jobs at it: attach(job) counts a job "
+                          "in as 1, self.present += 1, and its completion or detach(job) out as 1)", stage.sim,
+                          at=stage)
         if not n >= 0:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(n)}, not a number at least 0 (a job counted out of it "
@@ -1123,6 +1128,9 @@ def guard_engine(sim: Any) -> None:
         return e
 
     def checked_at(t, cb, arg=None):
+        if not _number(t):  # (text or None was a TypeError of the comparison below: '>=' not supported)
+            raise breach(f"sim.at({_shown(t)}, …): {_shown(t)} is not a time (a number from now on)",
+                         getattr(cb, "__self__", None))
         if not t >= sim.now:
             # now by all its digits where %g's would not tell t from it (t one unit in the last place before it)
             exact = _seems_within(t, sim.now, math.inf)
