@@ -607,3 +607,49 @@ def test_ledger_is_a_bound_under_repeated_preemption(monkeypatch):
         counts.append(pool(doc, "kv")["preemptions"])
         tokens.append(e["tokens"] * e["iterations"])
     assert counts[0] > counts[1] > counts[2] and tokens[0] > tokens[1] > tokens[2]
+
+
+# preempt_swap.sq
+
+def test_swap_tier_off_is_the_library(monkeypatch):
+    """With the tier off the written-out request is lib/vllm.sq's, request for request."""
+    kw = dict(arrivals=40, horizon=math.inf, warmup=0)
+    doc1, r1 = run("preempt_swap.sq", monkeypatch, sets={"tier": 0, "path": 1}, **kw)
+    doc0, r0 = run("preempt_swap.sq", monkeypatch, sets={"tier": 0, "path": 0}, **kw)
+    assert pool(doc0, "kv")["preemptions"] > 10
+    for k in r0["request"]:
+        assert np.array_equal(r0["request"][k], r1["request"][k]), k
+    assert stage(doc0, "engine") == stage(doc1, "engine")
+
+
+def test_swap_ledger_and_link_on_a_drained_run(monkeypatch):
+    """Each preempted request preempted once: the engine's tokens are the ledger's, the hits of its
+    re-admission split between the GPU and the tier; the link's busy time is its blocks moved at 0.1 ms each,
+    the GPU's spills written and the tier's hits read."""
+    doc, recs = run("preempt_swap.sq", monkeypatch, sets={"blocks": 1800, "Lambda": 0.7}, arrivals=150,
+                    horizon=math.inf, warmup=0)
+    req, led = recs["request"], recs["ledger"]
+    assert len(req["session"]) == 150 and req["preemptions"].max() == 1
+    at = {(s, t): (h, g, c) for s, t, h, g, c in zip(led["session"], led["turn"], led["had"], led["gpu"], led["cpu"])}
+    hgc = np.array([at[(s, t)] for s, t in zip(req["session"], req["turn"])])
+    pre = req["preemptions"] > 0
+    assert pre.sum() == pool(doc, "kv")["preemptions"] > 3 and hgc[pre, 2].sum() > 0
+    assert (hgc[~pre, 1:] == 0).all() and (req["cached"] == 0).all()
+    want = (req["prompt"] + req["output"] - 1).sum() + (hgc[pre, 0] - 1 - hgc[pre, 1] - hgc[pre, 2]).sum()
+    e = stage(doc, "engine")
+    assert e["tokens"] * e["iterations"] == pytest.approx(want, rel=1e-12)
+    spills = pool(doc, "kv")["spills"]
+    busy = stage(doc, "pcie")["utilisation"] * doc["end"]
+    assert busy == pytest.approx(spills * 0.0001 + hgc[pre, 2].sum() / 16 * 0.0001, rel=1e-9)
+
+
+def test_swap_saves_recomputation(monkeypatch):
+    """The same requests with the tier off and on: the tier's engine computes fewer tokens, near what the
+    answers need (prompt + output - 1 each: nothing is shared)."""
+    kw = dict(arrivals=60, horizon=math.inf, warmup=0)
+    off, r0 = run("preempt_swap.sq", monkeypatch, sets={"tier": 0}, **kw)
+    on, r1 = run("preempt_swap.sq", monkeypatch, sets={"tier": 1}, **kw)
+    need = (r0["request"]["prompt"] + r0["request"]["output"] - 1).sum()
+    assert need == (r1["request"]["prompt"] + r1["request"]["output"] - 1).sum()
+    t0, t1 = (stage(d, "engine")["tokens"] * stage(d, "engine")["iterations"] for d in (off, on))
+    assert t0 > 1.2 * need and need <= t1 < 1.05 * need
