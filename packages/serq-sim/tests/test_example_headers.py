@@ -57,7 +57,9 @@ def test_single_turn_routing_by_cached_prefix_is_least_loaded_and_random_routing
 
 def test_the_replica_without_a_memory_limit_and_its_live_sessions():
     prog = serq_frontend.compile(path=str(REPLICA), sets={"blocks": math.inf})
-    for seed in (1, 2, 3):
+    # two seeds (a run is 3 million iterations, 2.4 s of CPU): each in the bands, as the header's figures over
+    # seeds 1 to 6 are (0.336 +- 0.025 and 0.427 +- 0.028); seed 3 gave 0.346 and 0.433, 11.0 live
+    for seed in (1, 2):
         r = serq_sim.run(prog, seed=seed)
         ttft, resp = r.stats("ttft").mean, r.stats("response").mean
         assert 0.3 < ttft < 0.37 and 0.39 < resp < 0.46, (seed, ttft, resp)
