@@ -653,3 +653,23 @@ def test_swap_saves_recomputation(monkeypatch):
     assert need == (r1["request"]["prompt"] + r1["request"]["output"] - 1).sum()
     t0, t1 = (stage(d, "engine")["tokens"] * stage(d, "engine")["iterations"] for d in (off, on))
     assert t0 > 1.2 * need and need <= t1 < 1.05 * need
+
+
+def test_knee_plot_and_per_replica_sweep_records(tmp_path):
+    """The curve's plot from a sweep table, the engine's throughput as x; and a sweep's records read per run
+    and per replica by serq metrics --by engine, each run's replicas adding up to its whole."""
+    serq("sweep", HERE / "rate_knee.sq", "--set", "Lambda=2,8", "--horizon", 60, "--warmup", 10, "--out",
+         tmp_path / "knee.csv", "--no-progress")
+    serq("plot", tmp_path / "knee.csv", "--x", "stages.engine.request_throughput", "--y", "requests.ttft.p99",
+         "--log", "y", "-o", tmp_path / "curve.svg")
+    assert (tmp_path / "curve.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    serq("sweep", HERE / "autoscale.sq", "--set", "N=2,3", "--horizon", 40, "--warmup", 5, "--records",
+         tmp_path / "recs.csv", "--out", tmp_path / "as.csv", "--no-progress")
+    out = json.loads(serq("metrics", tmp_path / "recs.csv", "--by", "engine", "--json").stdout)
+    runs = {}
+    for r in out["rows"]:
+        runs.setdefault(r["run"]["N"], {})[r["group"].get("engine", "all")] = r["requests"]["completed"]
+    assert set(runs) == {2, 3}
+    for n, groups in runs.items():
+        assert set(groups) == set(range(n)) | {"all"}
+        assert sum(groups[j] for j in range(n)) == groups["all"] > 0
