@@ -335,6 +335,39 @@ run { horizon 5; }
 ]
 
 
+WAITING = """
+pool kv { cap 4; evict by (KEY); }
+pool gate { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  branch (serial < 2) {
+    hold kv (2) { run d (0.5); } cache (2);
+    branch (serial == 0) { hold gate (1) { run d (10); } } else { hold gate (1) { run d (1); } }
+  } else {
+    hold kv (2) { observe k0 = now; run d (1); }
+  }
+  observe c = cachedin(kv);
+}
+run { horizon 30; }
+"""
+
+POOLS += [
+    # docs/language.md: `waiting` in an eviction key is 1 when the entry's session is alive and waiting in
+    # some pool's queue. s0 caches 2 at 0.5 and holds gate on [0.5,10.5]; s1 caches 2 at 1.5 and waits
+    # for gate from 1.5 (waiting 1). At 2 s2 needs 2 beside the 4 cached: one entry goes. evict by
+    # (waiting): s0's (0, holding gate); s0 finds 0 at 10.5, s1 its 2 at 11.5 (gate [10.5,11.5]).
+    ("evict_by_waiting_keeps_the_waiting_sessions_prefix", WAITING.replace("KEY", "waiting"),
+     {"c": [(2, 3.0, 0.0), (0, 10.5, 0.0), (1, 11.5, 2.0)], "k0": [(2, 2.0, 2.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 2.0, "cached": 2.0},
+      ("gate", None): {"wait": 4.5, "queue": 0.3}}),
+    # and evict by (-waiting): s1's entry, the waiting session's, goes first.
+    ("evict_by_minus_waiting_takes_the_waiting_sessions_prefix", WAITING.replace("KEY", "-waiting"),
+     {"c": [(2, 3.0, 0.0), (0, 10.5, 2.0), (1, 11.5, 0.0)]}, {("kv", None): {"evicted_entries": 1}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
@@ -672,6 +705,52 @@ run { horizon inf; }
 """, {"x": [(0, 1.0, 1.0), (1, 3.0, 3.0)]},
      {"end": 3.0, "mean_live": 4 / 3, ("q", None): {"used": 1.0, "cached": 1.0, "admissions": 2},
       ("d", None): {"present": 4 / 3, "utilisation": 1.0, "completions": 4}}),
+    # the same for the completion of a job a preemption took off its stage (§3: "its job leaves its stage"):
+    # kv (cap 4, lifo) is no engine's memory, so its candidates are its holders. s0 holds 1 from 0; s1
+    # holds 2 from 0.5 and runs f for 10 (k = 1). At 1 s0 grows by 3: 3 + 3 > 4, the latest admitted, s1,
+    # is preempted off f and queued again; s0's growth fits (4), it runs d [1,2] and releases at 2. s1 is
+    # admitted again at 2 (k = 2) and runs f [2,3]. end 3 (it was 10.5, the time of the completion taken
+    # off f). kv used 1, 3, 4, 2 on [0,0.5], [0.5,1], [1,2], [2,3]: 8 / 3; queue s1 on [1,2]; live [0,2]
+    # and [0,3]; f present [0.5,1] and [2,3], one completion; d: s1 [0,0.5], s0 [0,1], [1,2].
+    ("horizon_inf_ends_at_the_drain_not_at_a_preempted_job", """
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+stage f : fifo;
+workload { arrive batch(2); }
+session {
+  set k = 0;
+  branch (serial == 1) {
+    run d (0.5);
+    hold kv (2) { set k = k + 1; observe a = now; run f (k == 1 ? 10 : 1); }
+  } else {
+    hold kv (1) { run d (1); grow kv (3); observe g = now; run d (1); }
+  }
+  observe e = now;
+}
+run { horizon inf; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "g": [(0, 1.0, 1.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"end": 3.0, "mean_live": 5 / 3,
+      ("kv", None): {"used": 8 / 3, "queue": 1 / 3, "wait": 1 / 3, "admissions": 3, "preemptions": 1},
+      ("f", None): {"present": 0.5, "completions": 1}, ("d", None): {"present": 2.5 / 3, "completions": 3}}),
+    # the same victim on a delay stage instead of the fifo: the same figures there.
+    ("horizon_inf_ends_at_the_drain_not_at_a_preempted_delay_job", """
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+stage f : delay;
+workload { arrive batch(2); }
+session {
+  set k = 0;
+  branch (serial == 1) {
+    run d (0.5);
+    hold kv (2) { set k = k + 1; observe a = now; run f (k == 1 ? 10 : 1); }
+  } else {
+    hold kv (1) { run d (1); grow kv (3); observe g = now; run d (1); }
+  }
+  observe e = now;
+}
+run { horizon inf; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1}}),
     # a lease whose time comes while its session lives still ends the run when it is due: s0 leases q for
     # 2 s from 1 and runs d until 5; the lease ends at 3 (cached from 3), the run at 5. used 1 on [0,3]:
     # 3 / 5; cached [3,5]: 2 / 5.

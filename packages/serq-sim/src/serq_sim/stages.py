@@ -326,7 +326,8 @@ class FifoStage(StageKind):
         self.t_last = now
 
     def _done(self, job: Job) -> None:
-        if job.stage is not self:
+        if job.stage is not self:  # a job that left before (detach): one of the simulation's dead timers
+            self.sim.dead_timers -= 1
             return
         sim = self.sim
         now = sim.now
@@ -375,6 +376,9 @@ class FifoStage(StageKind):
         self.present -= 1
         job.stage = None
         if job.started is not None:
+            # its completion is in the heap and will do nothing (Simulation.dead_timers: a run of no horizon
+            # drains without waiting for it)
+            self.sim.dead_timers += 1
             self.active -= 1
             if self.q:
                 nxt = self.q.popleft()
@@ -457,7 +461,8 @@ class DelayStage(StageKind):
         _heappush(sim.heap, (now + job.work, next(sim._seq), self._done_cb, job))
 
     def _done(self, job: Job) -> None:
-        if job.stage is not self:
+        if job.stage is not self:  # a job that left before (detach): one of the simulation's dead timers
+            self.sim.dead_timers -= 1
             return
         self.acc()
         self.present -= 1
@@ -468,6 +473,7 @@ class DelayStage(StageKind):
         self.acc()
         self.present -= 1
         job.stage = None
+        self.sim.dead_timers += 1  # its completion is in the heap and will do nothing
 
     def work(self) -> float:
         now = self.sim.now
