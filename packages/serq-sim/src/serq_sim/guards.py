@@ -562,7 +562,7 @@ def _session_problem(sim: Any, job: Any, was: tuple | None) -> str | None:
     if owner is None:
         return None
     attrs, serial = was[3], was[4]
-    if owner.serial is not serial:
+    if type(owner.serial) is not int or owner.serial != serial:
         return (f"set the serial of session {serial} to {_shown(owner.serial)}: a kind reads a session, it does "
                 "not change its number")
     if owner.attrs is not attrs:
