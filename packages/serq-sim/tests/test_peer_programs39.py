@@ -673,3 +673,29 @@ def test_knee_plot_and_per_replica_sweep_records(tmp_path):
     for n, groups in runs.items():
         assert set(groups) == set(range(n)) | {"all"}
         assert sum(groups[j] for j in range(n)) == groups["all"] > 0
+
+
+def test_chat_batch_metrics_by_a_column_of_another_table(tmp_path):
+    """serq metrics --by a column the request table lacks and the run's other table has: the message says
+    where the column is and to join the two (it named the request table's columns alone)."""
+    _joined(tmp_path, "p1")
+    joined = tmp_path / "p1.joined.csv"
+    joined.rename(tmp_path / "p1_kind.csv")
+    r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "batch"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert f"the column batch is in {tmp_path / 'p1.kind.csv'}, another table of the same run: join the two on " \
+           "session and turn first" in r.stderr
+    # the join saved beside them as a table of the run's name is named as the file to give
+    (tmp_path / "p1_kind.csv").rename(tmp_path / "p1.all.csv")
+    r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "batch"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and f"{tmp_path / 'p1.all.csv'} beside it is a table of requests with the column " \
+        "batch: give serq metrics that file" in r.stderr
+    (tmp_path / "p1.all.csv").rename(joined)
+    # a column no table of the run has: no such sentence
+    r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "tenant"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and "has no column tenant" in r.stderr and "another table" not in r.stderr
+    # the joined file has it
+    serq("metrics", tmp_path / "p1.joined.csv", "--by", "batch")

@@ -345,7 +345,8 @@ def metrics(records: str | os.PathLike[str], *, by: Sequence[str] | str | None =
     for name in by:
         if name not in header:
             raise UserError(f"--by {clipped(printable(name))}: {where_at} has no column {clipped(printable(name))} "
-                            f"(its columns: {printable(', '.join(header))[:200]}){did_you_mean(name, header)}")
+                            f"(its columns: {printable(', '.join(header))[:200]}){did_you_mean(name, header)}"
+                            + _beside(path, name))
     frame = frame.reset_index(drop=True)
     numbers = {c: _numbers(frame, c, where_at) for c in _NUMBERS if c in header}
     labels, runs = _runs(frame, header, where_at)
@@ -531,6 +532,49 @@ def table(served: Sequence[Served], by: Sequence[str]) -> tuple[list[str], list[
         columns.update(dict.fromkeys(row))
         rows.append(row)
     return list(columns), rows
+
+
+def _beside(path: str, name: str) -> str:
+    """What a ``--by NAME`` that the records at ``path`` lack is told when another table of the same run has
+    the column: ``path`` is one of the files ``--records`` writes a table each (``r.request.csv`` beside
+    ``r.kind.csv``: serq.options.record_tables) and a sibling's header names ``name``. lib/vllm.sq's request
+    table takes no column of the program's, so a program records a request's kind in a table of its own, and
+    the user who asks serq metrics for it by its name is told where it is and to join the two (docs/sweep.md,
+    "A column of the program's own"), or, when that sibling is a table of requests itself (the join, saved
+    beside them under a name of the same form), to give it; "" otherwise: the first sibling that has the
+    column, in record_tables' order."""
+    from pathlib import Path as _P
+
+    from serq.options import record_tables
+    from serq_sim.metrics import NEEDED
+
+    p = _P(path)
+    stem, dot, table = p.stem.rpartition(".")
+    if not dot or not stem or not table.isidentifier():
+        return ""
+    for other in record_tables(str(p.with_name(stem + p.suffix))):
+        if _P(other).name == p.name:
+            continue
+        try:
+            if p.suffix == ".csv":
+                import csv
+
+                with open(other, newline="", encoding="utf-8") as f:
+                    cols = next(csv.reader(f), [])
+            else:
+                import pyarrow.parquet as pq
+
+                cols = pq.read_schema(other).names
+        except Exception:  # (unreadable, no CSV, no Parquet: no hint from it, the error stands as it was)
+            continue
+        if name in cols:
+            if all(c in cols for c in NEEDED):  # (a table of requests itself, one joined by hand beside them)
+                return (f"; {shown_path(other)} beside it is a table of requests with the column "
+                        f"{clipped(printable(name))}: give serq metrics that file")
+            return (f"; the column {clipped(printable(name))} is in {shown_path(other)}, another table of the same "
+                    "run: join the two on session and turn first, and give serq metrics the joined file "
+                    "(docs/sweep.md, \"A column of the program's own\")")
+    return ""
 
 
 #: ``--format`` by the suffix of ``-o FILE`` (any other suffix: text)
