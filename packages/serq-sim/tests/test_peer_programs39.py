@@ -699,3 +699,15 @@ def test_chat_batch_metrics_by_a_column_of_another_table(tmp_path):
     assert r.returncode == 1 and "has no column tenant" in r.stderr and "another table" not in r.stderr
     # the joined file has it
     serq("metrics", tmp_path / "p1.joined.csv", "--by", "batch")
+
+
+def test_swap_preempted_while_reading_back():
+    """docs/vllm.md, "A request preempted while it reads the tier back": at 0.1 ms a block one session is
+    preempted again before its prefill computed anything (the pool's stuck count and the report's warning);
+    with reads that take no time none is, and the tokens computed hardly move."""
+    slow = report("preempt_swap.sq")  # (the program's two tiers agree in the tests above)
+    fast = report("preempt_swap.sq", sets={"rd": 0})
+    assert pool(slow, "kv")["stuck"] == 1 and pool(fast, "kv")["stuck"] == 0
+    assert any("preempted again without progress" in n for n in slow["notes"])
+    t_slow, t_fast = (stage(d, "engine")["tokens"] * stage(d, "engine")["iterations"] for d in (slow, fast))
+    assert t_slow == pytest.approx(t_fast, rel=0.005)
