@@ -711,3 +711,15 @@ def test_swap_preempted_while_reading_back():
     assert any("preempted again without progress" in n for n in slow["notes"])
     t_slow, t_fast = (stage(d, "engine")["tokens"] * stage(d, "engine")["iterations"] for d in (slow, fast))
     assert t_slow == pytest.approx(t_fast, rel=0.005)
+
+
+def test_closed_loop_peak_concurrency_is_m(tmp_path):
+    """serq metrics' peak concurrent requests of the closed loop is M: each send is at the instant another
+    request's last token came, a departure counted before the arrival at one instant (M + 1 otherwise)."""
+    serq("run", HERE / "closed_loop.sq", "--set", "M=12", "--horizon", 60, "--warmup", 5, "--records",
+         tmp_path / "c.csv", "--no-progress", "-o", tmp_path / "c.txt")
+    recs = read_csv(tmp_path / "c.csv")
+    assert len(set(recs["sent"]) & set(recs["last_token"])) > 50
+    out = json.loads(serq("metrics", tmp_path / "c.csv", "--duration", 55, "--json").stdout)
+    (row,) = out["rows"]
+    assert row["max_concurrent_requests"] == 12
