@@ -314,3 +314,63 @@ def test_an_order_or_a_policy_that_changes_a_session_is_its_plugins_failure(evic
     assert rest.splitlines()[0] == what
     assert rest.splitlines()[2:] == ["<source>:1:1: note: pool kv is declared here",
                                      "  pool kv { cap 40; block 4; evict @keys; preempt @victims; }", "  ^"]
+
+
+class Entries(EvictionOrder):
+    """An order by release, whose key changes the entry it ranks as ``case`` says."""
+
+    case = ""
+
+    def key(self, entry):
+        if self.case == "a size of NaN":
+            entry.size = float("nan")
+        elif self.case == "a size of 1e9":
+            entry.size = 1e9
+        elif self.case == "no owner":
+            entry.owner = None
+        elif self.case == "a seq of text":
+            entry.seq = "x"
+        return (entry.seq,)
+
+
+class EntryPlugin:
+    def __init__(self, case: str):
+        self.case = case
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        def entries(sim, pool, node):
+            order = Entries(sim, pool, node)
+            order.case = self.case
+            return order
+
+        register("keys", entries)
+
+    @hookimpl
+    def serq_sim_register_preemption_policies(self, register):
+        register("victims", Victims)
+
+
+@pytest.mark.parametrize(("case", "what"), [
+    # the first entry ranked: session 0's, 8 units (its hold of 10 cached in blocks of 4: 2 whole blocks)
+    ("a size of NaN", "size from 8.0 to nan"),
+    ("a size of 1e9", "size from 8.0 to 1000000000.0"),
+    ("no owner", "owner from session 0 to None"),
+    ("a seq of text", "seq from 0 to 'x'"),
+])
+def test_an_order_that_changes_an_entry_is_its_plugins_failure(case, what, monkeypatch):
+    # before: a size of NaN left the pool caching NaN and evicting nothing, 1e9 evicted 352 units of entries
+    # that held 40, without a word; no owner was an AttributeError traceback of serq_sim.guards
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        pm = get_plugin_manager(plugins=[EntryPlugin(case)])
+        with pytest.raises(PluginError) as e:
+            serq_sim.run(serq_frontend.compile(source=POOLED.replace("preempt @victims", "preempt lifo"), pm=pm),
+                         pm=pm)
+        out.append(str(e.value))
+    assert out[0] == out[1]
+    _, _, rest = out[0].partition(".EntryPlugin' ")
+    assert rest.splitlines()[0] == (
+        f"failed in its eviction order 'keys' (pool kv): key(entry) changed the entry's {what}: an order reads the "
+        "pool's entries, it does not change them (the pool's books are kept by them) (at t=2.1)")

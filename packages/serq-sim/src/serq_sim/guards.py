@@ -32,7 +32,7 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * a stage kind leaves its job's session as it found it but for attributes set to numbers in place: the
   same ``job.owner``, its ``serial`` and its list ``attrs``, every attribute a number (taken as a float);
   so does an eviction order's ``key(entry)`` with ``entry.owner`` and a ``victim(pool, grower)`` with the
-  grower and its victim;
+  grower and its victim; ``key(entry)`` leaves the entry's ``size``, ``seq`` and ``owner`` as they were;
 * a stage kind's count ``present`` is not below 0 where it is integrated (``acc()``).
 
 What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
@@ -718,8 +718,20 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
     pool = order.pool
 
     def checked_key(entry):
+        size, seq, owner = entry.size, entry.seq, entry.owner
         k = key(entry)
-        owner = entry.owner
+        if entry.size is not size or entry.seq is not seq or entry.owner is not owner:
+            # the pool's books are the entries' sizes (its cached units, what eviction frees), their owners
+            # (whose prefix a hit finds) and their order of release: a size set to NaN left the pool caching NaN
+            # and evicting nothing, one set to 1e9 evicted 352 units of entries that held 40, without a word;
+            # an owner set to None was an AttributeError traceback of this module's
+            field, old, new = next((f, o, n) for f, o, n in (("size", size, entry.size), ("seq", seq, entry.seq),
+                                                              ("owner", owner, entry.owner)) if n is not o)
+            shown = _shown_owner if field == "owner" else _shown
+            raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
+                          f"key(entry) changed the entry's {field} from {shown(old)} to {shown(new)}: an order reads "
+                          "the pool's entries, it does not change them (the pool's books are kept by them)",
+                          order.sim, at=pool)
         if owner is not None and not _session_kept(order.sim, owner):
             why = _attrs_problem(order.sim, owner, "entry.owner.attrs", "an order")
             if why is not None:
@@ -764,7 +776,7 @@ def _guard_pick(order: Any, registry: Any, name: str) -> None:
                 return None
         elif not isinstance(e, Entry):
             why = f"returned {_shown(e)}, not an entry of the pool"
-        elif not e.alive or (pool.dead.get(e.eid) if e.dead else pool.own.get(e.owner.serial)) is not e:
+        elif not e.alive or (pool.dead.get(e.eid) if e.dead else pool.own.get(getattr(e.owner, "serial", None))) is not e:
             why = "returned an entry that is not cached in the pool now (evicted or consumed before)"
         else:
             return e
