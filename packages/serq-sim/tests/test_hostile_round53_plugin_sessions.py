@@ -374,3 +374,55 @@ def test_an_order_that_changes_an_entry_is_its_plugins_failure(case, what, monke
     assert rest.splitlines()[0] == (
         f"failed in its eviction order 'keys' (pool kv): key(entry) changed the entry's {what}: an order reads the "
         "pool's entries, it does not change them (the pool's books are kept by them) (at t=2.1)")
+
+
+class Books(PreemptionPolicy):
+    """The last candidate preempted; the pool's books changed first as ``case`` says."""
+
+    requeue = "tail"
+    case = ""
+
+    def victim(self, pool, grower):
+        if self.case == "used":
+            pool.used = 0.0
+        elif self.case == "cap":
+            pool.cap = 1e9
+        c = self.sim.preempt_candidates(pool)
+        return c[-1][0] if c else None
+
+
+class BooksPlugin:
+    def __init__(self, case: str):
+        self.case = case
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        register("keys", Entries)
+
+    @hookimpl
+    def serq_sim_register_preemption_policies(self, register):
+        def books(sim, pool, node):
+            policy = Books(sim, pool, node)
+            policy.case = self.case
+            return policy
+
+        register("victims", books)
+
+
+@pytest.mark.parametrize(("case", "what"), [("used", "used from 36.0 to 0.0"), ("cap", "cap from 40.0 to 1000000000.0")])
+def test_a_policy_that_changes_the_pools_books_is_its_plugins_failure(case, what, monkeypatch):
+    # before: pool.used = 0 had the pool's books wrong (a mean used of 9.02 with a mean of 22.95 holders of at
+    # least 10 units each), pool.cap = 1e9 had it hold a mean of 455 units of a cap of 40, without a word
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        pm = get_plugin_manager(plugins=[BooksPlugin(case)])
+        with pytest.raises(PluginError) as e:
+            serq_sim.run(serq_frontend.compile(source=POOLED, pm=pm), pm=pm)
+        out.append(str(e.value))
+    assert out[0] == out[1]
+    _, _, rest = out[0].partition(".BooksPlugin' ")
+    # the first growth that does not fit: session 4's grow by 8 at t=4.31481, 36 of the 40 units used
+    assert rest.splitlines()[0] == (
+        f"failed in its preemption policy 'victims' (pool kv): victim(pool, grower) changed the pool's {what}: a "
+        "policy reads the pool, it does not change it (the engine keeps its books) (at t=4.31481, session 4)")

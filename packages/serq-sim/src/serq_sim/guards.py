@@ -790,11 +790,22 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
     victim = policy.victim
 
     def checked_victim(pool, grower):
+        books = (pool.used, pool.cached, pool.reserved, pool.cap)
         try:
             v = victim(pool, grower)
         except Exception as e:  # (its failure notes the trace row the grower replays)
             session_of(e, grower)
             raise
+        if (pool.used, pool.cached, pool.reserved, pool.cap) != books:
+            # a policy reads the pool it is given: one that set pool.used = 0 had the pool admit beyond its
+            # capacity, one that raised pool.cap had no grower preempted again, without a word
+            field, old, new = next((f, o, n) for f, o, n in zip(
+                ("used", "cached", "reserved", "cap"), books, (pool.used, pool.cached, pool.reserved, pool.cap))
+                if n is not o and n != o)
+            raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
+                          f"victim(pool, grower) changed the pool's {field} from {_shown(old)} to {_shown(new)}: a "
+                          "policy reads the pool, it does not change it (the engine keeps its books)", policy.sim,
+                          grower, at=pool)
         # (the sessions it was handed or chose, as it left them: a grower whose attribute it set to text was a
         # TypeError in the session's compiled code, which names no plugin)
         for s, via in ((grower, "grower.attrs"), (v, "the victim's attrs")):
