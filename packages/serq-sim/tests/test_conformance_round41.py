@@ -751,6 +751,26 @@ session {
 run { horizon inf; }
 """, {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
      {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1}}),
+    # and on a ps(1) stage: s1 alone there from 0.5 (its completion due at 10.5), taken off at 1; the
+    # completion rescheduled with nothing left there leaves that one dead. The same figures.
+    ("horizon_inf_ends_at_the_drain_not_at_a_preempted_ps_job", """
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+stage f : ps(1);
+workload { arrive batch(2); }
+session {
+  set k = 0;
+  branch (serial == 1) {
+    run d (0.5);
+    hold kv (2) { set k = k + 1; observe a = now; run f (k == 1 ? 10 : 1); }
+  } else {
+    hold kv (1) { run d (1); grow kv (3); observe g = now; run d (1); }
+  }
+  observe e = now;
+}
+run { horizon inf; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1}}),
     # a lease whose time comes while its session lives still ends the run when it is due: s0 leases q for
     # 2 s from 1 and runs d until 5; the lease ends at 3 (cached from 3), the run at 5. used 1 on [0,3]:
     # 3 / 5; cached [3,5]: 2 / 5.
@@ -786,3 +806,43 @@ run { horizon 3; }
 """, {}, {"end": 3.0})
     notes = report_json(r)["notes"]
     assert any("every session ended by t=1 and none was left to arrive" in n for n in notes), notes
+
+
+SEND_TIMES_CSV = "session,turn,new,out,think,forced\n0,1,5,1,2.5,0\n1,1,7,1,1,0\n1,2,3,1,0.5,0\n"
+
+
+def test_trace_send_times_replayed_under_no_horizon(tmp_path, monkeypatch):
+    """docs/language.md, Workload: a log of send times is `arrive batch(N)` beside `trace … ordered`, each
+    session waiting its row's think first (`turn; run until (think);`), the run drained at `horizon inf`.
+    s1 sends at 1 (svc 7 / 10: [1,1.7]), waits its next think 0.5 and sends at 2.2 ([2.2,2.5]); s0 sends at
+    2.5 and, its event scheduled before s1's completion at 2.5, waits for the slot until s1 releases at the
+    same instant: [2.5,3]. end 3; until present 2.5 + 1 + 0.5 over 3; svc busy 1.5 / 3; the request
+    rows sent at 1, 2.2, 2.5, each e2el its service (0.7, 0.3, 0.5)."""
+    (tmp_path / "t.csv").write_text(SEND_TIMES_CSV)
+    path = tmp_path / "p.sq"
+    path.write_text("""
+pool slots { cap 1; }
+stage until : delay;
+stage svc : fifo;
+workload { arrive batch(2); trace "t.csv" ordered; }
+session {
+  turn;
+  run until (think);
+  loop {
+    set t0 = now;
+    hold slots (1) { run svc (new / 10); }
+    record request { sent = t0; first_token = now; last_token = now; prompt = new; output = out; cached = 0; }
+    branch (more) { turn; run until (think); } else { end; }
+  }
+}
+run { horizon inf; }
+""")
+    r, _ = run(None, monkeypatch, path=path)
+    js = report_json(r)
+    assert (js["end"], js["arrivals"], js["ended"], js["turns"]) == (3.0, 2, 2, 3)
+    assert pool_or_stage(js, "until")["present"] == pytest.approx(4 / 3, rel=1e-12)
+    assert pool_or_stage(js, "svc")["utilisation"] == pytest.approx(0.5, rel=1e-12)
+    t = r.records("request")
+    assert list(t["sent"]) == pytest.approx([1.0, 2.2, 2.5], rel=1e-12)
+    assert [b - a for a, b in zip(t["sent"], t["last_token"])] == pytest.approx([0.7, 0.3, 0.5], rel=1e-12)
+    assert js["requests"]["total_input_tokens"] == 15.0

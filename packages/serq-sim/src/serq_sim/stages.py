@@ -556,6 +556,13 @@ class PsStage(StageKind):
         self.heap: list = []
         self.epoch = 0
         self.nseq = 0
+        #: whether the completion event of the current epoch is in the simulation's heap, not yet come
+        self.pending = False
+        #: whether a job left (detach) since the last settle: the completion then rescheduled leaves the
+        #: one before it in the heap, an event that will do nothing (Simulation.dead_timers)
+        self.left = False
+        #: the epochs of those events, counted among the dead timers until they come
+        self.dead_epochs: set = set()
 
     def _capacity_error(self, phi: float, share: float | None = None) -> None:
         from .report import member_label
@@ -598,6 +605,7 @@ class PsStage(StageKind):
         job.work = max(job.tag - self.v, 0.0) if job.tag != INF else INF
         job.stage = None
         self.present -= 1
+        self.left = True
         self.mark()
 
     def settle(self) -> None:
@@ -620,15 +628,26 @@ class PsStage(StageKind):
                 self.rate = 0.0
         else:
             self.rate = 0.0
+        if self.left:  # a job left: the completion scheduled before, if still to come, will do nothing
+            self.left = False
+            if self.pending:
+                self.dead_epochs.add(self.epoch)
+                self.sim.dead_timers += 1
+        self.pending = False
         self.epoch += 1
         if heap and self.rate > 0:
             dt = (heap[0][0] - self.v) / self.rate
             if dt == dt:  # (NaN: infinite work at an infinite rate, which never completes)
                 self.sim.at(self.sim.now + (dt if dt > 0.0 else 0.0), self._done, self.epoch)
+                self.pending = True
 
     def _done(self, epoch: int) -> None:
         if epoch != self.epoch:
+            if epoch in self.dead_epochs:
+                self.dead_epochs.discard(epoch)
+                self.sim.dead_timers -= 1
             return
+        self.pending = False
         heap = self.heap
         while heap and heap[0][2].stage is not self:
             heapq.heappop(heap)
