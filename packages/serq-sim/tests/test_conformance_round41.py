@@ -368,6 +368,32 @@ POOLS += [
 ]
 
 
+POOLS += [
+    # a pool family routed by `choose j in 3 by (-free(p[j]), -j)` (the most free, ties to the largest
+    # index: the second key), a session every 0.1 s holding 1 (s0 2) for 10: s0 j = 2 (all free 2); s1 1
+    # (p2 has 0); s2 0 (p1 has 1); s3 1 (p0 and p1 1: -1 < 0); s4 0. Each member holds 2 for 10 s: used 1.
+    # Gauges over the family: the sum 60 / 20; max - min: 2 on [0,0.2] and [10,10.2], 1 on [0.2,0.4] and
+    # [10.2,10.4]: 1.2 / 20, held between 0 and 2.
+    ("choose_over_a_pool_family_and_gauges_over_it", """
+pool p[3] { cap 2; }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  run d (serial / 10);
+  choose j in 3 by (-free(p[j]), -j);
+  observe c = j;
+  hold p[j] (1 + (serial == 0)) { run d (10); }
+}
+gauge g = sum k in 3 (used(p[k]));
+gauge m = max k in 3 (used(p[k])) - min k in 3 (used(p[k]));
+run { horizon 20; }
+""", {"c": [(0, 0.0, 2.0), (1, 0.1, 1.0), (2, 0.2, 0.0), (3, 0.3, 1.0), (4, 0.4, 0.0)]},
+     {("p", 0): {"used": 1.0, "admissions": 2}, ("p", 1): {"used": 1.0, "admissions": 2},
+      ("p", 2): {"used": 1.0, "admissions": 1}, ("gauge", "g"): {"mean": 3.0, "min": 0.0, "max": 6.0},
+      ("gauge", "m"): {"mean": 0.06, "min": 0.0, "max": 2.0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
