@@ -80,8 +80,10 @@ def cwd(tmp_path, monkeypatch):
     sys.modules.pop("r53_changing_format", None)
 
 
+@pytest.mark.parametrize("tier", ["", "general"])
 @pytest.mark.parametrize("case", ["", "result", "records", "partial", "observes"])
-def test_what_the_format_changes_is_its_own(cwd, monkeypatch, serq_in_process, case):
+def test_what_the_format_changes_is_its_own(cwd, monkeypatch, serq_in_process, case, tier):
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
     monkeypatch.setenv("R53_CASE", case)
     r = serq_in_process("run", "p.sq", "--no-progress", "--format", "changing", "-o", "r.txt", "--dump", "d",
                         "--records", "rec.csv")
