@@ -699,11 +699,22 @@ def blocks_of(s: Any) -> Iterator[list[Any]]:
 
 
 def walk_stmts(stmts: list[Any]) -> Iterator[Any]:
-    """Every statement of ``stmts``, nested ones included, in source order."""
-    for s in stmts:
-        yield s
-        for b in blocks_of(s):
-            yield from walk_stmts(b)
+    """Every statement of ``stmts``, nested ones included, in source order (each before the statements of its
+    blocks, its blocks in order). One generator and a stack of the blocks under way: a generator a block, each
+    statement handed up through every enclosing one, cost the statements times their depth (a body nested 990
+    holds deep walked once per hold took ``serq ast --desugar`` 10 s)."""
+    stack = [iter(stmts)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            names = type(s).BLOCKS
+            if names:
+                # its blocks next, the first on top; the rest of this block after them
+                for a in reversed(names):
+                    stack.append(iter(getattr(s, a)))
+                break
+        else:
+            stack.pop()
 
 
 def block_size(stmts: list[Any]) -> int:

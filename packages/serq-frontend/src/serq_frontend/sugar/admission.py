@@ -61,14 +61,80 @@ def live_read(e: Any) -> str | None:
     return None
 
 
-def _set_first(stmts: list[Any], name: str) -> bool:
-    """Whether the block sets ``name`` at its top level before anything reads it."""
+def _set_first(stmts: list[Any], name: str, index: _Reads | None = None) -> bool:
+    """Whether the block sets ``name`` at its top level before anything reads it (``index``: the module's
+    reads, :class:`_Reads`, for a statement it holds)."""
     for s in stmts:
-        if name in _reads([s], []):
+        known = None if index is None else index.reads(s, name)
+        if known is None:
+            known = name in _reads([s], [])
+        if known:
             return False
         if isinstance(s, A.SSet) and s.name == name:
             return True
     return False
+
+
+class _Reads:
+    """Where the statements of a module read each name: every statement numbered in source order
+    (:func:`serq_frontend.ast.walk_stmts`), with the number past its last nested statement, and per name the
+    numbers of the statements that read it, ascending, each with the name's node. Whether a statement, or a
+    hold's body, reads a name is then a search of one list, where walking the statements under it again for
+    every hold cost a body nested n holds deep n times its size (``serq ast --desugar`` of 990 holds, each
+    ``at admission``, took seconds). Made once, from the module the layer reads; a statement it does not
+    hold (made by the layer) is answered None, and walked."""
+
+    def __init__(self, blocks: list[list[Any]]):
+        #: a statement's number and the number past its subtree, by ``id`` (the statements are kept alive by
+        #: the module, so an id is no other's)
+        self.span: dict[int, tuple[int, int]] = {}
+        #: a name's reads: the statement numbers, ascending, and the Var nodes, in step
+        self.at: dict[str, tuple[list[int], list[Any]]] = {}
+        n = 0
+        for block in blocks:
+            todo: list[Any] = [(False, s) for s in reversed(block)]
+            while todo:
+                done, s = todo.pop()
+                if done:
+                    self.span[id(s)] = (self.span[id(s)][0], n)
+                    continue
+                i = n
+                n += 1
+                self.span[id(s)] = (i, i)
+                for root in A.stmt_exprs(s):
+                    for x in A.walk_expr(root):
+                        if type(x) is A.Var:
+                            where, nodes = self.at.setdefault(x.parts[0][0], ([], []))
+                            where.append(i)
+                            nodes.append(x)
+                todo.append((True, s))
+                for b in reversed(list(A.blocks_of(s))):
+                    todo.extend((False, t) for t in reversed(b))
+
+    def _any(self, lo: int, hi: int, name: str, h: A.SHold | None) -> bool:
+        import bisect
+
+        found = self.at.get(name)
+        if found is None:
+            return False
+        where, nodes = found
+        k = bisect.bisect_left(where, lo)
+        while k < len(where) and where[k] < hi:
+            if h is None or A.same_text(h, nodes[k]):
+                return True
+            k += 1
+        return False
+
+    def reads(self, s: Any, name: str) -> bool | None:
+        """Whether statement ``s`` (its expressions, its blocks') reads ``name``; None for one not indexed."""
+        span = self.span.get(id(s))
+        return None if span is None else self._any(span[0], span[1], name, None)
+
+    def body_reads(self, h: A.SHold, name: str) -> bool | None:
+        """Whether the body of hold ``h`` reads ``name`` where ``h``'s own text does (:func:`_reads` with
+        ``h``); None for a hold not indexed."""
+        span = self.span.get(id(h))
+        return None if span is None else self._any(span[0] + 1, span[1], name, h)
 
 
 def _same_expr(a: Any, b: Any) -> bool:
@@ -105,11 +171,16 @@ class Admission:
         #: whether the workload replays a trace (a binding may not take a column's name, an attribute then)
         self.trace = any(w.kind == "trace" for item in module.items if type(item) is A.WorkloadItem
                          for w in item.items)
+        blocks = []
         for item in module.items:
             for b in A.item_blocks(item):
+                blocks.append(b)
                 for s in A.walk_stmts(b):
                     if isinstance(s, (A.SSet, A.SChoose)):
                         self.sets.add(s.name)
+        #: where the module's statements read each name (made when a hold first binds something)
+        self.blocks = blocks
+        self.index: _Reads | None = None
         #: binding names a body reads: they become attributes, read only inside their holds
         self.attrs: dict[str, Any] = {}
         #: every binding's name, a body's read or not
@@ -172,12 +243,21 @@ class Admission:
         n.pools = [A.HoldPool(put_in(p.ref), put_in(p.units), put_in(p.reserve)) for p in h.pools]
         if h.reuse is not None:
             n.reuse = put_in(h.reuse)
-        body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None], h)
+        if self.index is None:
+            self.index = _Reads(self.blocks)
+        index = self.index
+        extra = _reads([], [e for e in (h.cache, h.lease_time) if e is not None], h)
+        walked: set[str] | None = None  # (a hold the index does not hold: its body walked, once)
         top: list[Any] = []
         for b in h.bindings:
-            if b.name not in body_reads:
+            read = b.name in extra or index.body_reads(h, b.name)
+            if read is None:
+                if walked is None:
+                    walked = _reads(h.body, [], h)
+                read = b.name in walked
+            if not read:
                 continue
-            if _set_first(h.body, b.name):
+            if _set_first(h.body, b.name, index):
                 # the body sets it itself at its top (lib/vllm.sq): to the binding's own expression only, or the
                 # body would read another value than the header's under the binding's name
                 at = next(i for i, s in enumerate(h.body) if isinstance(s, A.SSet) and s.name == b.name)
