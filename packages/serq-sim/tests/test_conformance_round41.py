@@ -797,6 +797,28 @@ session {
 run { horizon inf; }
 """, {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
      {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1}}),
+    # and on a run over two ps(1) stages (a flow of `share maxmin`): the same figures.
+    ("horizon_inf_ends_at_the_drain_not_at_a_preempted_flow", """
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+stage f : ps(1);
+stage h : ps(1);
+workload { arrive batch(2); }
+session {
+  set k = 0;
+  branch (serial == 1) {
+    run d (0.5);
+    hold kv (2) { set k = k + 1; observe a = now; run f, h (k == 1 ? 10 : 1); }
+  } else {
+    hold kv (1) { run d (1); grow kv (3); observe g = now; run d (1); }
+  }
+  observe e = now;
+}
+share maxmin;
+run { horizon inf; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1, "utilisation": 0.5},
+      ("h", None): {"present": 0.5, "utilisation": 0.5}}),
     # a lease whose time comes while its session lives still ends the run when it is due: s0 leases q for
     # 2 s from 1 and runs d until 5; the lease ends at 3 (cached from 3), the run at 5. used 1 on [0,3]:
     # 3 / 5; cached [3,5]: 2 / 5.

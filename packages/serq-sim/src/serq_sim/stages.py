@@ -697,7 +697,7 @@ class FlowStage(StageKind):
         self.net.add(job, (self,))
 
     def detach(self, job: Job) -> None:
-        self.net.remove(job)
+        self.net.detach(job)
 
     def work(self) -> float:
         self.net.advance()
@@ -715,6 +715,11 @@ class FlowNetwork:
         self.last = 0.0
         self.epoch = 0
         self._marked = False
+        #: as PsStage's: the completion of this epoch still to come; a flow left (detach) since the last
+        #: settle; the epochs of completions so left to do nothing, among Simulation.dead_timers
+        self.pending = False
+        self.left = False
+        self.dead_epochs: set = set()
         from .policies.share import share_bottleneck, share_maxmin
 
         #: the built-in shares give every flow a rate above 0 (a plugin's may give one none), held to TINY_SHARE
@@ -789,13 +794,24 @@ class FlowNetwork:
 
                 raise sim.error(flow_share_message([member_label(st) for st in j.stages], r, self.fair),
                                 j.span, j.owner)
+        if self.left:  # a flow left: the completion scheduled before, if still to come, will do nothing
+            self.left = False
+            if self.pending:
+                self.dead_epochs.add(self.epoch)
+                sim.dead_timers += 1
+        self.pending = False
         self.epoch += 1
         if best < math.inf:
             self.sim.at(self.sim.now + best, self._done, self.epoch)
+            self.pending = True
 
     def _done(self, epoch: int) -> None:
         if epoch != self.epoch:
+            if epoch in self.dead_epochs:
+                self.dead_epochs.discard(epoch)
+                self.sim.dead_timers -= 1
             return
+        self.pending = False
         self.advance()
         # done: what is left is rounding noise, or so little that its finish time rounds to now (now +
         # work / rate == now, as it does for a residue below half an ulp of now at its rate: rescheduled,
@@ -818,4 +834,5 @@ class FlowNetwork:
     def detach(self, job: Job) -> None:
         """A flow whose session leaves it unfinished (a preemption victim): the stage contract's
         ``detach``, which a run over several stages reaches through ``job.stage``, the network."""
+        self.left = True
         self.remove(job)
