@@ -31,6 +31,10 @@ class Odd(StageKind):
             self.present = "x"
         elif self.case == "present of None":
             self.present = None
+        elif self.case == "the clock set back":
+            self.sim.now -= 5
+        elif self.case == "the clock set to NaN":
+            self.sim.now = float("nan")
         if self.case == "a time of text":
             self.sim.at("1", self.finish, job)
         elif self.case == "a time of None":
@@ -108,3 +112,14 @@ def test_a_time_that_is_no_number(case, shown, monkeypatch):
     assert what.startswith(f"failed in Odd.attach during the run: ContractError: sim.at({shown}, …): {shown} is "
                            "not a time (a number from now on) at "), what
     assert what.endswith(" (at t=1, session 0)"), what
+
+
+@pytest.mark.parametrize(("case", "shown", "why"), [
+    ("the clock set back", "-4.0", "the clock cannot go back"),
+    ("the clock set to NaN", "nan", "NaN is no time"),
+])
+def test_a_clock_set_by_the_kind(case, shown, why, monkeypatch):
+    # session 0 arrives at t = 1 and its attach sets the clock, then calls sim.at
+    what = _message(case, monkeypatch)
+    assert what.startswith(f"failed in Odd.attach during the run: ContractError: sim.now is {shown}, where the clock "
+                           f"had reached t=1: {why} (a kind reads sim.now, it does not set it) at "), what

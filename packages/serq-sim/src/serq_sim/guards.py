@@ -1150,7 +1150,24 @@ def guard_engine(sim: Any) -> None:
         subject_of(e, member if any(member is x for x in guarded) else None)
         return e
 
+    #: the latest time the engine's clock was seen at here: the engine's clock never goes back, so a clock seen
+    #: before it was set back by a third party's code (sim.now = sim.now - 5: every response after it was 5 short,
+    #: negative ones among them, and its events were scheduled in the past, without a word)
+    seen = [sim.now]
+
+    def clock_problem() -> str | None:
+        now = sim.now
+        if now >= seen[0]:
+            seen[0] = now
+            return None
+        why = "NaN is no time" if now != now else "the clock cannot go back"
+        return (f"sim.now is {_shown(now)}, where the clock had reached t={show_number(seen[0], True)}: {why} (a "
+                "kind reads sim.now, it does not set it)")
+
     def checked_at(t, cb, arg=None):
+        why = clock_problem()
+        if why is not None:
+            raise breach(why, getattr(cb, "__self__", None))
         if not _number(t):  # (text or None was a TypeError of the comparison below: '>=' not supported)
             raise breach(f"sim.at({_shown(t)}, …): {_shown(t)} is not a time (a number from now on)",
                          getattr(cb, "__self__", None))
@@ -1176,6 +1193,9 @@ def guard_engine(sim: Any) -> None:
 
     def checked_done(st, job):
         try:
+            why = clock_problem()
+            if why is not None:
+                raise ContractError(f"sim.job_done({_stage_label(st)}, job): {why}")
             _check_done(st, job)
         except ContractError as e:  # (its failure notes the stage and the trace row the job's session replays)
             placed_e = breach(str(e), st)
