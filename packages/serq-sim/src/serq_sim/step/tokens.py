@@ -186,18 +186,21 @@ class TokenGaps:
             nv = np.frombuffer(vals, dtype=np.float64)
             nw = np.frombuffer(ws, dtype=np.int64)
             with np.errstate(all="ignore"):  # (an overflow is inf, as in Python, without numpy's warning)
-                products = (nv * nw).tolist()
+                products = nv * nw
         else:
             products = list(map(mul, vals, ws))
         # every run's product, value × weight: the mean is their exact sum (any order); the CI's batches sum them
-        mean = math.fsum(products) / n
+        mean = math.fsum(_floats(products) if big else products) / n
         # serq_sim.metrics.spread over the expanded gaps: a run's squared deviations summed as one product
         # (w × d², rounded once, where the expanded sum adds w of them exactly: within rounding)
         try:
             if big:
                 with np.errstate(all="ignore"):
                     d = nv - mean
-                    sq = math.fsum((nw * (d * d)).tolist())
+                    d *= d
+                    d *= nw  # nw × (d × d), in place (one array of the runs, not three)
+                    sq = math.fsum(_floats(d))
+                    del d
             else:
                 sq = math.fsum(w * ((v - mean) * (v - mean)) for v, w in zip(vals, ws))
         except OverflowError:  # a partial sum past the double range (the terms are squares: no inf - inf)
@@ -208,28 +211,38 @@ class TokenGaps:
         # (from 0) is the value of the first run whose sum exceeds i (runs of one value are adjacent; a gap
         # is never -0.0, an end minus an earlier or equal start, so equal values are the same float)
         # (sorted through a list: an array's item is a new float object at each read); numpy's stable sort
-        # of the indices is the same order
-        listed = vals.tolist()
+        # of the indices is the same order. From NUMPY_FROM runs on, the sorted values and their sums stay
+        # numpy's arrays (8 bytes a run each), searched where ``bisect_right`` searches: a list of a float or
+        # an int object a run held some 100 bytes a run, and a family of engines at low load has a run an
+        # iteration (256 replicas, 200 s: 4.7 million runs, the report's 500 MB)
         if big:
             o = np.argsort(nv, kind="stable")
-            order = o.tolist()
-            cum = array("q", np.cumsum(nw[o]).tobytes())
+            ordered = nv[o]
+            sums = nw[o]
+            del o
+            np.cumsum(sums, out=sums)
+            search = sums.searchsorted
+
+            def kth(i: int) -> float:
+                return float(ordered[int(search(i, side="right"))])
         else:
+            listed = vals.tolist()
             order = sorted(range(len(listed)), key=listed.__getitem__)
             cum = array("q", accumulate(map(ws.__getitem__, order)))
 
-        def kth(i: int) -> float:
-            return listed[order[bisect_right(cum, i)]]
+            def kth(i: int) -> float:
+                return listed[order[bisect_right(cum, i)]]
 
         # serq_sim.metrics' order statistics (numpy's median and percentile) over the expanded gaps
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
         ci = self._ci(n, products) if n >= MIN_SAMPLES else nan
         return MetricStats(count=n, mean=mean, std=std, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
-    def _ci(self, n: int, products: list[float]) -> float:
+    def _ci(self, n: int, products) -> float:
         """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out).
         A batch's sum is that of its runs' products (value × the run's gaps in the batch), taken exactly
-        (``math.fsum``: whatever their order); ``products``, every run's, taken once by :meth:`stats`."""
+        (``math.fsum``: whatever their order); ``products``, every run's, taken once by :meth:`stats` (a list,
+        or from :data:`NUMPY_FROM` runs on numpy's array of them)."""
         size = n // BATCHES
         vals, ws = self.values, self.weights
         cum = array("q", accumulate(ws))  # the gaps up to and including each run, in the runs' order
@@ -242,9 +255,22 @@ class TokenGaps:
             if a == b:
                 parts = [vals[a] * size]
             else:
-                parts = [vals[a] * (cum[a] - lo), *products[a + 1:b], vals[b] * (hi - cum[b - 1])]
+                mid = products[a + 1:b]  # (numpy's array from NUMPY_FROM runs on: its floats, as a list's)
+                parts = [vals[a] * (cum[a] - lo), *(mid if isinstance(mid, list) else mid.tolist()),
+                         vals[b] * (hi - cum[b - 1])]
             means.append(math.fsum(parts) / size)
         return _half_width(means)
+
+
+#: the floats of a numpy array :func:`_floats` converts to Python floats at a time
+_CHUNK = 1 << 14
+
+
+def _floats(a):
+    """The items of the numpy array ``a`` as Python floats, in order, :data:`_CHUNK` at a time (``math.fsum``
+    of them is that of ``a.tolist()``, the same floats in the same order, without a list of them all)."""
+    for i in range(0, len(a), _CHUNK):
+        yield from a[i:i + _CHUNK].tolist()
 
 
 def sent_slot(program) -> int | None:
