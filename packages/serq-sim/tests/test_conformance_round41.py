@@ -64,6 +64,28 @@ run { horizon 20; }
                      "spills": 2},
       ("cpu", None): {"cached": 3.8, "admissions": 0},
       ("link", None): {"completions": 2, "wait": 1.0, "service": 2.0}}),
+    # the same into a tier of one block (cap 2): the first block written takes the tier's room from 1
+    # (pending); the second evicts it there (docs/language.md: units the tier evicts before their write
+    # completes are evicted, nothing lands for them; the write still runs on the link) and takes the room
+    # itself. s0 finds 2 in cpu at 6. cpu cached 2 on [1,20]: 38 / 20; one entry of 2 evicted there; two
+    # spills and two writes on the link as before.
+    ("spill_into_a_full_tier_evicts_a_write_under_way", """
+pool cpu { cap 2; block 2; }
+pool kv { cap 4; block 2; spill cpu via link (size) when (size >= 2); }
+stage link : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold kv (serial == 0 ? 4 : 3) { run d (1); } cache (4);
+  run d (5);
+  observe c1 = cachedin(cpu);
+}
+run { horizon 20; }
+""", {"c1": [(0, 6.0, 2.0), (1, 7.0, 0.0)]},
+     {("kv", None): {"evicted_entries": 1, "evicted_units": 4.0, "spills": 2},
+      ("cpu", None): {"cached": 1.9, "evicted_entries": 1, "evicted_units": 2.0},
+      ("link", None): {"completions": 2, "wait": 1.0}}),
     # the same with the predicate `size > 2`: a block of 2 is never written (no spill, no job on the link),
     # and cpu stays empty.
     ("spill_predicate_reads_the_block", """
