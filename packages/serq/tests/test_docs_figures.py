@@ -1,0 +1,52 @@
+"""Figures and names the docs give of the code, each checked against the code it describes.
+
+The truth is the doc's own text, read here: a constant changed without its doc (or a doc changed without
+its constant) fails.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
+def _flat(path: str) -> str:
+    return " ".join((ROOT / path).read_text(encoding="utf-8").split())
+
+
+@pytest.mark.timeout(60)
+def test_the_csv_writers_chunk_is_the_one_the_docs_give():
+    # packages/serq-report/README.md ("written 2¹⁴ cells at a time") and docs/simulator.md ("formats 2¹⁴ cells at a
+    # time"); the README said 2¹⁸ rows, the chunk of before serq_report.csv.CHUNK counted cells
+    from serq_report import csv
+
+    for doc, pattern in (("packages/serq-report/README.md", r"written 2([⁰¹²³⁴⁵⁶⁷⁸⁹]+) cells at a time"),
+                         ("docs/simulator.md", r"formats 2([⁰¹²³⁴⁵⁶⁷⁸⁹]+) cells at a time")):
+        said = re.search(pattern, _flat(doc))
+        assert said, f"{doc} gives the CSV writer's chunk"
+        assert csv.CHUNK == 2 ** int(said.group(1).translate(SUPERSCRIPT)), doc
+
+
+@pytest.mark.timeout(60)
+def test_the_functions_the_serq_report_readme_lists_take_the_arguments_it_shows():
+    # packages/serq-report/README.md, "API": each line `serq_report.NAME(ARGS)`; every argument shown is a
+    # parameter of that name (in that order, the positional ones), and every parameter it leaves out has a default
+    import serq_report
+
+    text = (ROOT / "packages/serq-report/README.md").read_text(encoding="utf-8")
+    api = text[text.index("## API"):text.index("## Adding a format")]
+    lines = re.findall(r"^serq_report\.(\w+)\((.*?)\)(?: ->|\s{2,}#|$)", api, re.M)
+    assert len(lines) >= 10
+    for name, args in lines:
+        fn = getattr(serq_report, name)
+        shown = [a.split("=")[0].split(":")[0].strip() for a in args.split(",") if a.strip() not in ("", "*")]
+        params = inspect.signature(fn).parameters
+        assert list(params)[:len(shown)] == shown, (name, shown, list(params))
+        left = [p for p in list(params.values())[len(shown):] if p.default is inspect.Parameter.empty]
+        assert not left, (name, left)
