@@ -50,3 +50,21 @@ def test_the_functions_the_serq_report_readme_lists_take_the_arguments_it_shows(
         assert list(params)[:len(shown)] == shown, (name, shown, list(params))
         left = [p for p in list(params.values())[len(shown):] if p.default is inspect.Parameter.empty]
         assert not left, (name, left)
+
+
+@pytest.mark.timeout(60)
+def test_the_first_party_order_and_entry_points_docs_hooks_md_gives_are_serqs():
+    # docs/hooks.md, start-up: "serQ's own distributions first, in the order `serq`, …" is serq.plugins.FIRST_PARTY,
+    # and the entry-point names SERQ_DISABLED_PLUGINS takes are those of these distributions (it left out
+    # serq-sweep and its `sweep`)
+    from importlib.metadata import distribution
+
+    from serq.plugins import FIRST_PARTY
+
+    text = _flat("docs/hooks.md")
+    order = re.search(r"serQ's own distributions first, in the order (.*?) \(`serq\.plugins\.FIRST_PARTY`\)", text)
+    names = re.search(r"\(comma-separated entry-point names: (.*?), or yours\)", text)
+    assert order and names
+    assert tuple(re.findall(r"`([\w-]+)`", order.group(1))) == FIRST_PARTY
+    entry_points = {ep.name for dist in FIRST_PARTY for ep in distribution(dist).entry_points if ep.group == "serq"}
+    assert set(re.findall(r"`(\w+)`", names.group(1))) == entry_points
