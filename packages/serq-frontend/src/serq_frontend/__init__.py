@@ -442,6 +442,18 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                     raise TypeError(f"sugar layer {layer.name!r}: its rewrite returned {_kind_of(module)}")
                 raise found
             if not any(layer is b for b in own):
+                # what a plugin's rewrite made is held to the shape the passes after it walk: a statement that
+                # is no statement (a str, None) or a node without a place (pos None) was an AttributeError
+                # from the linker's walk or its span of the place, a traceback naming no plugin
+                bad = _shape_problem(module)
+                if bad is not None:
+                    why, where = bad
+                    found = _layer_error(ctx.extensions.pm, layer.name,
+                                         f"failed in the rewrite of its sugar layer {layer.name!r}",
+                                         f"rewrite(module, ctx) returned {why}"
+                                         + ("" if where is None else f" (within the node at {where.at()})"))
+                    if found is not None:
+                        raise found
                 # what a plugin's rewrite made is held to the nesting the parsed text is held to: the passes
                 # after it recurse, and a tree nested 100 000 deep was "p.sq: error: the program nests too
                 # deeply to compile" (one 2 000 deep, the linker's error at the user's session), naming neither
@@ -550,6 +562,68 @@ def _nesting_hint() -> str:
 
     return (f"an expression may nest {MAX_EXPR_DEPTH} deep and loops, branches and holds {MAX_BLOCK_DEPTH}: "
             "name a part with `set`, or write a long chain of terms as `sum j in n (…)`")
+
+
+def _shape_problem(module: Any) -> tuple[str, Any] | None:
+    """What a plugin's rewrite returned that the passes after it cannot walk, and the place of the nearest
+    enclosing node that has one (``None``: the module is of the AST's shape): an item or a statement that is
+    no node (a str, None; a statement's class declares ``BLOCKS``, as :class:`serq_frontend.ast.Node`'s
+    subclasses do), or a node whose ``pos`` is not a :class:`~serq_frontend.diagnostics.Pos` (the linker
+    writes every statement's place into the IR, and a message is placed at a node's). Walked without
+    recursion, as :func:`_check_nesting` walks (after it, within its depth)."""
+    import dataclasses
+
+    from . import ast as A
+    from .diagnostics import Pos
+
+    items = module.items
+    if not isinstance(items, (list, tuple)):
+        return f"a module whose items are {_kind_of(items)}, not a list", None
+    leaves = _LEAVES | {Pos}
+    walked: dict[type, tuple[str, ...] | None] = {}
+    todo: list[tuple[Any, Any]] = []
+    for item in items:
+        if type(item) in leaves or not dataclasses.is_dataclass(item) or isinstance(item, type):
+            return f"{_kind_of(item)} among the module's items, not an item of the AST", None
+        todo.append((item, None))
+    # the statement blocks: each entry a statement, whose class the walks read BLOCKS of
+    blocks = [(b, getattr(item, "pos", None)) for item in items for b in A.item_blocks(item)]
+    while blocks:
+        block, where = blocks.pop()
+        if not isinstance(block, (list, tuple)):
+            return f"a block that is {_kind_of(block)}, not a list of statements", where
+        for s in block:
+            if not hasattr(type(s), "BLOCKS") or isinstance(s, type):
+                return (f"{_kind_of(s)} in a block, not a statement (a serq_frontend.ast.Node, or a class that "
+                        "declares BLOCKS)"), where
+            at = getattr(s, "pos", None)
+            blocks.extend((getattr(s, a, None), at if isinstance(at, Pos) else where) for a in type(s).BLOCKS)
+    while todo:
+        obj, where = todo.pop()
+        if isinstance(obj, (list, tuple)):
+            todo.extend((x, where) for x in obj if type(x) not in leaves)
+            continue
+        if isinstance(obj, dict):
+            todo.extend((x, where) for x in obj.values() if type(x) not in leaves)
+            continue
+        t = type(obj)
+        if t not in walked:
+            walked[t] = (tuple(f.name for f in dataclasses.fields(obj))
+                         if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else None)
+        names = walked[t]
+        if names is None:
+            continue
+        if "pos" in names:
+            pos = obj.pos
+            if not isinstance(pos, Pos):
+                return (f"a node {t.__name__} whose pos is {_kind_of(pos)}, not a place (a "
+                        "serq_frontend.diagnostics.Pos: give a node the pos of the sugar it stands for)"), where
+            where = pos
+        for name in names:
+            x = getattr(obj, name)
+            if type(x) not in leaves:
+                todo.append((x, where))
+    return None
 
 
 #: the types of values in a parsed program that hold nothing (skipped by :func:`_check_nesting` at once)
