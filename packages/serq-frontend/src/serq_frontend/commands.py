@@ -164,9 +164,24 @@ def to_json(x: Any) -> Any:
             return [conv(v) for v in x]
         if isinstance(x, dict):
             return {str(k): conv(v) for k, v in x.items()}
-        return x
+        if x is None or isinstance(x, (str, int, float)):
+            return x
+        return _other(x)
 
     return conv(x)
+
+
+def _other(x: Any) -> Any:
+    """A value of a plugin's node that is no JSON value, as ``serq ast`` shows it: a number as a number (numpy's
+    ``int64``), anything else by its type, ``{"object": "set"}`` (a builder may keep what its rewrite reads: its
+    context, a set). It was ``TypeError: an AST holds no set``, a traceback naming no plugin."""
+    import numbers
+
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real):
+        return float(x)
+    return {"object": type(x).__name__}
 
 
 def json_node(x: Any) -> Any:
@@ -185,7 +200,7 @@ def json_node(x: Any) -> Any:
             v = getattr(x, f.name)
             d[f.name] = _text_keys(v) if isinstance(v, dict) else v
         return d
-    raise TypeError(f"an AST holds no {type(x).__name__}")
+    return _other(x)
 
 
 def write_json(items: Any, write: Any, size: int = 2**16) -> None:
