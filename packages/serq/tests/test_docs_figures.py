@@ -68,3 +68,30 @@ def test_the_first_party_order_and_entry_points_docs_hooks_md_gives_are_serqs():
     assert tuple(re.findall(r"`([\w-]+)`", order.group(1))) == FIRST_PARTY
     entry_points = {ep.name for dist in FIRST_PARTY for ep in distribution(dist).entry_points if ep.group == "serq"}
     assert set(re.findall(r"`(\w+)`", names.group(1))) == entry_points
+
+
+@pytest.mark.timeout(60)
+def test_docs_simulator_md_lists_every_module_of_serq_sim():
+    # docs/simulator.md, "Modules": a row names each module (`engine.py`), a package's row each of its modules by
+    # name (`pools/`: `model` (…), …); fast.py, records.py, memguard.py and eleven more were in no row
+    import serq_sim
+
+    text = (ROOT / "docs" / "simulator.md").read_text(encoding="utf-8")
+    table = text[text.index("## Modules"):text.index("## Configuration")]
+    rows = {}
+    for line in table.splitlines():
+        cells = line.split("|")
+        if len(cells) > 2:
+            for name in re.findall(r"`([\w/.]+)`", cells[1]):
+                rows[name] = cells[2]
+    src = Path(serq_sim.__file__).parent
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        rel = path.relative_to(src)
+        if len(rel.parts) == 1:
+            assert rel.name in rows, f"docs/simulator.md, Modules: no row names {rel.name}"
+        else:
+            package = f"{rel.parts[0]}/"
+            assert package in rows, f"docs/simulator.md, Modules: no row names {package}"
+            assert re.search(rf"`{path.stem}(?:\.py)?`", rows[package]), f"the {package} row does not name {path.stem}"
