@@ -109,3 +109,23 @@ def test_the_serq_frontend_readme_names_every_module():
     modules = {p.name for p in src.glob("*.py") if p.name != "__init__.py"} | {
         f"{p.name}/" for p in src.iterdir() if p.is_dir() and any(p.glob("*.py"))}
     assert modules <= said, sorted(modules - said)
+
+
+@pytest.mark.timeout(60)
+def test_the_moments_table_of_docs_language_md_is_the_irs_rules():
+    # docs/language.md, "Moments": a row a moment of serq_ir.rules.CONTEXT, its context variables those, its Draws
+    # column `yes` for the moments of DRAWS_AT; the Arrival moment (`arrive renewal`'s gap: now, draws) had no row
+    from serq_ir import rules
+
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    table = text[text.index("| Moment | Where |"):text.index("A gauge may not read")]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6:
+            rows[cells[0]] = cells
+    assert set(rows) == set(rules.CONTEXT)
+    for name, cells in rows.items():
+        shown = set(" ".join(re.findall(r"`([^`]*)`", cells[2])).split())
+        assert shown == set(rules.CONTEXT[name].split()), name
+        assert (cells[4] == "yes") == (name in rules.DRAWS_AT), name
