@@ -129,3 +129,17 @@ def test_the_moments_table_of_docs_language_md_is_the_irs_rules():
         shown = set(" ".join(re.findall(r"`([^`]*)`", cells[2])).split())
         assert shown == set(rules.CONTEXT[name].split()), name
         assert (cells[4] == "yes") == (name in rules.DRAWS_AT), name
+
+
+@pytest.mark.timeout(60)
+def test_the_draws_functions_and_observables_docs_language_md_lists_are_the_languages():
+    # docs/language.md, "Expressions": "Draws: `~exp(mean) …`. Functions: `min max …`. Observables: `queue(s) …`, and
+    # `blocksize(p)`": the names serq_frontend.names knows, no more and no fewer
+    from serq_frontend import names
+
+    text = _flat("docs/language.md")
+    said = re.search(r"Draws: `(.*?)`\. Functions: `(.*?)`\. Observables: `(.*?)`, and `(\w+)\(p\)`", text)
+    assert said
+    assert set(re.findall(r"~(\w+)\(", said.group(1))) == set(names.DRAWS)
+    assert set(said.group(2).split()) == set(names.FUNCTIONS)
+    assert set(re.findall(r"(\w+)\(", said.group(3))) | {said.group(4)} == set(names.OBSERVABLES)
