@@ -143,3 +143,23 @@ def test_the_draws_functions_and_observables_docs_language_md_lists_are_the_lang
     assert set(re.findall(r"~(\w+)\(", said.group(1))) == set(names.DRAWS)
     assert set(said.group(2).split()) == set(names.FUNCTIONS)
     assert set(re.findall(r"(\w+)\(", said.group(3))) | {said.group(4)} == set(names.OBSERVABLES)
+
+
+@pytest.mark.timeout(60)
+def test_the_parts_readme_md_says_a_part_depends_on_are_in_its_dependencies():
+    # README.md, "How the parts fit": the table's "depends on" column names, for each distribution, only what its
+    # pyproject.toml requires (serq-vllm's "the parts above" took in serq-report, which it does not require)
+    import tomllib
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(serq[\w-]*)` \| .*? \| (.*?) \|$", text, re.M)
+    assert len(rows) == 7
+    for dist, depends in rows:
+        meta = tomllib.loads((ROOT / "packages" / dist / "pyproject.toml").read_text())["project"]
+        required = {re.match(r"[\w-]+", d).group(0) for d in meta["dependencies"]}
+        extras = {re.match(r"[\w-]+", d).group(0) for ds in meta.get("optional-dependencies", {}).values() for d in ds}
+        for name in re.findall(r"[a-z][\w-]*", depends.split("(")[0]):
+            assert name in required, f"README.md: {dist} depends on {name}, which its pyproject.toml does not require"
+        for name in re.findall(r"[a-z][\w-]*", depends.split("(", 1)[1] if "(" in depends else ""):
+            if name not in ("as", "extras"):
+                assert name in extras, f"README.md: {dist}'s extra {name} is none of its optional dependencies"
