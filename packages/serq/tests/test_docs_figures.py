@@ -163,3 +163,17 @@ def test_the_parts_readme_md_says_a_part_depends_on_are_in_its_dependencies():
         for name in re.findall(r"[a-z][\w-]*", depends.split("(", 1)[1] if "(" in depends else ""):
             if name not in ("as", "extras"):
                 assert name in extras, f"README.md: {dist}'s extra {name} is none of its optional dependencies"
+
+
+@pytest.mark.timeout(60)
+def test_the_scheduler_class_a_target_names_is_what_docs_vllm_md_says_of_it():
+    # docs/vllm.md: `serve by (…)` names `serq_vllm.SerqScheduler`, "a name for it, not an attribute of the package
+    # `serq_vllm`" (the bridge makes the class for one serve order, serq_vllm.real); it read as a class vLLM could load
+    import serq_vllm
+    from serq_vllm import target
+
+    text = _flat("docs/vllm.md")
+    assert "names `serq_vllm.SerqScheduler`" in text
+    assert "a name for it, not an attribute of the package `serq_vllm`" in text
+    assert '"serq_vllm.SerqScheduler"' in Path(target.__file__).read_text(encoding="utf-8")
+    assert not hasattr(serq_vllm, "SerqScheduler")
