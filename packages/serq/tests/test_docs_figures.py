@@ -177,3 +177,20 @@ def test_the_scheduler_class_a_target_names_is_what_docs_vllm_md_says_of_it():
     assert "a name for it, not an attribute of the package `serq_vllm`" in text
     assert '"serq_vllm.SerqScheduler"' in Path(target.__file__).read_text(encoding="utf-8")
     assert not hasattr(serq_vllm, "SerqScheduler")
+
+
+@pytest.mark.timeout(60)
+def test_the_signature_docs_language_md_gives_serq_frontend_compile_is_its_own():
+    # docs/language.md, "Commands and API": `serq_frontend.compile(path=None, *, …)`, each default as the function's
+    # (it showed sets={} and defs={}, whose defaults are None)
+    import serq_frontend
+
+    said = re.search(r"`serq_frontend\.compile\((.*?)\) -> serq_ir\.Program`", _flat("docs/language.md"))
+    assert said
+    actual = inspect.signature(serq_frontend.compile).parameters
+    shown = [p.strip() for p in said.group(1).split(",")]
+    assert shown[1] == "*" and [p.split("=")[0] for p in shown if p != "*"] == list(actual)
+    for p in shown:
+        if "=" in p:
+            name, default = p.split("=")
+            assert repr(actual[name].default) == default, name
