@@ -15,8 +15,9 @@ every installed serq and serq-* distribution, lark and msgspec (their ``*.dist-i
 versions; from the scan that found the plugins), every plugin that implements a frontend hook or registers the stage kinds and policies a program names
 (sugar layers, library paths, serq-sim's registration hooks: its name, distribution, and the size and
 modification time of its module's file and of the file each implementation is defined in, which differ
-for a package whose ``__init__`` imports its hooks), the library paths, the Python version and the IR
-version.
+for a package whose ``__init__`` imports its hooks), the sugar layers third parties register (name, the
+digest of the grammar's text, the builders' rules: a grammar read from a data file), the library paths,
+the Python version and the IR version.
 
 An entry holds the key, what the compile found while resolving ``use`` (every candidate path it looked
 at: absent, or a file and where it resolves to; the text hash of every file it read), the files of the
@@ -328,6 +329,43 @@ def _plugins(pm: Any) -> list[Any]:
     return out
 
 
+class _NoKey(Exception):
+    """A plugin's ``serq_frontend_register_sugar`` failed while the key was made: the compile, uncached, calls
+    it again and says how (:func:`serq.plugins.collect`)."""
+
+
+def _layers(pm: Any) -> list[Any]:
+    """What the sugar layers third parties register hold beside their code, whose files the key stamps: each
+    one's name, the digest of its grammar's text and its builders' rules. A grammar is often read from a data
+    file of the plugin's (a ``.lark`` file beside its module), whose edit changed no file the key stamped: the
+    program compiled from the cache with the grammar it had, a rule renamed or taken out too. The hook is
+    called here (not through ``pm.hook``: serQ's own layers, which the stamp of serq-frontend's files keys,
+    are not imported by a hit) for the implementations outside serq-frontend only."""
+    hook = getattr(pm.hook, "serq_frontend_register_sugar", None) if pm is not None else None
+    if hook is None:
+        return []
+    out: list[Any] = []
+
+    def register(layer: Any = None, *more: Any, **named: Any) -> None:
+        grammar = getattr(layer, "grammar", None)
+        builders = getattr(layer, "builders", None)
+        out.append([str(getattr(layer, "name", None)),
+                    _text_digest(grammar) if isinstance(grammar, str) else type(grammar).__name__,
+                    sorted(str(k) for k in builders) if isinstance(builders, Mapping) else None])
+
+    for impl in reversed(hook.get_hookimpls()):  # (registration order, as collect puts them back)
+        if getattr(impl, "wrapper", False) or impl.hookwrapper:
+            continue
+        if (getattr(impl.function, "__module__", None) or "").startswith("serq_frontend."):
+            continue
+        args = {"register": register}
+        try:
+            impl.function(*[args.get(a) for a in impl.argnames])
+        except Exception as e:  # noqa: BLE001 - the compile names the plugin
+            raise _NoKey from e
+    return out
+
+
 def library_paths(pm: Any) -> list[Path]:
     """The library folders: those ``SERQ_PATH`` names, then those the installed parts contribute
     (``serq_frontend_library_paths``), in plugin order: what a compile searches after the program's own
@@ -464,6 +502,7 @@ def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs
         "sources": _sources(),
         "distributions": _versions(),
         "plugins": _plugins(pm),
+        "layers": _layers(pm),
         "library_paths": [str(p) for p in library_paths],
         "program": [name, real, _text_digest(text)],
         "sets": sorted([k, repr(v)] for k, v in sets.items()),
@@ -654,7 +693,10 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
         return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     lib_folders = _library_folders(pm)
-    key = compute_key(name, real, text, sets, defs, pm, lib_folders)
+    try:
+        key = compute_key(name, real, text, sets, defs, pm, lib_folders)
+    except _NoKey:  # a plugin's sugar hook that raises: the compile names it
+        return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     file = path_join(folder, f"compile-{key[:40]}.bin")
 
     found = _read_entry(file, key)
