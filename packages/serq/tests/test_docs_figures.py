@@ -194,3 +194,36 @@ def test_the_signature_docs_language_md_gives_serq_frontend_compile_is_its_own()
         if "=" in p:
             name, default = p.split("=")
             assert repr(actual[name].default) == default, name
+
+
+@pytest.mark.timeout(60)
+def test_the_parts_table_of_docs_architecture_md_is_each_parts_plugin_and_hookspecs():
+    # docs/architecture.md, "The parts and their hooks": a row a distribution, its plugin module the module of its
+    # entry point, and the hooks it specifies those of its hookspecs module (`…_eviction_orders` read with the prefix
+    # of the name before it); a part that specifies none says `—`
+    import importlib
+    from importlib.metadata import distribution
+
+    from serq.plugins import FIRST_PARTY
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(serq[\w-]*)` \| `([\w.]+)` \| .*? \| (.*?) \|$", text, re.M)
+    assert sorted(d for d, _, _ in rows) == sorted(FIRST_PARTY)
+    for dist, module, specifies in rows:
+        (entry,) = [ep for ep in distribution(dist).entry_points if ep.group == "serq"]
+        assert entry.value == module, dist
+        named, prefix = [], ""
+        for name in re.findall(r"`((?:…)?\w+)`", specifies.split("(")[0]):
+            if name.startswith("…"):
+                name = prefix + name[1:]
+            else:
+                prefix = name[:name.index("register_") + len("register")] if "register_" in name else ""
+            named.append(name)
+        package = module.split(".")[0]
+        try:
+            specs = importlib.import_module(f"{package}.hookspecs")
+        except ModuleNotFoundError:
+            specs = None
+        actual = sorted(n for n, f in inspect.getmembers(specs, inspect.isfunction) if hasattr(f, "serq_spec")) \
+            if specs else []
+        assert sorted(named) == actual, (dist, named, actual)
