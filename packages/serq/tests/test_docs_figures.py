@@ -254,3 +254,25 @@ def test_the_replay_tables_this_program_column_is_what_the_replay_gives():
     for spacing, ttft, hit in rows:
         observes = serq_sim.run(serq_frontend.compile(str(program), sets={"spacing": float(spacing)})).result.observes
         assert (_shown(observes["ttft"].mean, ttft), _shown(observes["full_hit"].mean, hit)) == (ttft, hit), spacing
+
+
+@pytest.mark.timeout(300)
+def test_the_throughputs_past_the_knee_are_what_docs_vllm_md_gives():
+    # docs/vllm.md, "Past the knee": on rate_knee.sq (seeds 1..3, 300 s, warm-up 30 s) the engine's request
+    # throughput is the same figure from 8 req/s on, and the requests table's falls from 8 to 14; the means over
+    # the seeds to the digits the text gives
+    import serq_sweep
+
+    said = re.search(r"the engine's is ([\d.]+) req/s from (\d+) req/s on, while the requests table's is ([\d.]+) at "
+                     r"(\d+) and ([\d.]+) at (\d+)\.", _flat("docs/vllm.md"))
+    assert said
+    engine, low, at_low, low2, at_high, high = said.groups()
+    assert low == low2
+    table = serq_sweep.sweep(str(ROOT / "packages/serq-sim/tests/peer_programs39/rate_knee.sq"),
+                             sets={"Lambda": [int(low), int(high)]}, seeds="1..3", horizon=300, warmup=30, workers=0,
+                             progress=False)
+    means = table.groupby("Lambda")[["stages.engine.request_throughput", "requests.request_throughput"]].mean()
+    for rate in (int(low), int(high)):
+        assert _shown(means.loc[rate, "stages.engine.request_throughput"], engine) == engine, rate
+    assert _shown(means.loc[int(low), "requests.request_throughput"], at_low) == at_low
+    assert _shown(means.loc[int(high), "requests.request_throughput"], at_high) == at_high
