@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,10 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         from pathlib import Path
 
         given = Path(p)  # a plugin's loader is handed a pathlib.Path (docs/hooks.md)
-    with plugin_exits(pm, f"its loader for {matches[0]} files"):
+    # what a loader prints (a plugin's, or a sugar layer's in the .sq loader's compile) is no output of the
+    # command's: it goes to standard error, where it went to standard output before the IR or the report
+    # (`serq ir q.jobs > q.ir.json` wrote "loading q.jobs" into the JSON)
+    with plugin_exits(pm, f"its loader for {matches[0]} files"), contextlib.redirect_stdout(sys.stderr):
         program = loader(given, options)
     try:
         from serq_ir.nodes import Program
