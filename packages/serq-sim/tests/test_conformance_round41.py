@@ -3,9 +3,11 @@ time in small programs (a spill landing in its tier, `evict by` keys that tie an
 `reserve held` against a growth that passes its reservation, the cap after block rounding, a hold over two
 pools whose queues both wait for one of them), sessions and workloads (a closed population whose sessions
 think between turns, a trace replayed in order with its rows out of order, the warm-up's cut of a closed
-run), and §2's expressions at their edges computed by the simulator (division, the functions, comparisons
+run), §2's expressions at their edges computed by the simulator (division, the functions, comparisons
 with infinities, nested conditionals, definitions whose parameter shadows a `let`, `--set` of a `let` a
-later `let` reads).
+later `let` reads), and the end of a run of no horizon: "`run { horizon inf; }` … ends a run when it
+drains" (docs/simulator.md), not at the timer of a lease that ended before its time nor at the completion
+of a job a preemption took off its stage (both were events left, and the run's end).
 
 §3, Pools: "Other entries are evicted in the pool's order until allocations and cache fit"; "Eviction: the
 keys (evict by) or the release time (lru), then the order the entries were released"; "A request that can
@@ -25,6 +27,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import serq_frontend
 from conform import both_tiers, check_by_hand, report_json, run
 
 inf = math.inf
@@ -916,3 +919,29 @@ run { horizon inf; }
     assert list(t["sent"]) == pytest.approx([1.0, 2.2, 2.5], rel=1e-12)
     assert [b - a for a, b in zip(t["sent"], t["last_token"])] == pytest.approx([0.7, 0.3, 0.5], rel=1e-12)
     assert js["requests"]["total_input_tokens"] == 15.0
+
+
+def test_a_count_of_dead_timers_that_is_off_ends_no_run_early(monkeypatch):
+    """Simulation.dead_timers is a trigger, not the rule: the loop stops early only when every event left is
+    one that will do nothing (engine.dead_event), so a count that is too high (a plugin's kind derived from
+    a built-in one, counting at its detach and completing by a method of its own) ends no run before its
+    last event. The program of a delay run of 1 and one of 4 under horizon inf ends at 4 with the count set
+    to 1 before the run (once the first event is done, one event is left: counted dead, it is not), as
+    without it."""
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    prog = serq_frontend.compile(source="""
+stage d : delay;
+workload { arrive batch(2); }
+session { run d (1 + 3 * serial); observe f = now; }
+run { horizon inf; }
+""", sets={}, defs={})
+    sim = Simulation(prog, registries(), seed=None, horizon=None, warmup=None, arrivals=None,
+                     check_invariants=False, progress=False, trace_path=None, max_events=None)
+    sim.dead_timers = 1
+    r = sim.run()
+    js = report_json(r)
+    assert js["end"] == 4.0
+    assert list(r.observes["f"].values) == [1.0, 4.0]

@@ -115,6 +115,21 @@ DEFAULT_MAX_SAMPLES = 100_000_000
 NO_SAMPLES_LEFT = 1 << 62
 
 
+def dead_event(cb, arg) -> bool:
+    """Whether the event ``(cb, arg)`` of the heap is one that will do nothing and that
+    :attr:`Simulation.dead_timers` counts: the timer of a lease that ended before its time, the completion of
+    a job that left a fifo or delay stage, a completion a ps stage or the flows rescheduled after a job left
+    (the epochs they list). Any other event, a plugin's kind's included, is not."""
+    f = getattr(cb, "__func__", None)
+    if f is _release.lease_end:
+        return arg.timer and not arg.alive
+    if f is _stages.FifoStage._done or f is _stages.DelayStage._done:
+        return arg.stage is not cb.__self__
+    if f is _stages.PsStage._done or f is _stages.FlowNetwork._done:
+        return arg in cb.__self__.dead_epochs
+    return False
+
+
 def _endless(s: Session) -> bool:
     """Whether session ``s`` runs a job of infinite work (on a stage or a flow): the job never completes, so the
     session never leaves its hold (:meth:`Simulation.waiting_forever`), unless a preemption takes the pool."""
@@ -1260,7 +1275,7 @@ class Simulation:
         events = self.events
         try:
             while heap:
-                if heap[0][0] > horizon or forever and len(heap) == self.dead_timers:
+                if heap[0][0] > horizon or forever and len(heap) <= self.dead_timers and self.only_dead_left():
                     break
                 t, _, cb, arg = pop(heap)
                 self.now = t
@@ -1286,8 +1301,19 @@ class Simulation:
             self.events = events + self.virtual_events
             # an event at inf never happens, under a horizon or without one: the heap's least is its first
             # (nor is the timer of a lease that ended before its time)
-            self.heap_left = len(heap) > self.dead_timers and heap[0][0] != INF
+            self.heap_left = bool(heap) and heap[0][0] != INF and not (
+                len(heap) <= self.dead_timers and self.only_dead_left())
         self.end_at_horizon()
+
+    def only_dead_left(self) -> bool:
+        """Whether every event left in the heap is one :attr:`dead_timers` counts and that will do nothing (the
+        timer of a lease that ended, the completion of a job or a flow that left its stage): read when the
+        count says so, and checked event by event (:func:`dead_event`), so a stage kind that counts a dead
+        event and does not take it off again (a plugin's kind derived from a built-in one, with a completion
+        of its own) ends no run early; the count is then set to what the heap holds."""
+        dead = sum(1 for _t, _seq, cb, arg in self.heap if dead_event(cb, arg))
+        self.dead_timers = dead
+        return dead == len(self.heap)
 
     def setting_error(self, names: tuple[str, ...], t: float | None, message: str) -> SimError:
         """The error a run setting causes (``names``: the settings it is about, the one it concerns first),
