@@ -345,7 +345,11 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
 
     try:
         with collector_raised():  # (its objects live to the end of the compile: serq.shared.WORK_GC_THRESHOLD)
-            module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+            try:
+                parsed = ctx.parser.parse(text, name, ctx.reporter)
+            except CompileError as e:
+                raise _syntax_noted(ctx, e) from None
+            module = A.Module(parsed, name)
             _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
             if desugar:
                 with deeper_recursion(8 * MAX_NESTING):
@@ -374,6 +378,31 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         raise failure from e
     finally:
         ctx.parser.context.forget()
+
+
+def _syntax_noted(ctx: Any, e: Any) -> Any:
+    """``e``, a program's syntax error, with a note of the installed third parties' plugins that are switched
+    off (``SERQ_DISABLED_PLUGINS``, ``SERQ_DISABLE_PLUGIN_AUTOLOAD``), whose sugar layers may be the syntax
+    the program is written in: ``p.sq:3:17: note: the installed plugin 'acme' (serq-acme 0.3.0) is disabled
+    by SERQ_DISABLED_PLUGINS (take 'acme' out of SERQ_DISABLED_PLUGINS to enable it), and its sugar layers
+    may give this syntax``, as a stage kind no loaded plugin registers says (serq.parts.others_switched_off).
+    A program of a plugin's syntax compiled from the compile cache with the plugin on misses once it is off,
+    and was told ``unexpected `{```, naming none."""
+    pm = ctx.extensions.pm
+    if pm is None:
+        return e
+    from serq.parts import others_switched_off
+
+    off = others_switched_off(pm)
+    if not off:
+        return e
+    from serq.errors import shown_path
+
+    from .diagnostics import CompileError
+
+    note = off.removeprefix("; ").removesuffix(", and may register it") + ", and its sugar layers may give this syntax"
+    at = f"{e.pos.at()}: note: " if e.pos is not None else f"{shown_path(ctx.reporter.name)}: note: "
+    return CompileError(e.message, e.pos, rendered=f"{e}\n{at}{note}")
 
 
 #: the recursion limit, raised while any compile walks its program (threads may compile at once)
