@@ -276,3 +276,24 @@ def test_the_throughputs_past_the_knee_are_what_docs_vllm_md_gives():
         assert _shown(means.loc[rate, "stages.engine.request_throughput"], engine) == engine, rate
     assert _shown(means.loc[int(low), "requests.request_throughput"], at_low) == at_low
     assert _shown(means.loc[int(high), "requests.request_throughput"], at_high) == at_high
+
+
+@pytest.mark.timeout(120)
+def test_the_no_end_refusals_docs_language_md_quotes_are_what_serq_run_says(tmp_path):
+    # docs/language.md, "A run needs a horizon where it runs": the refusal of a run with no end, for `--horizon inf`
+    # and at the run block's `horizon inf;`, each quote up to its `…` the start of what serq run prints; the page
+    # gave the first as `p.sq: error: …`, where serq run says `error: p.sq: …`
+    import subprocess
+    import sys
+
+    text = _flat("docs/language.md")
+    by_option = re.search(r"``(error: p\.sq: the run has no end: .*?)…`` for `--horizon inf`", text)
+    at_block = re.search(r"``(p\.sq:4:7: error: run \{ horizon inf; \}: the run has no end: )…``", text)
+    assert by_option and at_block
+    serq = Path(sys.executable).parent / "serq"
+    head = "stage d : delay;\nworkload { arrive poisson(1); }\nsession { run d (1); }\n"
+    for said, block, args in ((by_option, "run { horizon 10; }\n", ["--horizon", "inf"]),
+                              (at_block, "run { horizon inf; }\n", [])):
+        (tmp_path / "p.sq").write_text(head + block)
+        p = subprocess.run([str(serq), "run", "p.sq", *args], cwd=tmp_path, capture_output=True, text=True, timeout=100)
+        assert p.returncode == 1 and p.stderr.startswith(said.group(1)), (said.group(1), p.stderr)
