@@ -91,6 +91,16 @@ def layer_problem(layer: Any) -> str | None:
 
         from ..parser import KERNEL_BUILDERS
 
+        # a layer adds to the language: `%override` of a rule or a terminal, or an `%ignore` (which lark applies
+        # to the whole text), changed what every program means, each refused as a syntax error naming no
+        # plugin (`%ignore "x"`: `let x = 2;` was "unexpected `x` (expected a name)")
+        for n, line in enumerate(grammar.split("\n"), 1):
+            word = re.match(r"[ \t]*(%override|%ignore)\b[ \t]*(\S*?)[ \t]*(?::|$)", line)
+            if word is not None:
+                what = (f"%overrides {word.group(2)!r}" if word.group(1) == "%override"
+                        else "has an %ignore, which applies to the whole text")
+                return (f"{label}its grammar {what} (line {n}): a layer's grammar %extends serQ's rules and adds "
+                        "rules of its own, and leaves every other program's language as it is")
         made = re.findall(r"->\s*([A-Za-z_]\w*)", grammar) + re.findall(r"^[ \t]*([a-z]\w*)(?:\.\d+)?[ \t]*:",
                                                                      grammar, re.M)
         built = {*builders, *KERNEL_BUILDERS, *(r for own in builtin_layers() for r in own.builders)}
