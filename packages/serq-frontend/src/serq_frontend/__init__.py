@@ -419,15 +419,18 @@ def deeper_recursion(depth: int) -> Any:
 def _declarations(module: Any) -> list[tuple[str, int, int]]:
     """``(name, line, col)`` of each pool, stage and let ``module`` declares (at the declaration's place)."""
     from . import ast as A
+    from .diagnostics import Pos
 
     return [(item.name, item.pos.line, item.pos.col) for item in module.items
-            if isinstance(item, (A.PoolItem, A.StageItem, A.Let)) and getattr(item, "pos", None) is not None]
+            if isinstance(item, (A.PoolItem, A.StageItem, A.Let)) and isinstance(getattr(item, "pos", None), Pos)]
 
 
-def _note_declared(ctx: Any, name: str, before: Any, after: Any) -> None:
+def _note_declared(ctx: Any, name: str, before: list[tuple[str, int, int]], after: Any) -> None:
     """Note on ``ctx`` the declarations the rewrite of the plugin's sugar layer ``name`` added (those of
-    ``after`` that ``before`` had not), by the layer and its plugin (Context.layer_declared)."""
-    had = set(_declarations(before))
+    ``after`` not among ``before``, the declarations of the module it was handed, listed before the call: a
+    rewrite that adds to the module it is handed, in place, and returns it added them too, which were not
+    told as the layer's), by the layer and its plugin (Context.layer_declared)."""
+    had = set(before)
     added = [d for d in _declarations(after) if d not in had]
     if not added:
         return
@@ -458,11 +461,10 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
-            before = module
+            plugins = not any(layer is b for b in own)
+            before = _declarations(module) if plugins else []
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
-            if isinstance(module, A.Module) and not any(layer is b for b in own):
-                _note_declared(ctx, layer.name, before, module)
             if not isinstance(module, A.Module):  # the next pass, or the linker, would fail on it
                 found = _layer_error(ctx.extensions.pm, layer.name, f"failed in the rewrite of its sugar layer {layer.name!r}",
                                      f"rewrite(module, ctx) returned {_kind_of(module)}, not a "
@@ -470,7 +472,7 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                 if found is None:
                     raise TypeError(f"sugar layer {layer.name!r}: its rewrite returned {_kind_of(module)}")
                 raise found
-            if not any(layer is b for b in own):
+            if plugins:
                 # what a plugin's rewrite made is held to the shape the passes after it walk: a statement that
                 # is no statement (a str, None) or a node without a place (pos None) was an AttributeError
                 # from the linker's walk or its span of the place, a traceback naming no plugin
@@ -498,6 +500,7 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                     if found is None:
                         raise
                     raise found from None
+                _note_declared(ctx, layer.name, before, module)
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 
