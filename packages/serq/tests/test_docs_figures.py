@@ -297,3 +297,22 @@ def test_the_no_end_refusals_docs_language_md_quotes_are_what_serq_run_says(tmp_
         (tmp_path / "p.sq").write_text(head + block)
         p = subprocess.run([str(serq), "run", "p.sq", *args], cwd=tmp_path, capture_output=True, text=True, timeout=100)
         assert p.returncode == 1 and p.stderr.startswith(said.group(1)), (said.group(1), p.stderr)
+
+
+@pytest.mark.timeout(120)
+def test_the_missing_file_message_docs_hooks_md_quotes_is_what_serq_sweep_says(tmp_path):
+    # docs/hooks.md, serq_register_loaders: a FILE that is not there is told as a missing `.sq` file is, the quote
+    # what `serq sweep find x.sq` prints (it ends with the sweep's point, which the quote left out); and the test
+    # the page names as the one that fails when a hookspec is missing is test_docs.py's
+    import subprocess
+    import sys
+
+    text = _flat("docs/hooks.md")
+    said = re.search(r"\(`(error: find: [^`]*)` of `serq sweep find x\.sq`", text)
+    assert said
+    serq = Path(sys.executable).parent / "serq"
+    p = subprocess.run([str(serq), "sweep", "find", "x.sq", "--workers", "0", "--no-progress"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=100)
+    assert p.returncode != 0 and p.stderr.strip() == said.group(1)
+    named = re.search(r"`(test_\w+)` in `packages/serq/tests/test_docs\.py` fails when a hookspec", text)
+    assert named and f"def {named.group(1)}(" in (ROOT / "packages/serq/tests/test_docs.py").read_text()
