@@ -419,6 +419,24 @@ run { horizon 20; }
 ]
 
 
+POOLS += [
+    # §3, Gauges: "the least and greatest value held for a positive time". s0 holds 1 on [2,3]; s1 is
+    # admitted with 3 at the horizon 10 (its event happens, its admission counts), a value held for no time:
+    # the gauge's greatest is 1, its mean 1 / 10, as the pool's used.
+    ("gauge_value_at_the_horizon_instant_is_held_for_no_time", """
+pool p { cap 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial == 0 ? 2 : 10);
+  hold p (serial == 0 ? 1 : 3) { run d (serial == 0 ? 0 : 1); run d (1); }
+}
+gauge u = used(p);
+run { horizon 10; }
+""", {}, {("p", None): {"used": 0.1, "admissions": 2}, ("gauge", "u"): {"mean": 0.1, "min": 0.0, "max": 1.0}}),
+]
+
+
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
