@@ -316,3 +316,21 @@ def test_the_missing_file_message_docs_hooks_md_quotes_is_what_serq_sweep_says(t
     assert p.returncode != 0 and p.stderr.strip() == said.group(1)
     named = re.search(r"`(test_\w+)` in `packages/serq/tests/test_docs\.py` fails when a hookspec", text)
     assert named and f"def {named.group(1)}(" in (ROOT / "packages/serq/tests/test_docs.py").read_text()
+
+
+@pytest.mark.timeout(60)
+def test_the_sugar_layers_docs_language_md_numbers_are_serq_frontends_in_their_order():
+    # docs/language.md, "Sugar": "The built-in layers apply in this order", a numbered item a layer; the layers
+    # serq-frontend registers, in registration order (`branch with` is the layer branch_with)
+    import json
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    section = text[text.index("## Sugar"):text.index("### Queues")]
+    listed = [name.replace(" ", "_") for name in re.findall(r"^\d+\. \*\*([\w ]+)\*\*", section, re.M)]
+    p = subprocess.run([str(Path(sys.executable).parent / "serq"), "plugins"], capture_output=True, text=True,
+                       timeout=50)
+    assert p.returncode == 0, p.stderr
+    (frontend,) = [plugin for plugin in json.loads(p.stdout) if plugin["distribution"] == "serq-frontend"]
+    assert listed == frontend["registers"]["sugar layers"]
