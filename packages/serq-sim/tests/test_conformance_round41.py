@@ -862,6 +862,26 @@ run { horizon inf; }
 """, {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0)], "e": [(0, 2.0, 2.0), (1, 3.0, 3.0)]},
      {"end": 3.0, "mean_live": 5 / 3, ("f", None): {"present": 0.5, "completions": 1, "utilisation": 0.5},
       ("h", None): {"present": 0.5, "utilisation": 0.5}}),
+    # §2's KV transfer: the prefiller's hold leases kvP for 30 s; the transfer (run link; load kvD; release
+    # kvP) at [1,2] ends the lease, caching 4; the decode hold runs D [2,3]. The run ends at 3 (it was 31,
+    # the lease's timer). kvP used 4 on [0,2] (held, then leased): 8 / 3, cached [2,3]: 4 / 3; kvD used 4
+    # on [1,3]: 8 / 3.
+    ("horizon_inf_a_transfer_ends_the_prefillers_lease", """
+pool kvP { cap 8; }
+pool kvD { cap 8; }
+stage link : delay;
+stage P : delay;
+stage D : delay;
+workload { arrive batch(1); }
+session {
+  hold kvP (4) { run P (1); } cache (4) lease kvP (30);
+  hold kvD (4) { transfer on link (1) from kvP to kvD (4); run D (1); } cache (4);
+  observe e = now;
+}
+run { horizon inf; }
+""", {"e": [(0, 3.0, 3.0)]},
+     {"end": 3.0, ("kvP", None): {"used": 8 / 3, "cached": 4 / 3, "holders": 2 / 3},
+      ("kvD", None): {"used": 8 / 3}, ("link", None): {"completions": 1, "present": 1 / 3}}),
     # a lease whose time comes while its session lives still ends the run when it is due: s0 leases q for
     # 2 s from 1 and runs d until 5; the lease ends at 3 (cached from 3), the run at 5. used 1 on [0,3]:
     # 3 / 5; cached [3,5]: 2 / 5.
