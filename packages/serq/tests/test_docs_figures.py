@@ -334,3 +334,18 @@ def test_the_sugar_layers_docs_language_md_numbers_are_serq_frontends_in_their_o
     assert p.returncode == 0, p.stderr
     (frontend,) = [plugin for plugin in json.loads(p.stdout) if plugin["distribution"] == "serq-frontend"]
     assert listed == frontend["registers"]["sugar layers"]
+
+
+@pytest.mark.timeout(60)
+def test_the_definitions_docs_vllm_md_writes_out_are_lib_vllm_sqs():
+    # docs/vllm.md's list of lib/vllm.sq's definitions: `reusable(…) = …` and `long_prefill(…) = …` as the library
+    # writes them, and vllm_request's parameters, vllm_request_at's the same and `match, threshold`
+    text = _flat("docs/vllm.md")
+    lib = " ".join((ROOT / "packages/serq-vllm/src/serq_vllm/lib/vllm.sq").read_text(encoding="utf-8").split())
+    for name in ("reusable", "long_prefill"):
+        said = re.search(rf"- `({name}\(.*?\) = .*?)`:", text)
+        assert said and f"def {said.group(1)};" in lib, name
+    call = re.search(r"- `vllm_request\((.*?)\)` and the general `vllm_request_at\(…, (.*?)\)`", text)
+    assert call
+    assert f"def vllm_request({call.group(1)}) {{" in lib
+    assert f"def vllm_request_at({call.group(1)}, {call.group(2)}) {{" in lib
