@@ -349,3 +349,16 @@ def test_the_definitions_docs_vllm_md_writes_out_are_lib_vllm_sqs():
     assert call
     assert f"def vllm_request({call.group(1)}) {{" in lib
     assert f"def vllm_request_at({call.group(1)}, {call.group(2)}) {{" in lib
+
+
+@pytest.mark.timeout(60)
+def test_the_signature_docs_simulator_md_opens_with_is_serq_sim_runs():
+    # docs/simulator.md's first line: `serq_sim.run(program, *, …) -> Report`, every parameter in its order (it
+    # left out progress, trace, pm and trace_digest)
+    import serq_sim
+
+    said = re.search(r"`serq_sim\.run\((.*?)\) -> Report`", (ROOT / "docs" / "simulator.md").read_text(encoding="utf-8"))
+    assert said
+    shown = [p.strip() for p in said.group(1).split(",")]
+    assert shown[1] == "*"
+    assert [p for p in shown if p != "*"] == list(inspect.signature(serq_sim.run).parameters)
