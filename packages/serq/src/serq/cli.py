@@ -123,6 +123,10 @@ def _group_class() -> type:
                 except PluginError as e:
                     command = _unloadable(cmd_name, str(e))
                 self.commands[cmd_name] = command
+            if command is not None and "_serq_clash" not in command.__dict__:
+                reg = self.registry
+                command._serq_clash = _option_clash(  # type: ignore[attr-defined]
+                    command, None if reg is None or cmd_name not in reg else reg.provider(cmd_name))
             return command if command is None else once_only(command)
 
         def invoke(self, ctx: click.Context):
@@ -192,6 +196,10 @@ def once_only(command: click.Command) -> click.Command:
     parse = command.parse_args
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        clash = command.__dict__.get("_serq_clash")
+        if clash and not ctx.resilient_parsing:
+            command._serq_clash = None  # type: ignore[attr-defined]  # (said once)
+            click.echo(clash, err=True)
         if not ctx.resilient_parsing:
             _refuse_option_as_value(command, ctx, args)
             _refuse_repeats(command, ctx, args)
@@ -214,6 +222,28 @@ def once_only(command: click.Command) -> click.Command:
         command.get_command = get_command  # type: ignore[method-assign]
     command._serq_once_only = True  # type: ignore[attr-defined]
     return command
+
+
+def _option_clash(command: click.Command, provider: str | None) -> str | None:
+    """The warning of a command two of whose parameters take one option's name (``--x`` of both ``x`` and
+    ``x2``): click gives it to the last of them and warns, in Python's words, at each of its parses (four
+    warnings of ``serq hello``, each naming a line of serQ's); it is said once, naming the command and the
+    plugin that registered it, when the command is parsed (click's own are silenced: :func:`main`)."""
+    import click
+
+    if isinstance(command, click.Group):
+        return None
+    seen: dict[str, str] = {}
+    for param in getattr(command, "params", ()):
+        for opt in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())):
+            first = seen.setdefault(opt, str(param.name))
+            if first != param.name:
+                from .errors import printable
+
+                by = f" (registered by {provider})" if provider else ""
+                return printable(f"warning: the command {command.name!r}{by} gives the option {opt} to two of its "
+                                 f"parameters, {first} and {param.name}: {opt} sets {param.name} alone")
+    return None
 
 
 def _refuse_option_as_value(command: click.Command, ctx: click.Context, args: list[str]) -> None:
@@ -888,6 +918,9 @@ def _main(argv: list[str] | None) -> int:
     # what pluggy warns of when an old-style hook wrapper raises in its teardown is raised too, and said once
     # as the plugin's failure (plugins.plugin_failure): the warning said it again, with a line of serQ's
     warnings.filterwarnings("ignore", category=pluggy.PluggyTeardownRaisedWarning)
+    # click's warning of an option two parameters of a command take, at each parse: said once instead
+    # (_option_clash, naming the command's plugin)
+    warnings.filterwarnings("ignore", message=r"The parameter \S+ is used more than once", category=UserWarning)
     try:
         pm = plugins.get_plugin_manager()
         unknown = getattr(pm, "unknown_disabled", ())
