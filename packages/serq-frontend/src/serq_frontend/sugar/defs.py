@@ -46,6 +46,26 @@ BUILDERS = {
 }
 
 
+def _not_folders(candidates: list[Path]) -> str:
+    """``; /lib/mm.sq is a file, not a folder`` when a folder searched is something else that is there (a
+    plugin's ``serq_frontend_library_paths`` or ``SERQ_PATH`` naming a library file rather than its folder:
+    ``no such library (looked in /lib/mm.sq)`` alone read as if the file were missing)."""
+    import os
+
+    odd: list[str] = []
+    for c in candidates:
+        folder = c.parent
+        try:
+            if os.path.exists(folder) and not os.path.isdir(folder) and str(folder) not in odd:
+                odd.append(str(folder))
+        except (OSError, ValueError):  # (a name the system refuses to look up)
+            continue
+    if not odd:
+        return ""
+    more = f" (and {len(odd) - 1} more of the folders)" if len(odd) > 1 else ""
+    return f"; {_folders([Path(odd[0])])} is a file, not a folder{more}"
+
+
 def _shown(text: str) -> str:
     """``text`` as a message quotes it (:func:`serq.errors.clipped`: a file name of megabytes is not repeated
     whole), where it is quoted outside backquotes too."""
@@ -443,7 +463,7 @@ class Expander:
                 raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"` names the file it is in, and a file does "
                                 f"not use itself; no other library of that name (looked in {where})")
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})"
-                            + did_you_mean(Path(u.path).name, known))
+                            + _not_folders(candidates) + did_you_mean(Path(u.path).name, known))
         found = lib = None
         for c in files:
             key, ident = self._library_key(c)
