@@ -59,7 +59,7 @@ def test_a_run_of_inf_that_something_ends_still_runs():
 
 
 CLI_PROGRAM = "stage f : fifo;\nworkload { arrive poisson(0.5); }\nsession { run f (1); }\nrun { horizon 10; }\n"
-REFUSED = ("error: {file}: the run has no end: horizon inf and arrivals that never stop (`arrive poisson`), and no "
+REFUSED = ("{file}: error: the run has no end: horizon inf and arrivals that never stop (`arrive poisson`), and no "
            "--max-events or --max-wall to stop it; give --arrivals N (or `arrivals N;` in the run block), a finite "
            "horizon, or --max-events N or --max-wall S (a partial report where it stops)\n")
 
@@ -83,7 +83,7 @@ def test_serq_run_refuses_a_run_with_no_end_that_nothing_bounds(tmp_path, capsys
     if given[0] == "--horizon":
         assert (code, out, err) == (1, "", REFUSED.format(file=p)), err
     else:  # the run block's horizon inf: the refusal points at it (test_no_end_at_the_run_block)
-        said = REFUSED.format(file=p).removeprefix(f"error: {p}: ")
+        said = REFUSED.format(file=p).removeprefix(f"{p}: error: ")
         assert (code, out, err) == (1, "", f"{p}:5:7: error: run {{ horizon inf; }}: {said}  run {{ horizon inf; }}\n"
                                            "        ^\n"), err
 

@@ -24,7 +24,7 @@ def test_the_options_horizon_names_the_file(tmp_path, monkeypatch, serq_in_proce
     monkeypatch.chdir(tmp_path)
     r = serq_in_process("run", "p.sq", "--no-progress", "--horizon", "inf")
     assert r.returncode == 1
-    assert r.stderr.startswith("error: p.sq: the run has no end: horizon inf and arrivals that never stop")
+    assert r.stderr.startswith("p.sq: error: the run has no end: horizon inf and arrivals that never stop")
     # bounded, each runs
     assert serq_in_process("run", "p.sq", "--no-progress", "--horizon", "inf", "--arrivals", "3").returncode == 0
     (tmp_path / "p.sq").write_text(PROGRAM)

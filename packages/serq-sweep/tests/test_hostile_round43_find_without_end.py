@@ -43,14 +43,14 @@ def sweep(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_a_search_without_end_is_refused_in_one_line(tmp_path):
     r = sweep(tmp_path, *FIND, "--horizon", "inf")
     assert r.returncode == 1, r.stderr
-    assert r.stderr == f"error: p.sq: {CLI}\n", r.stderr
+    assert r.stderr == f"p.sq: error: {CLI}\n", r.stderr
     assert r.stdout == ""
 
 
 def test_a_sweep_says_the_same(tmp_path):
     r = sweep(tmp_path, "--horizon", "inf")
     assert r.returncode == 1, r.stderr
-    assert r.stderr == f"error: p.sq: {CLI}\n", r.stderr
+    assert r.stderr == f"p.sq: error: {CLI}\n", r.stderr
 
 
 def test_a_bound_lets_the_search_run(tmp_path):
@@ -72,4 +72,4 @@ def test_the_api_names_its_arguments(tmp_path):
     with pytest.raises(UserError) as e:
         serq_sweep.find(str(tmp_path / "p.sq"), "stages.s.utilisation <= 0.5", ("lam", "0.1:0.9"),
                         horizon=math.inf, workers=0)
-    assert str(e.value) == f"error: {tmp_path / 'p.sq'}: {API}"
+    assert str(e.value) == f"{tmp_path / 'p.sq'}: error: {API}"

@@ -50,7 +50,7 @@ def test_runs_with_no_end_name_a_long_program_cut(tmp_path, command):
     assert r.returncode == 1 and r.stdout == ""
     shown = shown_path(p)
     assert len(shown) == 240 and "…" in shown
-    assert r.stderr == f"error: {shown}: {NO_END}\n", r.stderr[:600]
+    assert r.stderr == f"{shown}: error: {NO_END}\n", r.stderr[:600]
     assert sorted(os.listdir(tmp_path)) == ["y" * 200]
 
 

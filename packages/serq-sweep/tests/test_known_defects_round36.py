@@ -30,7 +30,7 @@ def test_a_sweep_with_no_end_that_nothing_bounds_is_refused(tmp_path):
     with pytest.raises(UserError) as info:
         core.plan([str(p)], sets={"lam": [0.5, 0.6]}, horizon=float("inf"))
     assert str(info.value) == (
-        f"error: {p}: the run has no end: horizon inf and arrivals that never stop (`arrive poisson`), and no "
+        f"{p}: error: the run has no end: horizon inf and arrivals that never stop (`arrive poisson`), and no "
         "--max-events or --max-wall to stop it; give --arrivals N (or `arrivals N;` in the run block), a finite "
         "horizon, or --max-events N or --max-wall S (a partial report where it stops)")
     # bounded, it is planned (with the warning); a count of arrivals ends it

@@ -282,12 +282,13 @@ def test_the_throughputs_past_the_knee_are_what_docs_vllm_md_gives():
 def test_the_no_end_refusals_docs_language_md_quotes_are_what_serq_run_says(tmp_path):
     # docs/language.md, "A run needs a horizon where it runs": the refusal of a run with no end, for `--horizon inf`
     # and at the run block's `horizon inf;`, each quote up to its `…` the start of what serq run prints; the page
-    # gave the first as `p.sq: error: …`, where serq run says `error: p.sq: …`
+    # gave the first as `p.sq: error: …` where serq run said `error: p.sq: …`, then the page as serq run said it; now
+    # serq run says it in the form of every other message at a file, `p.sq: error: …`
     import subprocess
     import sys
 
     text = _flat("docs/language.md")
-    by_option = re.search(r"``(error: p\.sq: the run has no end: .*?)…`` for `--horizon inf`", text)
+    by_option = re.search(r"``(p\.sq: error: the run has no end: .*?)…`` for `--horizon inf`", text)
     at_block = re.search(r"``(p\.sq:4:7: error: run \{ horizon inf; \}: the run has no end: )…``", text)
     assert by_option and at_block
     serq = Path(sys.executable).parent / "serq"

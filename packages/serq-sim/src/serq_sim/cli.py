@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, UserError, clipped, shown_path
+from serq.errors import UsageError, UserError, clipped, located, shown_path
 from serq.files import (
     MAX_JSON,
     check_distinct,
@@ -239,7 +239,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
             raise setting_error(setting_origins(program.run, {}), {"horizon": program.run.horizon}, ("horizon",),
                                 None, endless)
-        raise UserError(f"{shown_path(file)}: {endless}")
+        raise UserError(located(None, endless, file))
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
         click.echo(f"serq: {warning}", err=True)
     for warning in never_ends(program):  # before the run: said at its end, it would come after the kill

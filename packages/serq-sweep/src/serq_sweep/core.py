@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, printable, shown_path
+from serq.errors import UsageError, UserError, clipped, located, printable, shown_path
 from serq.files import MAX_LINE, open_input
 from serq.jsonin import MAX_DIGITS, value_at
 from serq.numbers import NAN_PATTERN
@@ -492,6 +492,18 @@ def fresh_named(given: Any) -> str:
     return said if said.startswith("--") else f"{said}True"
 
 
+def refuse_no_end(program: Any, file: str, limits: dict[str, Any], given: Any) -> None:
+    """Refuse a program whose runs would have no end (serq_sim.notes.no_end_refused: horizon inf, a workload
+    that starts sessions for ever, no max_events or max_wall), before any of its runs, as ``serq run`` refuses
+    it: ``FILE: error: …``. A sweep's plan and ``--find``'s points (search.py) ask it: each run raised
+    serq_sim.run's ValueError in the worker, and ``serq sweep --find … --horizon inf`` printed its traceback."""
+    from serq_sim.notes import no_end_refused
+
+    endless = no_end_refused(program, limits, given)
+    if endless is not None:
+        raise UserError(located(None, endless, file))
+
+
 def check_fresh(out: Any, fresh: bool, given: Any = None, error: type[Exception] = UsageError) -> None:
     """Refuse a sweep told to start afresh with no table to start afresh from: ``--fresh`` without ``--out``
     (serq sweep) and ``fresh=True`` without ``out=`` (serq_sweep.sweep), one rule in the words of each
@@ -659,11 +671,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         check_replaceable(program, replayed, given)
         load_program_trace(program, replayed, clauses)
         check_slo_program(program, file, limits, given)
-        from serq_sim.notes import never_ends, no_end_refused
+        from serq_sim.notes import never_ends
 
-        endless = no_end_refused(program, limits, given)  # (each run would be refused: said once, before them)
-        if endless is not None:
-            raise UserError(f"{shown_path(file)}: {endless}")  # (as serq run names it)
+        refuse_no_end(program, file, limits, given)  # (each run would be refused: said once, before them)
         for w in never_ends(program):  # once a program, not once a point
             w = f"{shown_path(file)}: {w}" if len(files) > 1 else w
             if w not in warnings:

@@ -293,18 +293,6 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                  trace=trace)
 
 
-def _refuse_no_end(program: Any, file: str, limits: dict[str, Any], given: Any) -> None:
-    """Refuse a point whose runs would have no end (serq_sim.notes.no_end_refused: horizon inf, a workload that
-    starts sessions for ever, no max_events or max_wall), as a sweep's plan does, before any of its runs: each
-    run raised serq_sim.run's ValueError in the worker, and ``serq sweep --find … --horizon inf`` printed its
-    traceback."""
-    from serq_sim.notes import no_end_refused
-
-    endless = no_end_refused(program, limits, given)
-    if endless is not None:
-        raise UserError(f"{shown_path(file)}: {endless}")  # (as serq run names it)
-
-
 def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
           tol: Any, horizon: Any, warmup: Any, arrivals: Any, max_wall: Any, max_events: Any, workers: Any,
           dask: Any, progress: Any, pm: Any, out: Any, slo: Any, given: Any,
@@ -454,7 +442,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     raise
                 raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search"
                                 f"{_beside(first, name)})") from None
-            _refuse_no_end(program_, file, limits, given)
+            core.refuse_no_end(program_, file, limits, given)
             probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                      core.run_hash(program_, traces, pm, replayed), trace=replayed,
                                      trace_digest=core.replayed_digest(program_, traces, replayed),
@@ -490,7 +478,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     hint = whole if not float(s.value(x)).is_integer() else ""
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
                                     f"{_beside(s.params, name)}{hint})") from None
-                _refuse_no_end(program_, file, limits, given)
+                core.refuse_no_end(program_, file, limits, given)
                 if fractional_cap is None and file in caps_lo:
                     fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole,
                                                      over_said(bare=True))
