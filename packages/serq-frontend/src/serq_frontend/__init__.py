@@ -458,6 +458,20 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     seen = ctx.parser.context.seen
     ran = set()
     own = builtin_layers()
+    theirs = [layer.name for layer in layer_list if layer.name in seen and not any(layer is b for b in own)]
+    if theirs:
+        # what a plugin's builders built is held to the shape the passes walk, as its rewrite's result is
+        # (below): a builder's None, str or node without a place, left for the linker by a layer without a
+        # rewrite (or kept by its rewrite), was the linker's AttributeError, naming no plugin
+        bad = _shape_problem(module)
+        if bad is not None:
+            why, where = bad
+            others = f" (one of the sugar layers {', '.join(map(repr, theirs))} the program uses)" if len(theirs) > 1 else ""
+            found = _layer_error(ctx.extensions.pm, theirs[0], f"failed in the builders of its sugar layer {theirs[0]!r}",
+                                 f"the program they built holds {why.removeprefix('a module whose ')}"
+                                 + ("" if where is None else f" (within the node at {where.at()})") + others)
+            if found is not None:
+                raise found
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)

@@ -8,8 +8,10 @@ statement (``hold kv[j] (…)``) is a :class:`Var` too.
 Statements and items are dataclasses. Every node class names its parts in three class attributes, which
 the generic walks (:func:`map_stmt`, :func:`walk_stmts`) read: ``EXPRS`` (fields holding an expression or
 ``None``), ``EXPR_LISTS`` (lists of expressions), ``REFS`` (a reference or ``None``), ``REF_LISTS``,
-``BLOCKS`` (statement lists). A sugar plugin's own statement classes declare the same attributes, or
-none (a leaf), and its rewrite replaces them before the linker sees the program.
+``BLOCKS`` (statement lists). A sugar plugin's own statement classes declare the same attributes (a
+subclass of :class:`Node` has them all, empty: a leaf), and its rewrite replaces them before the linker sees
+the program; a statement whose class declares no ``BLOCKS`` is refused as its plugin's failure
+(serq_frontend._shape_problem), since every walk reads it.
 """
 
 from __future__ import annotations
