@@ -1,10 +1,11 @@
 """A plugin's sugar layer whose builders build what the passes after the parse cannot walk, left for the
 linker by a layer without a rewrite (a layer may build kernel nodes directly): a statement that is no
 statement (None, a str, a list of statements), or a node without a place (``pos=None``), statement or
-expression. Each is the plugin's failure, named with its layer and the place of the nearest enclosing node,
+expression, or a number where an expression belongs (``3.0`` for ``Num(3.0, pos)``). Each is the plugin's failure, named with its layer and the place of the nearest enclosing node,
 when the layers are about to run (serq_frontend._desugar). Before, each was the linker's AttributeError
 (``type object 'NoneType' has no attribute 'BLOCKS'``, ``'NoneType' object has no attribute 'uses'``), a
-traceback naming no plugin. A builder that builds kernel nodes with their places compiles as before."""
+traceback naming no plugin (the number: ``<source>: error: an expression the linker does not know
+(float)``, naming neither the plugin nor a place). A builder that builds kernel nodes with their places compiles as before."""
 
 from __future__ import annotations
 
@@ -60,7 +61,13 @@ def test_builders_of_kernel_nodes_compile():
      "the sugar it stands for) (within the node at <source>:3:1)"),
     (expression(lambda ctx, pos, k: A.Num(3.0, None)), EXPRESSION,
      "failed in the builders of its sugar layer 'qq': the program they built holds a node Num whose pos is None"),
-], ids=["None", "a str", "a list", "a statement without a place", "an expression without a place"])
+    (expression(lambda ctx, pos, k: 3.0), EXPRESSION,
+     "holds an object of type float where SRun.work holds an expression (a node: serq_frontend.ast.Num for a "
+     "number) (within the node at <source>:3:11)"),
+    (expression(lambda ctx, pos, k: A.Binary("+", A.Num(1.0, pos), 2, pos)), EXPRESSION,
+     "holds an object of type int where Binary holds an expression"),
+], ids=["None", "a str", "a list", "a statement without a place", "an expression without a place",
+        "a float for an expression", "an int within one"])
 def test_what_a_builder_built_of_another_shape_is_the_plugins_failure(layer, source, why):
     for call in (lambda pm: serq_frontend.compile(source=source, pm=pm),
                  lambda pm: serq_frontend.parse(source=source, pm=pm, desugar=True)):

@@ -104,8 +104,11 @@ def test_a_well_formed_rewrite_compiles():
     (layer(lambda body: [Bare(body[0].pos)]), "returned an object of type Bare in a block, not a statement"),
     (layer(twice, items=lambda items: [*items, "hello"]),
      "returned an object of type str among the module's items, not an item of the AST"),
+    (layer(lambda body: [A.SRun(s.stages, s.mode, "1", s.pos) for s in body]),
+     "returned an object of type str where SRun.work holds an expression (a node: serq_frontend.ast.Num for a "
+     "number) (within the node at <source>:3:19)"),
 ], ids=["statement without a place", "expression without a place", "a str for a statement", "None",
-        "a class without BLOCKS", "a str for an item"])
+        "a class without BLOCKS", "a str for an item", "a str for an expression"])
 def test_a_rewrite_of_another_shape_is_the_plugins_failure(sugar, why):
     for call in (lambda pm: serq_frontend.compile(source=SOURCE, pm=pm),
                  lambda pm: serq_frontend.parse(source=SOURCE, pm=pm, desugar=True)):

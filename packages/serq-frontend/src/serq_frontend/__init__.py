@@ -665,6 +665,20 @@ def _shape_problem(module: Any) -> tuple[str, Any] | None:
                 return (f"a node {t.__name__} whose pos is {_kind_of(pos)}, not a place (a "
                         "serq_frontend.diagnostics.Pos: give a node the pos of the sugar it stands for)"), where
             where = pos
+        # an expression's place holds an expression (a node), not a number or None: the linker's "an
+        # expression the linker does not know (float)" named neither the plugin nor a place
+        if isinstance(obj, A.Node):
+            slots = [(a, getattr(obj, a, None)) for a in t.EXPRS]
+            slots += [(a, v) for a in t.EXPR_LISTS for v in (getattr(obj, a, None) or ())]
+            slots = [(a, v) for a, v in slots if v is not None]
+        elif t in (A.Num, A.Var, A.Call, A.Draw, A.Unary, A.Binary, A.Cond, A.Agg):
+            slots = [("", v) for v in A.expr_children(obj)]
+        else:
+            slots = []
+        for a, v in slots:
+            if type(v) in leaves or not dataclasses.is_dataclass(v) or isinstance(v, type):
+                return (f"{_kind_of(v)} where {t.__name__}{'.' + a if a else ''} holds an expression (a node: "
+                        "serq_frontend.ast.Num for a number)"), where
         for name in names:
             x = getattr(obj, name)
             if type(x) not in leaves:
