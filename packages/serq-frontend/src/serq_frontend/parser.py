@@ -320,12 +320,21 @@ class Parser:
     """A lark LALR parser for the kernel and the given layers, with its builder."""
 
     def __init__(self, layers: Sequence[Any], cache: str | None = None):
+        from .sugar import builtin_layers
+
         texts = [grammar_text("kernel")]
         builders = dict(KERNEL_BUILDERS)
         owner: dict[str, str] = {}
+        own = builtin_layers()
+        #: the tokens a builder is given: serQ's named terminals, and those a plugin's grammar defines (`DUR:
+        #: /[0-9]+ms/`), whose text its builder reads (they were dropped as a keyword is: `"sleep" DUR ";"`
+        #: built from no children, the duration nowhere)
+        named = set(NAMED_TERMINALS)
         for layer in layers:
             if layer.grammar:
                 texts.append(layer.grammar)
+                if not any(layer is b for b in own):
+                    named.update(_TERMINAL_DEFINED.findall(layer.grammar))
             for rule in layer.builders or {}:
                 owner[rule] = layer.name
             builders.update(layer.builders or {})
@@ -352,7 +361,7 @@ class Parser:
                 if pos is None:
                     pos = Pos(ctx.file, 0, 0)
                 if not keep:
-                    children = [c for c in children if type(c) is not Token or c.type in NAMED_TERMINALS]
+                    children = [c for c in children if type(c) is not Token or c.type in named]
                 if layer is not None:
                     ctx.seen.add(layer)
                 return fn(ctx, pos, children)
@@ -502,6 +511,8 @@ LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propag
                                 "maybe_placeholders": True, "keep_all_tokens": True,
                                 "start": ["start", "expr_start"]}
 #: terminals a builder sees (anonymous keywords and punctuation are left out)
+#: a terminal a grammar defines (``DUR: /[0-9]+ms/``, ``DUR.2: …``) at the start of a line
+_TERMINAL_DEFINED = re.compile(r"^[ \t]*([A-Z_][A-Z_0-9]*)(?:\.-?[0-9]+)?[ \t]*:", re.M)
 NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD", "EXT_NAME"})
 #: rules whose builder reads a keyword token itself
 KEEP_TOKENS = frozenset({"rname", "mode", "serve_verb", "q_verb"})
