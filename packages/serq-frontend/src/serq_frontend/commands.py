@@ -90,11 +90,60 @@ def _formatted(pm: Any, files: tuple[str, ...]) -> list[tuple[str, bytes, str]]:
             continue
         seen.add(entry)
         text = decode_source(data, f)
-        parse(p, pm=pm)  # a file that does not parse is not formatted
+        module = parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
+        if new != text:
+            _reads_back(pm, f, module, new)
         if new != text:  # (a byte-order mark, which decode_source leaves out of the text, is kept)
             changed.append((f, data, "\ufeff" + new if data.startswith(b"\xef\xbb\xbf") else new))
     return changed
+
+
+def _reads_back(pm: Any, name: str, module: Any, new: str) -> None:
+    """Refuse the layout ``new`` of the program ``name`` (parsed as ``module``) that does not read back as the
+    same program, when a third party's sugar layer gives the syntax: the formatter spaces tokens by serQ's
+    grammar, and a plugin's own (``go -> s;``, ``ns a::b;``, ``say 'a  b';``) became ``go - > s;``, which no
+    longer parses, or ``' a b '``, another string, written over the user's file. The layout is parsed again
+    and its AST, places aside, compared with the program's; a program of serQ's syntax alone is not (its
+    layout is the formatter's own, tested to keep the IR)."""
+    from . import MAX_NESTING, deeper_recursion, layers, parse
+    from .diagnostics import CompileError, Pos
+    from .sugar import builtin_layers
+
+    own = builtin_layers()
+    theirs = [layer.name for layer in layers(pm) if not any(layer is b for b in own)]
+    if not theirs:
+        return
+    import dataclasses
+
+    def bare(x: Any) -> Any:
+        if isinstance(x, Pos):
+            return None
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return [type(x).__name__, *[bare(getattr(x, f.name)) for f in dataclasses.fields(x)]]
+        if isinstance(x, (list, tuple)):
+            return [bare(v) for v in x]
+        if isinstance(x, dict):
+            return {str(k): bare(v) for k, v in x.items()}
+        return x if x is None or isinstance(x, (str, int, float)) else _other(x)
+
+    why = None
+    try:
+        again = parse(source=new, pm=pm)
+    except CompileError as e:
+        first = str(e).splitlines()[0].removeprefix("<source>:").replace(": error: ", ": ", 1)
+        why = f"the laid-out text does not parse ({first})"
+    else:
+        with deeper_recursion(8 * MAX_NESTING):
+            if bare(again.items) != bare(module.items):
+                why = "the laid-out text reads as another program"
+    if why is not None:
+        from serq.errors import shown_path
+
+        which = ", ".join(map(repr, theirs))
+        raise CompileError(f"error: {shown_path(name)}: serq fmt cannot lay this program out: {why}; the sugar "
+                           f"layers of plugins ({which}) give syntax the formatter does not know, so no file is "
+                           "changed")
 
 
 def _entry(path: str) -> tuple[int, int, str]:
