@@ -692,7 +692,10 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
         real = path_resolved(path)
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
         return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
-    lib_folders = _library_folders(pm)
+    try:
+        lib_folders = _library_folders(pm)
+    except (Exception, SystemExit):  # a plugin's serq_frontend_library_paths that raises: the compile names it
+        return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     try:
         key = compute_key(name, real, text, sets, defs, pm, lib_folders)
     except _NoKey:  # a plugin's sugar hook that raises: the compile names it
