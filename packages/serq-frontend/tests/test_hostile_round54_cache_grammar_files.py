@@ -117,3 +117,32 @@ def test_a_hook_that_raises_while_the_key_is_made_is_the_plugins_message(tmp_pat
     assert first.startswith("error: plugin 'grammar54_pkg' failed in serq_frontend_register_sugar: RuntimeError: "
                             "no grammar today at "), first
     assert entries(tmp_path) == []
+
+
+class AsyncSugar:
+    @serq.hookimpl
+    async def serq_frontend_register_sugar(self, register):
+        register(None)
+
+
+class YieldingSugar:
+    @serq.hookimpl
+    def serq_frontend_register_sugar(self, register):
+        yield register(None)
+
+
+@pytest.mark.parametrize(("plugin", "what"), [(AsyncSugar, "a coroutine function (async def)"),
+                                              (YieldingSugar, "a generator function (it yields)")])
+def test_a_hook_whose_call_runs_no_body_is_not_called_for_the_key(tmp_path, plugin, what, capfd, monkeypatch):
+    # the key leaves it to the compile, which refuses it naming the plugin; calling it for the key made a
+    # coroutine nothing awaited, and Python's "RuntimeWarning: coroutine … was never awaited" on stderr
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
+    prog = tmp_path / "p.sq"
+    prog.write_text("stage s : delay;\n")
+    with pytest.raises(PluginError, match=f"registers a sugar layer wrongly in serq_frontend_register_sugar: it is "
+                                          rf"{what.replace('(', '[(]').replace(')', '[)]')}"):
+        cache.load(prog, pm=manager(plugin()))
+    import gc
+
+    gc.collect()
+    assert "never awaited" not in capfd.readouterr().err

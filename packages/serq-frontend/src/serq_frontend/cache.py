@@ -329,6 +329,10 @@ def _plugins(pm: Any) -> list[Any]:
     return out
 
 
+#: the code flags of a function whose call runs none of its body: a coroutine, a generator, an async generator
+_UNRUN = 0x80 | 0x20 | 0x200
+
+
 class _NoKey(Exception):
     """A plugin's ``serq_frontend_register_sugar`` failed while the key was made: the compile, uncached, calls
     it again and says how (:func:`serq.plugins.collect`)."""
@@ -358,6 +362,11 @@ def _layers(pm: Any) -> list[Any]:
             continue
         if (getattr(impl.function, "__module__", None) or "").startswith("serq_frontend."):
             continue
+        code = getattr(getattr(impl.function, "__func__", impl.function), "__code__", None)
+        if code is not None and code.co_flags & _UNRUN:
+            # an async def or a function that yields runs none of its body when called (a coroutine never
+            # awaited, Python's RuntimeWarning): the compile refuses it, naming the plugin (serq.plugins.unrun_body)
+            raise _NoKey
         args = {"register": register}
         try:
             impl.function(*[args.get(a) for a in impl.argnames])
