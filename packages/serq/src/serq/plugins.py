@@ -549,6 +549,17 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
             continue  # a plugin the caller registered under that name before: it stands, as in pluggy
         try:
             plugin = load_object(value)
+            other = pm.get_name(plugin)
+            if other is not None:
+                # two entry points naming one module (or object): pluggy's ValueError printed the manager's
+                # every plugin, modules and paths, and named a line of pluggy's
+                by = plugin_distribution(pm, plugin)
+                that = (f" of {by.project_name} {by.version}" if getattr(by, "project_name", None)
+                        and getattr(by, "version", None) else "")
+                raise PluginError(_failed_plugin(
+                    name, dist, f"cannot be loaded ({value})", None,
+                    reason=f"what it names is the plugin {other!r}{that} already, and one module (or object) is "
+                           "one plugin: give it one entry point"))
             pm.register(plugin, name=name)
         except PluginError:
             raise
