@@ -311,6 +311,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         check_unicode(body, shown)
     sources.add(name, text)
     parser.context.seen = set()
+    parser.context.made = {}
 
     def _library_paths() -> list[Path]:
         from .cache import library_paths as paths

@@ -1113,7 +1113,21 @@ class Linker:
         if t is A.SMark:
             raise self.error(s.pos, "`mark` belongs in a queue's entry")
         raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
-                         "kernel does not have, left by a sugar layer")
+                         f"kernel does not have, left by {self._left_by(t)}")
+
+    def _left_by(self, t: type) -> str:
+        """Which sugar layer left a node of class ``t`` for the linker: ``the sugar layer 'twice' (plugin acme
+        (serq-acme 0.3.0)), whose builder built it and whose rewrite leaves it`` when a plugin's builder built
+        it in this compile (``a sugar layer`` otherwise: it named none)."""
+        parser = getattr(self.ctx, "parser", None)
+        name = getattr(getattr(parser, "context", None), "made", {}).get(t)
+        if name is None:
+            return "a sugar layer"
+        from . import _layer_provider
+
+        pm = self.ctx.extensions.pm
+        by = f" (plugin {_layer_provider(pm, name)})" if pm is not None else ""
+        return f"the sugar layer {name!r}{by}, whose builder built it and whose rewrite (if any) left it"
 
     def held_ref(self, ref: A.Var, what: str) -> ir.PoolRef:
         """The pool of a ``grow``, a ``load`` or a growing run (``what``), which stands in a hold of it
@@ -1340,7 +1354,7 @@ class Linker:
             else:
                 what = type(item).__name__
                 raise self.error(getattr(item, "pos", None), f"an item the kernel does not have ({what}), "
-                                 "left by a sugar layer")
+                                 f"left by {self._left_by(type(item))}")
         wl: dict[str, Any] = {}
         if workload is not None:
             for w in workload.items:

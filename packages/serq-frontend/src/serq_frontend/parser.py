@@ -50,6 +50,9 @@ class BuildContext(threading.local):
         self.text = ""
         #: the layers whose rules the parses of this compile have built
         self.seen: set[str] = set()
+        #: the class of each node a plugin's builder built in this compile, and its layer's name: a node the
+        #: linker meets that the kernel does not have is told as that layer's
+        self.made: dict[type, str] = {}
 
     def error(self, pos: Pos, message: str) -> CompileError:
         assert self.reporter is not None
@@ -338,6 +341,7 @@ class Parser:
             for rule in layer.builders or {}:
                 owner[rule] = layer.name
             builders.update(layer.builders or {})
+        plugins = {layer.name for layer in layers if not any(layer is b for b in own)}
         #: the layers it was built from, kept alive (its entry in :data:`_PARSERS` is keyed by their ids)
         self.layers = tuple(layers)
         self.context = BuildContext()
@@ -364,6 +368,10 @@ class Parser:
                     children = [c for c in children if type(c) is not Token or c.type in named]
                 if layer is not None:
                     ctx.seen.add(layer)
+                    if layer in plugins:
+                        built = fn(ctx, pos, children)
+                        ctx.made.setdefault(type(built), layer)
+                        return built
                 return fn(ctx, pos, children)
 
             return m
