@@ -68,6 +68,32 @@ def pytest_unconfigure(config):
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# -- the cyclic collector of a test process ------------------------------------------------------------------
+#
+# As the serq command does for its own work (serq.cli: what start-up made frozen, the first threshold raised):
+# what the collection of the tests made (the modules, their functions and classes, some 15 000 test items and
+# their marks) lives as long as the process and is frozen (gc.freeze: no later collection walks it), and the
+# first threshold is 10 000 allocations, not 700. A worker's full collections walked about a million objects
+# each (0.3-0.5 s), and its young collections, between tests and in the tests' own code (a compile or a run
+# raises the threshold while it works, serq.shared.collector_raised), ran every 700 allocations: in the
+# frontend's tests run in one process, 27 s of the collector's time of 75 s of CPU, 9.5 s at 10 000. Cyclic
+# garbage is still collected, at most about 10 000 objects later. A test of the collector's thresholds sets
+# the ones it needs (test_compile_collector, test_run_collector).
+
+#: the collector's first threshold in a test process
+TEST_GC_THRESHOLD = 10_000
+
+
+def pytest_collection_finish(session):
+    import gc
+
+    gc.collect()  # (the garbage of the collection freed first: frozen, it would stay)
+    gc.freeze()
+    first, *rest = gc.get_threshold()
+    if 0 < first < TEST_GC_THRESHOLD:
+        gc.set_threshold(TEST_GC_THRESHOLD, *rest)
+
+
 # -- what a test changes in its process must be as it was when the test ends ---------------------------------
 #
 # The tests share their processes (a pytest-xdist worker runs hundreds). A CPU-time timer that one test left
