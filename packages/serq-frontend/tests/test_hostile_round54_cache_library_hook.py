@@ -3,8 +3,7 @@ plugin's ``serq_frontend_library_paths`` raises, or calls ``sys.exit()``: the pl
 ``PluginError`` naming it, as ``serq_frontend.compile`` gives. Before, the cache asked the hook for the key
 outside the compile's guard, and the plugin's own ``RuntimeError`` (or ``SystemExit``, ending a Python
 program that called it) came out of serQ's call, naming no plugin; ``serq check`` named it only through
-the loader's guard. (A program without `use`, whose compile does not ask the hook, compiles through the
-cache as ``serq_frontend.compile`` compiles it.)"""
+the loader's guard."""
 
 from __future__ import annotations
 
@@ -47,12 +46,15 @@ def test_the_hook_failing_is_the_plugins_message(tmp_path, monkeypatch, plugin, 
 
 
 @pytest.mark.parametrize("plugin", [Raises, Exits])
-def test_a_program_that_uses_no_library_compiles_as_compile_does(tmp_path, monkeypatch, plugin):
-    # the hook is not asked by a compile of a program without `use`: through the cache, as without it
+def test_a_program_that_uses_no_library_is_refused_too(tmp_path, monkeypatch, plugin):
+    # the key asks the hook at every load, as it refuses a hook that returns what is not a list of folders
+    # (test_plugin_hostility): the same message; serq_frontend.compile asks it at a `use` only
     monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("SERQ_COMPILE_CACHE", raising=False)
     prog = tmp_path / "p.sq"
     prog.write_text("stage s : delay;\nworkload { arrive batch(1); }\nsession { run s (1); }\n")
     pm = serq.get_plugin_manager(autoload=False, plugins=[serq_frontend.plugin, plugin()])
-    assert [s.name for s in cache.load(prog, pm=pm).stages] == ["s"]
+    with pytest.raises(PluginError, match=f"failed in {plugin.__name__}.serq_frontend_library_paths during the "
+                                          "compile: "):
+        cache.load(prog, pm=pm)
     assert [s.name for s in serq_frontend.compile(prog, pm=pm).stages] == ["s"]

@@ -701,10 +701,12 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
         real = path_resolved(path)
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
         return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
-    try:
+    from serq.plugins import plugin_exits
+
+    # (asked at every load, for the key: a plugin's hook that raises, or calls sys.exit(), is named here, as
+    # one that returns what is not a list of folders is)
+    with plugin_exits(pm, "the compile"):
         lib_folders = _library_folders(pm)
-    except (Exception, SystemExit):  # a plugin's serq_frontend_library_paths that raises: the compile names it
-        return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     try:
         key = compute_key(name, real, text, sets, defs, pm, lib_folders)
     except _NoKey:  # a plugin's sugar hook that raises: the compile names it
