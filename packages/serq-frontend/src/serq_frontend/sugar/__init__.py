@@ -95,6 +95,13 @@ def layer_problem(layer: Any) -> str | None:
         # to the whole text), changed what every program means, each refused as a syntax error naming no
         # plugin (`%ignore "x"`: `let x = 2;` was "unexpected `x` (expected a name)")
         for n, line in enumerate(grammar.split("\n"), 1):
+            # a terminal of a priority above 0 is read before serQ's wherever both may come (a layer's `WORD.5:
+            # /[a-z]+/` took `s` of `run s (x);` for a WORD: "missing `;`" in every program)
+            high = re.match(r"[ \t]*([A-Z_][A-Z_0-9]*)\.([0-9]+)[ \t]*:", line)
+            if high is not None and int(high.group(2)) > 0:
+                return (f"{label}its grammar gives its terminal {high.group(1)!r} the priority {int(high.group(2))} "
+                        f"(line {n}), above serQ's terminals, which it would be read in place of wherever both may "
+                        "come: a layer's terminals take the priority 0 (none written) or below")
             word = re.match(r"[ \t]*(%override|%ignore)\b[ \t]*(\S*?)[ \t]*(?::|$)", line)
             if word is not None:
                 what = (f"%overrides {word.group(2)!r}" if word.group(1) == "%override"
