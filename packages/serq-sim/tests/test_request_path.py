@@ -79,20 +79,25 @@ def test_an_ended_request_is_freed_without_the_cycle_collector():
     assert left == 0
 
 
-def _programs():
-    yield "growers", serq_frontend.compile(source=GROWERS), {}
-    yield "no_cache", serq_frontend.compile(source=NO_CACHE), {}
-    for rel, kw in [("examples/multi-turn/vllm.sq", {"horizon": 400.0}),
-                    ("examples/multi-turn/vllm_subagents.sq", {"horizon": 300.0}),
-                    ("examples/pd-disaggregation/llmd_nixl_pull.sq", {"horizon": 300.0, "warmup": 0.0}),
-                    ("packages/serq-sim/tests/lazy/vllm_stress.sq", {}),
-                    ("packages/serq-sim/tests/lazy/preempted.sq", {})]:
-        yield rel, serq_frontend.compile(ROOT / rel), kw
+#: the programs by name, and their runs' arguments (each compiled by its own test: listed here, the tests'
+#: names cost no compile when the tests are collected)
+PROGRAMS = {"growers": {}, "no_cache": {},
+            "examples/multi-turn/vllm.sq": {"horizon": 400.0},
+            "examples/multi-turn/vllm_subagents.sq": {"horizon": 300.0},
+            "examples/pd-disaggregation/llmd_nixl_pull.sq": {"horizon": 300.0, "warmup": 0.0},
+            "packages/serq-sim/tests/lazy/vllm_stress.sq": {},
+            "packages/serq-sim/tests/lazy/preempted.sq": {}}
 
 
-@pytest.mark.parametrize("name", [n for n, _p, _kw in _programs()])
+def _program(name: str):
+    if name in ("growers", "no_cache"):
+        return serq_frontend.compile(source=GROWERS if name == "growers" else NO_CACHE)
+    return serq_frontend.compile(ROOT / name)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_the_settle_looks_at_every_pool_that_has_growers_or_a_queue(name, monkeypatch):
-    program, kw = next((p, kw) for n, p, kw in _programs() if n == name)
+    program, kw = _program(name), PROGRAMS[name]
     seen = {"growers": 0, "queued": 0}
     original = Simulation.settle
 
