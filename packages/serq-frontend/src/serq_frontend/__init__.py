@@ -351,6 +351,7 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
             except CompileError as e:
                 raise _syntax_noted(ctx, e) from None
             module = A.Module(parsed, name)
+            _check_built(ctx, module, layer_list)
             _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
             if desugar:
                 with deeper_recursion(8 * MAX_NESTING):
@@ -379,6 +380,27 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         raise failure from e
     finally:
         ctx.parser.context.forget()
+
+
+def _check_built(ctx: Any, module: Any, layer_list: Sequence[Any]) -> None:
+    """Refuse, naming the plugin, a parse whose plugin builders built no tree (:func:`_graph_problem`): a node
+    within itself was "the program nests more than 1000 deep here", at the user's statement, and one shared
+    2**40 times a walk that never ended, ``serq ast`` (whose JSON it is too) included."""
+    from .sugar import builtin_layers
+
+    seen = ctx.parser.context.seen
+    own = builtin_layers()
+    theirs = [layer.name for layer in layer_list if layer.name in seen and not any(layer is b for b in own)]
+    if not theirs:
+        return
+    why = _graph_problem(module.items)
+    if why is None:
+        return
+    others = f" (one of the sugar layers {', '.join(map(repr, theirs))} the program uses)" if len(theirs) > 1 else ""
+    found = _layer_error(ctx.extensions.pm, theirs[0], f"failed in the builders of its sugar layer {theirs[0]!r}",
+                         f"the program they built holds {why}{others}")
+    if found is not None:
+        raise found
 
 
 def _syntax_noted(ctx: Any, e: Any) -> Any:
@@ -626,6 +648,9 @@ def _shape_problem(module: Any) -> tuple[str, Any] | None:
     items = module.items
     if not isinstance(items, (list, tuple)):
         return f"a module whose items are {_kind_of(items)}, not a list", None
+    graph = _graph_problem(items)
+    if graph is not None:
+        return graph, None
     leaves = _LEAVES | {Pos}
     walked: dict[type, tuple[str, ...] | None] = {}
     todo: list[tuple[Any, Any]] = []
@@ -684,6 +709,62 @@ def _shape_problem(module: Any) -> tuple[str, Any] | None:
             x = getattr(obj, name)
             if type(x) not in leaves:
                 todo.append((x, where))
+    return None
+
+
+def _graph_problem(items: Any) -> str | None:
+    """What makes a plugin's AST (``items``, a module's) no tree that the passes can walk: a node within itself
+    (a cycle, which every walk followed for ever, or to the nesting's limit, told as the program's), or one
+    node object at several places whose tree, each written out where it stands, has more than
+    ``serq_ir.rules.MAX_TREE`` nodes (``e = Binary("+", e, e)`` forty times is forty objects and 2**40 nodes:
+    the nesting check and the linker never ended). Each object is walked once, without recursion (a tree
+    read from a text shares no node, and is judged by its nesting alone)."""
+    import dataclasses
+
+    from serq_ir.rules import MAX_TREE
+
+    from .diagnostics import Pos
+
+    leaves = _LEAVES | {Pos}
+    fields: dict[type, tuple[str, ...] | None] = {}
+
+    def kids(obj: Any) -> list[Any]:
+        if isinstance(obj, (list, tuple)):
+            return [x for x in obj if type(x) not in leaves]
+        if isinstance(obj, dict):
+            return [x for x in obj.values() if type(x) not in leaves]
+        t = type(obj)
+        if t not in fields:
+            fields[t] = (tuple(f.name for f in dataclasses.fields(obj))
+                         if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else None)
+        names = fields[t]
+        return [] if names is None else [x for n in names if type(x := getattr(obj, n)) not in leaves]
+
+    size: dict[int, int] = {}
+    path: set[int] = set()  # the objects whose walk is under way: an ancestor met again is a cycle
+    shared = False
+    todo: list[tuple[Any, list[Any] | None]] = [(items, None)]
+    while todo:
+        obj, done = todo.pop()
+        key = id(obj)
+        if done is not None:  # its children are counted
+            size[key] = 1 + sum(size[id(k)] for k in done)
+            path.discard(key)
+            continue
+        if key in size:
+            shared = True
+            continue
+        if key in path:
+            return (f"a node {type(obj).__name__} within itself (one of its parts holds it): a program is a tree "
+                    "of nodes")
+        path.add(key)
+        below = kids(obj)
+        todo.append((obj, below))
+        todo.extend((k, None) for k in below)
+    total = size[id(items)]
+    if shared and total > MAX_TREE:
+        return (f"one node object at several places, which written out where each stands make a tree of {total} "
+                f"nodes, more than {MAX_TREE} (copy.deepcopy what is put in twice)")
     return None
 
 
