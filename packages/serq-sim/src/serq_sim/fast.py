@@ -515,6 +515,11 @@ class _Gen(Compiler):
         c = num(self.p.pools[g].cap)
         return _flt(c + EPS if eps else c)
 
+    def member_columns(self, term, varying, rows) -> dict:
+        """None of a fold's rows holds a member here: this tier reads its pools and stages by index
+        (:meth:`pmember`, ``_sidx``)."""
+        return {}
+
     def pmember(self, r, rng: str = "session") -> str:
         """The member index of pool reference ``r`` as an expression (checked like ``pool_at``)."""
         size = self.p.pools[r.pool].size
