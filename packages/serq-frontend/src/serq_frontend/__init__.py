@@ -63,10 +63,9 @@ def _check_rules(reg: Any) -> None:
     parser keeps one builder a rule, the last layer's, so two plugins' layers that both wrote ``-> s_tally``
     each built the other's statement with its own builder (``tally n;`` of one plugin became the other's
     node, silently), and a builder of a kernel rule (``s_run``) changed what every program means."""
-    from .sugar import builtin_layers
+    from .sugar import is_builtin
 
-    own = builtin_layers()
-    if all(any(layer is b for b in own) for _name, layer in reg.items()):
+    if all(is_builtin(layer) for _name, layer in reg.items()):
         return  # serQ's own layers alone (the parser's module is not imported for them)
     from serq.errors import PluginError
 
@@ -75,7 +74,7 @@ def _check_rules(reg: Any) -> None:
     built: dict[str, str | None] = {rule: None for rule in KERNEL_BUILDERS}
     for name, layer in reg.items():
         rules = getattr(layer, "builders", None) or {}
-        if not any(layer is b for b in own):
+        if not is_builtin(layer):
             for rule in rules:
                 if rule in built:
                     first = built[rule]
@@ -137,12 +136,12 @@ def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Except
     """What a parser that cannot be built is: the grammar of a plugin's layer lark refuses (alone, on the
     kernel with serq-frontend's layers), named; else ``e`` itself (serq-frontend's own grammar)."""
     from . import parser as P
-    from .sugar import builtin_layers
+    from .sugar import builtin_layers, is_builtin
 
     own = builtin_layers()
     reason = f"{type(e).__name__}: {e}"
     for layer in layer_list:
-        if any(layer is b for b in own):
+        if is_builtin(layer):
             continue
         try:
             P.Parser([*own, layer])
@@ -156,7 +155,7 @@ def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Except
             return found
     # every plugin's grammar builds alone: the first that does not build beside an earlier one (two plugins'
     # layers that both define `stmt: "tally" NAME ";"` were lark's GrammarError, naming neither)
-    theirs = [layer for layer in layer_list if not any(layer is b for b in own)]
+    theirs = [layer for layer in layer_list if not is_builtin(layer)]
     for i, layer in enumerate(theirs):
         for before in theirs[:i]:
             try:
@@ -386,21 +385,32 @@ def _check_built(ctx: Any, module: Any, layer_list: Sequence[Any]) -> None:
     """Refuse, naming the plugin, a parse whose plugin builders built no tree (:func:`_graph_problem`): a node
     within itself was "the program nests more than 1000 deep here", at the user's statement, and one shared
     2**40 times a walk that never ended, ``serq ast`` (whose JSON it is too) included."""
-    from .sugar import builtin_layers
-
-    seen = ctx.parser.context.seen
-    own = builtin_layers()
-    theirs = [layer.name for layer in layer_list if layer.name in seen and not any(layer is b for b in own)]
+    theirs = _their_layers(ctx, layer_list)
     if not theirs:
         return
     why = _graph_problem(module.items)
     if why is None:
         return
-    others = f" (one of the sugar layers {', '.join(map(repr, theirs))} the program uses)" if len(theirs) > 1 else ""
-    found = _layer_error(ctx.extensions.pm, theirs[0], f"failed in the builders of its sugar layer {theirs[0]!r}",
-                         f"the program they built holds {why}{others}")
+    found = _builders_failed(ctx, theirs, why)
     if found is not None:
         raise found
+
+
+def _their_layers(ctx: Any, layer_list: Sequence[Any]) -> list[str]:
+    """The names of the third parties' sugar layers (of ``layer_list``) whose rules the parse built."""
+    from .sugar import is_builtin
+
+    seen = ctx.parser.context.seen
+    return [layer.name for layer in layer_list if layer.name in seen and not is_builtin(layer)]
+
+
+def _builders_failed(ctx: Any, theirs: list[str], holds: str) -> Any:
+    """The failure of the builders of the plugins' sugar layers ``theirs`` (:func:`_their_layers`), whose program
+    ``holds`` what the passes cannot walk: named by the first layer's plugin, the others listed (None: no plugin
+    to name, :func:`_layer_error`)."""
+    others = f" (one of the sugar layers {', '.join(map(repr, theirs))} the program uses)" if len(theirs) > 1 else ""
+    return _layer_error(ctx.extensions.pm, theirs[0], f"failed in the builders of its sugar layer {theirs[0]!r}",
+                        f"the program they built holds {holds}{others}")
 
 
 def _syntax_noted(ctx: Any, e: Any) -> Any:
@@ -476,29 +486,27 @@ def _kind_of(obj: Any) -> str:
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     from . import ast as A
     from .diagnostics import CompileError
-    from .sugar import builtin_layers
+    from .sugar import is_builtin
 
     seen = ctx.parser.context.seen
     ran = set()
-    own = builtin_layers()
-    theirs = [layer.name for layer in layer_list if layer.name in seen and not any(layer is b for b in own)]
+    theirs = _their_layers(ctx, layer_list)
     if theirs:
         # what a plugin's builders built is held to the shape the passes walk, as its rewrite's result is
         # (below): a builder's None, str or node without a place, left for the linker by a layer without a
-        # rewrite (or kept by its rewrite), was the linker's AttributeError, naming no plugin
-        bad = _shape_problem(module)
+        # rewrite (or kept by its rewrite), was the linker's AttributeError, naming no plugin (a tree it is:
+        # _check_built, at the parse)
+        bad = _shape_problem(module, graph=False)
         if bad is not None:
             why, where = bad
-            others = f" (one of the sugar layers {', '.join(map(repr, theirs))} the program uses)" if len(theirs) > 1 else ""
-            found = _layer_error(ctx.extensions.pm, theirs[0], f"failed in the builders of its sugar layer {theirs[0]!r}",
-                                 f"the program they built holds {why.removeprefix('a module whose ')}"
-                                 + ("" if where is None else f" (within the node at {where.at()})") + others)
+            found = _builders_failed(ctx, theirs, why.removeprefix("a module whose ")
+                                     + ("" if where is None else f" (within the node at {where.at()})"))
             if found is not None:
                 raise found
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
-            plugins = not any(layer is b for b in own)
+            plugins = not is_builtin(layer)
             before = _declarations(module) if plugins else []
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
@@ -633,13 +641,14 @@ def _nesting_hint() -> str:
             "name a part with `set`, or write a long chain of terms as `sum j in n (…)`")
 
 
-def _shape_problem(module: Any) -> tuple[str, Any] | None:
+def _shape_problem(module: Any, graph: bool = True) -> tuple[str, Any] | None:
     """What a plugin's rewrite returned that the passes after it cannot walk, and the place of the nearest
     enclosing node that has one (``None``: the module is of the AST's shape): an item or a statement that is
     no node (a str, None; a statement's class declares ``BLOCKS``, as :class:`serq_frontend.ast.Node`'s
     subclasses do), or a node whose ``pos`` is not a :class:`~serq_frontend.diagnostics.Pos` (the linker
     writes every statement's place into the IR, and a message is placed at a node's). Walked without
-    recursion, as :func:`_check_nesting` walks (after it, within its depth)."""
+    recursion, as :func:`_check_nesting` walks (after it, within its depth). ``graph`` False: the items are
+    known to be a tree (:func:`_graph_problem` passed them: what the builders built, at the parse)."""
     import dataclasses
 
     from . import ast as A
@@ -648,9 +657,9 @@ def _shape_problem(module: Any) -> tuple[str, Any] | None:
     items = module.items
     if not isinstance(items, (list, tuple)):
         return f"a module whose items are {_kind_of(items)}, not a list", None
-    graph = _graph_problem(items)
-    if graph is not None:
-        return graph, None
+    cyclic = _graph_problem(items) if graph else None
+    if cyclic is not None:
+        return cyclic, None
     leaves = _LEAVES | {Pos}
     walked: dict[type, tuple[str, ...] | None] = {}
     todo: list[tuple[Any, Any]] = []

@@ -92,9 +92,8 @@ def _formatted(pm: Any, files: tuple[str, ...]) -> list[tuple[str, bytes, str]]:
         text = decode_source(data, f)
         module = parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
-        if new != text:
-            _reads_back(pm, f, module, new)
         if new != text:  # (a byte-order mark, which decode_source leaves out of the text, is kept)
+            _reads_back(pm, f, module, new)
             changed.append((f, data, "\ufeff" + new if data.startswith(b"\xef\xbb\xbf") else new))
     return changed
 
@@ -108,10 +107,9 @@ def _reads_back(pm: Any, name: str, module: Any, new: str) -> None:
     layout is the formatter's own, tested to keep the IR)."""
     from . import MAX_NESTING, deeper_recursion, layers, parse
     from .diagnostics import CompileError, Pos
-    from .sugar import builtin_layers
+    from .sugar import is_builtin
 
-    own = builtin_layers()
-    theirs = [layer.name for layer in layers(pm) if not any(layer is b for b in own)]
+    theirs = [layer.name for layer in layers(pm) if not is_builtin(layer)]
     if not theirs:
         return
     import dataclasses

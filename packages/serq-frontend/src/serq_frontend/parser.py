@@ -323,12 +323,11 @@ class Parser:
     """A lark LALR parser for the kernel and the given layers, with its builder."""
 
     def __init__(self, layers: Sequence[Any], cache: str | None = None):
-        from .sugar import builtin_layers
+        from .sugar import is_builtin
 
         texts = [grammar_text("kernel")]
         builders = dict(KERNEL_BUILDERS)
         owner: dict[str, str] = {}
-        own = builtin_layers()
         #: the tokens a builder is given: serQ's named terminals, and those a plugin's grammar defines (`DUR:
         #: /[0-9]+ms/`), whose text its builder reads (they were dropped as a keyword is: `"sleep" DUR ";"`
         #: built from no children, the duration nowhere)
@@ -336,12 +335,12 @@ class Parser:
         for layer in layers:
             if layer.grammar:
                 texts.append(layer.grammar)
-                if not any(layer is b for b in own):
+                if not is_builtin(layer):
                     named.update(_TERMINAL_DEFINED.findall(layer.grammar))
             for rule in layer.builders or {}:
                 owner[rule] = layer.name
             builders.update(layer.builders or {})
-        plugins = {layer.name for layer in layers if not any(layer is b for b in own)}
+        plugins = {layer.name for layer in layers if not is_builtin(layer)}
         #: the layers it was built from, kept alive (its entry in :data:`_PARSERS` is keyed by their ids)
         self.layers = tuple(layers)
         self.context = BuildContext()
@@ -518,9 +517,9 @@ MAX_STACK = 50_000
 LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": False,
                                 "maybe_placeholders": True, "keep_all_tokens": True,
                                 "start": ["start", "expr_start"]}
-#: terminals a builder sees (anonymous keywords and punctuation are left out)
 #: a terminal a grammar defines (``DUR: /[0-9]+ms/``, ``DUR.2: …``) at the start of a line
 _TERMINAL_DEFINED = re.compile(r"^[ \t]*([A-Z_][A-Z_0-9]*)(?:\.-?[0-9]+)?[ \t]*:", re.M)
+#: terminals a builder sees (anonymous keywords and punctuation are left out)
 NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD", "EXT_NAME"})
 #: rules whose builder reads a keyword token itself
 KEEP_TOKENS = frozenset({"rname", "mode", "serve_verb", "q_verb"})

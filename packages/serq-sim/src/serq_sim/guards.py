@@ -808,8 +808,8 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
                           grower, at=pool)
         # (the sessions it was handed or chose, as it left them: a grower whose attribute it set to text was a
         # TypeError in the session's compiled code, which names no plugin)
-        for s, via in ((grower, "grower.attrs"), (v, "the victim's attrs")):
-            if s is None or (s is grower and via != "grower.attrs") or not hasattr(s, "attrs"):
+        for s, via in ((grower, "grower.attrs"), (None if v is grower else v, "the victim's attrs")):
+            if s is None or not hasattr(s, "attrs"):
                 continue
             why = _attrs_problem(policy.sim, s, via, "a policy")
             if why is not None:

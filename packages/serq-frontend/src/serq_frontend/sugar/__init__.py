@@ -56,6 +56,12 @@ def builtin_layers() -> list[SugarLayer]:
 _BUILTINS: list[SugarLayer] | None = None
 
 
+def is_builtin(layer: Any) -> bool:
+    """Whether ``layer`` is one of serq-frontend's own layers (:func:`builtin_layers`, the objects themselves:
+    a third party's layer may take one's name), not a plugin's."""
+    return any(layer is b for b in builtin_layers())
+
+
 def layer_problem(layer: Any) -> str | None:
     """Why a plugin's sugar layer cannot be used as the parser and the desugaring use it, or ``None``: its
     builders are no mapping, a builder cannot be called as ``builder(ctx, pos, children)``, its rewrite
