@@ -1484,17 +1484,25 @@ def other_separator(path: str, header: Sequence[str] | None) -> None:
                      "as serq writes one: write it with commas")
 
 
+def csv_header(path: str) -> list[str] | None:
+    """The names of the CSV file ``path``'s first row, read as a table is read (a regular file only, never a
+    FIFO waited on; a line of at most MAX_LINE bytes; a byte-order mark left out), or None when it cannot be read
+    so (the reader that reads the whole file says why)."""
+    try:
+        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
+                                             encoding="utf-8-sig") as f:
+            return next(csv.reader(f), [])
+    except (OSError, ValueError, csv.Error):
+        return None
+
+
 def header_separator(path: str) -> None:
     """:func:`other_separator` of the CSV file ``path``'s header, read alone (serq plot's check before it
     asks for a flag a table without commas would be no help with: ``needs --x NAME and --y FIGURE``); a file it
     cannot read so is left to the reader that reads it."""
-    try:
-        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
-                                             encoding="utf-8-sig") as f:
-            header = next(csv.reader(f), [])
-    except (OSError, ValueError, csv.Error):
-        return
-    other_separator(path, header)
+    header = csv_header(path)
+    if header is not None:
+        other_separator(path, header)
 
 
 def unmarked_utf16(path: str, header: Sequence[str] | None) -> None:

@@ -555,19 +555,22 @@ def _beside(path: str, name: str) -> str:
     for other in record_tables(str(p.with_name(stem + p.suffix))):
         if _P(other).name == p.name:
             continue
+        # (read as the records are: a regular file only, so a FIFO of a sibling's name is not waited on, where
+        # open() of one waited for ever for its writer)
         try:
             if p.suffix == ".csv":
-                import csv
+                from .core import csv_header
 
-                with open(other, newline="", encoding="utf-8") as f:
-                    cols = next(csv.reader(f), [])
+                cols = csv_header(other)
             else:
                 import pyarrow.parquet as pq
+                from serq.files import open_input
 
-                cols = pq.read_schema(other).names
+                with open_input(other) as f:
+                    cols = pq.read_schema(f).names
         except Exception:  # (unreadable, no CSV, no Parquet: no hint from it, the error stands as it was)
             continue
-        if name in cols:
+        if cols is not None and name in cols:
             if all(c in cols for c in NEEDED):  # (a table of requests itself, one joined by hand beside them)
                 return (f"; {shown_path(other)} beside it is a table of requests with the column "
                         f"{clipped(printable(name))}: give serq metrics that file")
