@@ -33,7 +33,6 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from msgspec import Struct
 from serq_ir import nodes as N
 from serq_ir.analysis import taken_arm
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
@@ -276,20 +275,6 @@ POOL_OBS = {
     "used": "(+{p}.used)",  # (plain floats: the nearest double of an exact count, pools/exact.py)
     "free": "(+({p}.cap - {p}.used - {p}.reserved))",  # Simulation.obs_free
 }
-
-
-def _walk_expr(e):
-    """Every node of the expression ``e`` (its structs, depth first)."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        yield x
-        for f in type(x).__struct_fields__:
-            v = getattr(x, f)
-            if isinstance(v, list):
-                stack.extend(y for y in v if isinstance(y, Struct))
-            elif isinstance(v, Struct):
-                stack.append(v)
 
 
 def _member_rows(varying: list, rows: tuple, members: dict[int, list]) -> tuple:
@@ -771,7 +756,7 @@ class Compiler:
         it at its term as before."""
         at = {id(x): i for i, x in enumerate(varying)}
         found: dict[int, list] = {}
-        for node in _walk_expr(term):
+        for node in walk(term):
             if isinstance(node, N.PoolRef):
                 base, size, objs = self.sim.pool_base[node.pool], self.program.pools[node.pool].size, self.sim.pools
             elif isinstance(node, N.StageRef):
