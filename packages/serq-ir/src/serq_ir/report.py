@@ -90,7 +90,8 @@ class PoolStats(_S, kw_only=True):
 class MetricStats(_S, kw_only=True):
     """One of vLLM's serving metrics over the requests after the warm-up (seconds): count, mean, standard
     deviation (the population's, as ``np.std``), 95 % batch-means CI (NaN below 40 values), median and percentiles p90, p95, p99 as numpy's percentile
-    (linear interpolation, vLLM's benchmark) computes them, to within rounding; NaN without values."""
+    (linear interpolation, vLLM's benchmark) computes them, to within rounding, but that one between a value
+    and an infinity is the infinity (numpy's NaN); NaN without values."""
 
     count: int
     mean: float

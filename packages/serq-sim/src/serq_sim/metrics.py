@@ -42,7 +42,8 @@
 
 Each metric's mean (correctly rounded sum / n), median as ``np.median`` and p90/p95/p99 as
 ``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (:func:`quantile`, :func:`median`,
-read from the sorted values); the CI is the batch-means half-width of the values in the order of the
+read from the sorted values), but beside an infinite value, where numpy's gives NaN and these the infinity
+(:func:`beyond`); the CI is the batch-means half-width of the values in the order of the
 records (NaN below 40). A metric of fewer than :data:`NUMPY_FROM` values is computed in Python, so that a
 run's report imports no numpy; from there on its sort and its squared deviations are numpy's (imported
 then), which give the same floats: a stable sort orders equal values as ``sorted`` does (the only equal
@@ -97,16 +98,35 @@ def quantile(n: int, q: float, kth: Callable[[int], float]) -> float:
     """numpy's ``percentile(x, q)`` (method 'linear') of ``n`` values whose ``i``-th smallest (from 0) is
     ``kth(i)``, bit for bit: the virtual index ``(n - 1) * (q / 100)`` (numpy divides q by 100 first;
     ``((n - 1) * q) / 100`` differs in the last bits for about a quarter of the samples of p90 and p95),
-    its floor and fraction, and numpy's ``_lerp``."""
+    its floor and fraction, and numpy's ``_lerp``. Where either neighbour is infinite (numpy's ``_lerp``
+    takes ``inf - inf`` there and gives NaN) the rule is :func:`beyond`'s: a rank on a sample is that sample,
+    and one between a value and an infinity is that infinity."""
     h = (n - 1) * (q / 100.0)
     lo = math.floor(h)
     a, b, t = kth(lo), kth(min(lo + 1, n - 1)), h - lo
+    if not (-math.inf < a and b < math.inf):  # an infinity (or a NaN) on either side
+        return beyond(a, b, t)
     return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
+
+
+def beyond(a: float, b: float, t: float) -> float:
+    """The value a fraction ``t`` (0 <= t < 1) of the way from the sorted neighbours ``a <= b`` where either
+    is infinite: ``a`` when the rank is on it (``t == 0``) or both are the same infinity, the infinity
+    when the other is finite (inf between 4 and inf, -inf between -inf and 4), NaN between -inf and inf
+    (or beside a NaN)."""
+    if a != a or b != b:
+        return math.nan
+    if t == 0 or a == b:
+        return a
+    if math.isinf(a) and math.isinf(b):  # -inf and inf
+        return math.nan
+    return a if math.isinf(a) else b
 
 
 def median(n: int, kth: Callable[[int], float]) -> float:
     """numpy's ``median`` (vLLM's median TTFT, TPOT, ITL, E2EL) of ``n`` values as :func:`quantile` takes
-    them: the middle value, or the mean of the two middle values, ``(a + b) / 2`` (``np.mean`` of two)."""
+    them: the middle value, or the mean of the two middle values, ``(a + b) / 2`` (``np.mean`` of two; of
+    a value and an infinity the infinity, of -inf and inf NaN: :func:`quantile`'s rule)."""
     m = n // 2
     return kth(m) if n % 2 else (kth(m - 1) + kth(m)) / 2
 
