@@ -211,11 +211,28 @@ def to_json(x: Any) -> Any:
             return [conv(v) for v in x]
         if isinstance(x, dict):
             return {str(k): conv(v) for k, v in x.items()}
-        if x is None or isinstance(x, (str, int, float)):
+        if isinstance(x, float):
+            return _number(x)
+        if x is None or isinstance(x, (str, int)):
             return x
         return _other(x)
 
     return conv(x)
+
+
+_INF = float("inf")
+
+
+def _number(x: float) -> float | str | None:
+    """A float as ``serq ast`` writes it: itself when finite; infinity as the IR writes it, ``"inf"`` or
+    ``"-inf"``, and NaN as the JSON report writes it, ``null``. JSON has neither (a plugin's builder may leave
+    one in its node, ``Num(nan)``), and Python's encoder wrote ``NaN`` and ``Infinity``, which no strict
+    JSON reader takes."""
+    if x != x:
+        return None
+    if x in (_INF, -_INF):
+        return "inf" if x > 0 else "-inf"
+    return x
 
 
 def _other(x: Any) -> Any:
@@ -227,7 +244,7 @@ def _other(x: Any) -> Any:
     if isinstance(x, numbers.Integral):
         return int(x)
     if isinstance(x, numbers.Real):
-        return float(x)
+        return _number(float(x))
     return {"object": type(x).__name__}
 
 
@@ -256,10 +273,18 @@ def write_json(items: Any, write: Any, size: int = 2**16) -> None:
     each node is made a dict as the encoder reaches it (:func:`json_node`). The whole tree of dicts and the
     text built at once took 15 times the text's size (1.3 GB for the 80 MB of a 10 MB program's AST)."""
     import json
+    import json.encoder
 
+    def floatstr(x: float) -> str:  # a float that is no JSON number as :func:`_number` writes it
+        return float.__repr__(x) if x == x and x not in (_INF, -_INF) else json.dumps(_number(x))
+
+    # the encoder's own iterencode, given floatstr; json.JSONEncoder(allow_nan=False) refused such a float,
+    # and its default is never asked about one
+    encode = json.encoder._make_iterencode(
+        {}, json_node, json.encoder.encode_basestring_ascii, " ", floatstr, ": ", ",", False, False, False)
     part: list[str] = []
     held = 0
-    for chunk in json.JSONEncoder(indent=1, default=json_node).iterencode(items):
+    for chunk in encode(items, 0):
         part.append(chunk)
         held += len(chunk)
         if held >= size:
