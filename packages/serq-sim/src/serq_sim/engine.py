@@ -856,7 +856,7 @@ class Simulation:
         """Run to the end and return the :class:`serq_sim.report.Report`."""
         from .report import build_report
 
-        self.show_progress = self.progress and sys.stderr.isatty()
+        self.show_progress = self.progress and sys.stderr is not None and sys.stderr.isatty()
         if self.show_progress:
             self.pulse = self.pulse_n
         runs = runs_here()

@@ -1981,7 +1981,7 @@ def run(sim):
 
     if exclusion(sim.program) is not None or not _sim_ok(sim):
         return None
-    progress = sim.show_progress = bool(sim.progress and sys.stderr.isatty())
+    progress = sim.show_progress = bool(sim.progress and sys.stderr is not None and sys.stderr.isatty())
     gen, src, g = build(sim, progress)
     ns: dict[str, Any] = {}
     code = compile(src, "<serq fast>", "exec")

@@ -737,8 +737,13 @@ def main(argv: list[str] | None = None) -> None:
         atexit.register(_exit_quickly)
         _exit_registered = True
     stderr = sys.stderr
-    if stderr is not None and not isinstance(stderr, _Diagnostics):  # (a failed write there fails no command)
-        sys.stderr = _Diagnostics(stderr)
+    diagnostics = None
+    if not isinstance(stderr, _Diagnostics):  # (a failed write there fails no command)
+        stream = stderr
+        if stream is None:  # started with standard error closed (2>&-): what is said there is dropped
+            _hold_descriptor(2)
+            stream = os.fdopen(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stderr = diagnostics = _Diagnostics(stream)
     try:
         signals.install()  # in the try: a signal as the handlers go in is an interrupt like any other
         code = _main(argv)
@@ -753,7 +758,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _leave_to_exit()
         signals.uninstall(_own_process)
-        if isinstance(sys.stderr, _Diagnostics) and sys.stderr._stream is stderr:
+        if diagnostics is not None and sys.stderr is diagnostics:
             sys.stderr = stderr
     if _own_process:
         _exit_code = code
