@@ -365,13 +365,14 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         note = seeds_alike(table, columns, "the paired and unpaired CIs are 0 (the variance reduction NaN)")
         if note is not None:
             click.echo(printable_lines(note), err=True)
-        sys.stdout.write(C.render(rows, same, len(plan.seeds)))
-        sys.stdout.flush()
-        if out is not None:
+        text = C.render(rows, same, len(plan.seeds))
+        if out is not None:  # before standard output, as a sweep's table is: a pipe closed early loses no file
             from serq.files import write_atomic
 
             write_atomic(out, core.encode_table(C.COLUMNS, rows, core.table_format(out)),
                          inputs=sorted({i for p in plan.points for i in p.inputs}))
+        sys.stdout.write(text)
+        sys.stdout.flush()
     _exit_for(True, core.failures(plan, table))
 
 
