@@ -1,0 +1,626 @@
+"""Conformance of language.txt §2 and §3 (and pool-reference.txt) by hand, round 42: the `step` stage's
+iteration, sentence by sentence, in small programs on constant costs whose iterations are traced by hand.
+
+§3, Stages: "One token to a decoding job, up to chunk to a prefilling one, until the budget is spent; a
+growing job first grows its hold to the position it will reach (block by block, preempting if needed);
+then the stage admits from the queues it serves. The iteration advances the clock by C, an expression in
+tokens, decoders, prefilled, residents, kv_decode, kv_prefill, attention … A run of zero work completes at
+once. An iteration that schedules no token is not an iteration, unless it preempted"; "The residents are
+served the way serve names … ties in admission order"; §3, Pools: "with preempt lifo the holder that is a
+resident of the step stage the pool is the memory of and was admitted last … a pool that is no engine's
+memory preempts its most recently admitted holder"; "At the end of the body the units are released and
+min(ℓ, computed) units stay cached, rounded down to blocks"; §4: "cached (units found), block-rounded";
+pool-reference.txt, `preempt`: "`by (k, …)` Preempt the candidate with the least keys … requeue tail treats
+it as a newcomer".
+
+The header (budget and chunk, an infinite budget, a chunk that reads the slots as vLLM's long-prefill
+threshold does), the serving order (keys, totals that tie every resident, a NaN key, ties in admission
+order where admission and serial part, newcomers after the residents), chunked prefill and fractional
+tokens, the cost's sums, blocks as a hold's position advances (an exact multiple of the block, a budget
+below a block, a hold of 0), prefix hits (block-aligned, a reuse bound that is not), preemption on an
+engine's memory and on a pool no engine counts, several engines on one pool, and iterations with nothing
+to do.
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
+reports and every observe's samples the same bytes); the observes are asserted as (session, time, value)
+and the report's figures as its JSON reads them. Every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import check_by_hand, run_error
+
+# ---------------------------------------------------------------------------------------------------------
+# The header: budget, chunk, and the budget split across prefills and decodes
+# ---------------------------------------------------------------------------------------------------------
+
+HEADER = [
+    # budget 10, chunk 4; prefills of 9, 3, 5 then 2 decodes each, no holds (admission order is serial).
+    # [0,1]: s0 4, s1 3 (done), s2 min(5, 4, 10 - 7) = 3 → 10 tokens. [1,2]: s0 4 (1 left), s1's decode 1,
+    # s2 2 (done) → 7. [2,3]: s0 1 (done), s1 1 (its 2nd: done), s2 1 → 3. [3,4]: s0 1, s2 1 (done) → 2.
+    # [4,5]: s0 1 (done). f: s1 1, s2 2, s0 3; d: s1 3, s2 4, s0 5. 23 tokens in 5 iterations (4.6, 0.46
+    # of 10); jobs 3, 3, 3, 2, 1: batch 2.4; [0,1] prefill only, [1,2] and [2,3] mixed, 2 decode only.
+    ("three_prefills_share_the_budget_and_the_chunk", """
+stage e : step { budget 10; cost 1; chunk 4; }
+workload { arrive batch(3); }
+session {
+  prefill (serial == 0 ? 9 : serial == 1 ? 3 : 5);
+  observe f = now;
+  decode (2);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 1.0, 1.0), (2, 2.0, 2.0), (0, 3.0, 3.0)], "d": [(1, 3.0, 3.0), (2, 4.0, 4.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "tokens": 4.6, "token_utilisation": 0.46, "batch": 2.4,
+                    "prefill_only": 1, "mixed": 2, "decode_only": 2}}),
+    # chunk 2.5: a prefill of 6 takes 2.5, 2.5 and 1 (f 3); its decode of 1 at [3,4]. 7 tokens / 4 = 1.75.
+    ("a_fractional_chunk", """
+stage e : step { budget 10; cost 1; chunk 2.5; }
+workload { arrive batch(1); }
+session {
+  prefill (6);
+  observe f = now;
+  decode (1);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0)], "d": [(0, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "tokens": 1.75, "prefill_only": 3, "decode_only": 1}}),
+    # chunk 5 above budget 3: the budget binds, a prefill of 7 takes 3, 3, 1 (f 3; 7 / 3 tokens an iteration).
+    ("a_chunk_above_the_budget", """
+stage e : step { budget 3; cost 1; chunk 5; }
+workload { arrive batch(1); }
+session { prefill (7); observe f = now; }
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "tokens": 7 / 3}}),
+    # no budget (infinite) and chunk 50: the chunk alone cuts a prefill of 120: 50, 50, 20 (f 3; 40 a step).
+    ("no_budget_and_a_chunk", """
+stage e : step { cost 1; chunk 50; }
+workload { arrive batch(1); }
+session { prefill (120); observe f = now; }
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "tokens": 40.0}}),
+    # the chunk as vLLM's long_prefill_token_threshold (lib/vllm.sq's long_prefill): 2 while more than one
+    # request is running or waiting, read at the iteration's start, before it admits. s0 (prefill 20) is
+    # admitted at 0 alone: chunk inf, 8 at [0,1] and 8 at [1,2] (holders 1, queued 0). s1 arrives at 1.5
+    # and waits (budget spent at 1). At 2 holders 1 + queued 1: chunk 2: s0 2, s1 admitted with 6 left: 2
+    # of its 3. At 3 (two holders): s0 its last 2, s1 its last 1: both f 4. 8, 8, 4, 3 tokens (5.75); s1
+    # waited 0.5 (reqs wait 0.25 over two admissions).
+    ("a_long_prefill_chunk_read_before_the_admissions", """
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; chunk holders(reqs) + queued(reqs) > 1 ? 2 : inf; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (1.5 * serial);
+  hold reqs (1) { prefill (serial == 0 ? 20 : 3); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 4.0, 4.0), (1, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "tokens": 5.75}, ("reqs", None): {"wait": 0.25, "admissions": 2}}),
+    # budget 2 spent by two decoding residents: the waiting loop runs "while the iteration has budget
+    # left", so s2 (prefill 2, arrived at 0.5) waits until both have decoded their 3 tokens ([0,3]); the
+    # iteration at 3 admits it with the whole budget: f 4. reqs wait (0 + 0 + 2.5) / 3.
+    ("decodes_that_spend_the_budget_admit_nobody", """
+pool reqs { admit via e; }
+stage e : step { budget 2; cost 1; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  run w (serial == 2 ? 0.5 : 0);
+  hold reqs (1) { branch (serial < 2) { decode (3); } else { prefill (2); } }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0), (1, 3.0, 3.0), (2, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "tokens": 2.0, "prefill_only": 1, "decode_only": 3},
+      ("reqs", None): {"wait": 2.5 / 3}}),
+    # four decoders of 2 tokens and budget 3: one token each "until the budget is spent", in admission
+    # order: s0, s1, s2 at [0,1] and [1,2] (d 2), s3 alone at [2,3] and [3,4] (d 4). 8 tokens / 4.
+    ("more_decoders_than_the_budget", """
+stage e : step { budget 3; cost 1; }
+workload { arrive batch(4); }
+session {
+  decode (2);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"d": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, 2.0, 2.0), (3, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "tokens": 2.0, "batch": 2.0}}),
+    # a decode of 2.5 tokens: one token, one, then the half left; cost 1 + tokens: 2, 2, 1.5 → d 5.5.
+    ("a_fractional_decode", """
+stage e : step { budget 4; cost 1 + tokens; }
+workload { arrive batch(1); }
+session {
+  decode (2.5);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"d": [(0, 5.5, 5.5)]}, {("e", None): {"iterations": 3, "tokens": 2.5 / 3}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in HEADER], ids=[c[0] for c in HEADER])
+def test_header_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The serving order
+# ---------------------------------------------------------------------------------------------------------
+
+SERVE = [
+    # serve by (decoding): prefills (key 0) before decodes (1). Budget 3; s0 prefill 1 then decode 3, s1
+    # prefill 5. [0,1]: s0 1, s1 2 (both prefills, ties in order). [1,2]: s1's prefill first, its last 3:
+    # the budget is spent, s0's decode waits (f1 2). [2,5]: s0's 3 decode tokens (d 5). In admission order
+    # s0's decode would take a token at [1,2] and s1 finish at 3.
+    ("serve_by_decoding_serves_prefills_first", """
+stage e : step { budget 3; cost 1; serve by (decoding); }
+workload { arrive batch(2); }
+session {
+  prefill (serial == 0 ? 1 : 5);
+  observe f = now;
+  decode (serial == 0 ? 3 : 0);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 2.0, 2.0)], "d": [(1, 2.0, 2.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "tokens": 1.8}}),
+    # serve by (-serial), an attribute: the last session first. Budget 4, prefills of 3: [0,1] s2 3, s1 1;
+    # [1,2] s1 2, s0 2; [2,3] s0 1.
+    ("serve_by_an_attribute_descending", """
+stage e : step { budget 4; cost 1; serve by (-serial); }
+workload { arrive batch(3); }
+session {
+  prefill (3);
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(2, 1.0, 1.0), (1, 2.0, 2.0), (0, 3.0, 3.0)]}, {("e", None): {"iterations": 3}}),
+    # serve by (residents): a total, the same for every resident, so all tie and are served in admission
+    # order: budget 3, prefills of 2: [0,1] s0 2, s1 1; [1,2] s1 1, s2 2.
+    ("serve_by_a_total_ties_every_resident", """
+stage e : step { budget 3; cost 1; serve by (residents); }
+workload { arrive batch(3); }
+session { prefill (2); observe f = now; }
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]}, {("e", None): {"iterations": 2, "tokens": 3.0}}),
+    # serve by (sqrt(serial - 1)): s0's key is NaN, served after every number (docs/language.md: a serve by
+    # key that is NaN counts as inf); s1 (0) then s2 (1). Budget 2, prefills of 2: f 1, 2, 3.
+    ("serve_by_a_nan_key_serves_it_last", """
+stage e : step { budget 2; cost 1; serve by (sqrt(serial - 1)); }
+workload { arrive batch(3); }
+session { prefill (2); observe f = now; }
+run { horizon 100; }
+""", {"f": [(1, 1.0, 1.0), (2, 2.0, 2.0), (0, 3.0, 3.0)]}, {("e", None): {"iterations": 3}}),
+    # ties in admission order, not in serial order: every prio 5, s1 admitted at 0, s0 (arrived at 0.5)
+    # at 1. Budget 3, chunk 2. [0,1] s1 2 (alone); [1,2] s1 2, s0 admitted with 1 left: 1; [2,3] s1 its
+    # last 2 (f1 3), s0 1; [3,4] s0 its last 2 (f0 4). By serial s0 would finish at 3 and s1 at 4.
+    ("serve_by_ties_go_by_admission_not_serial", """
+pool reqs { admit via e; }
+stage e : step { budget 3; cost 1; chunk 2; serve by (prio); }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  set prio = 5;
+  run w (serial == 0 ? 0.5 : 0);
+  hold reqs (1) { prefill (serial == 0 ? 4 : 6); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 3.0, 3.0), (0, 4.0, 4.0)]}, {("e", None): {"iterations": 4, "tokens": 2.5}}),
+    # serve by (remaining): the run's tokens left, not the chunk. Budget 4, chunk 4; prefills 10 and 6.
+    # [0,1] s1 (6) first: 4; [1,2] s1 (2) 2, s0 (10) 2 (f1 2); [2,3] and [3,4] s0 4 and 4 (f0 4).
+    ("serve_by_remaining_under_a_chunk", """
+stage e : step { budget 4; cost 1; chunk 4; serve by (remaining); }
+workload { arrive batch(2); }
+session {
+  prefill (serial == 0 ? 10 : 6);
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 2.0, 2.0), (0, 4.0, 4.0)]}, {("e", None): {"iterations": 4, "tokens": 4.0}}),
+    # newcomers after the residents, whatever their keys: serve by (-admission) (newest first), budget 3.
+    # s0 (prefill 2, decode 3) admitted at 0: [0,1] p 2 (f0 1); [1,2] d. s1 (prefill 6) arrives at 1.5:
+    # at 2 the resident s0 is served first (d), then s1 is admitted with 2 left: p 2. From 3 s1 is first:
+    # [3,4] s1 p 3 (1 left), nothing for s0; [4,5] s1 p 1 (f1 5), s0 its last decode (d0 5). Newest first
+    # from the admitting iteration on would have given s1 3 at [2,3].
+    ("serve_by_newest_first_serves_the_newcomer_after_the_residents", """
+pool reqs { admit via e; }
+stage e : step { budget 3; cost 1; serve by (-admission); }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (1.5 * serial);
+  hold reqs (1) {
+    prefill (serial == 0 ? 2 : 6);
+    observe f = now;
+    decode (serial == 0 ? 3 : 0);
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 5.0, 5.0)], "d": [(0, 5.0, 5.0), (1, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "tokens": 2.2}}),
+    # serve exclusive prefill with chunk 3: the resident prefill takes precedence and is served alone, cut
+    # by the chunk (docs/language.md): s1's 7 at [0,1], [1,2], [2,3] as 3, 3, 1 (f1 3) while s0's decode
+    # waits; then s0 decodes 2 at [3,5] (d 5). 9 tokens / 5.
+    ("exclusive_prefill_alone_under_a_chunk_beside_a_waiting_decode", """
+stage e : step { budget 8; cost 1; chunk 3; serve exclusive prefill; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { decode (2); } else { prefill (7); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "tokens": 1.8, "prefill_only": 3, "decode_only": 2}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SERVE], ids=[c[0] for c in SERVE])
+def test_serving_order_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The cost, and iterations with nothing (or everything) to do
+# ---------------------------------------------------------------------------------------------------------
+
+COST = [
+    # cost 0.5 + 0.25 · tokens, budget 4: a prefill of 6 as 4 (1.5) and 2 (1): f 2.5; its decode 1 token
+    # (0.75): d 3.25. Busy 3.25 of 100.
+    ("the_cost_reads_the_tokens", """
+stage e : step { budget 4; cost 0.5 + 0.25 * tokens; }
+workload { arrive batch(1); }
+session {
+  prefill (6);
+  observe f = now;
+  decode (1);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 2.5, 2.5)], "d": [(0, 3.25, 3.25)]},
+     {("e", None): {"iterations": 3, "utilisation": 0.0325}}),
+    # cost 1 + prefilled / 4 + decoders: s0 decodes 2, s1 prefills 4. [0,3]: s0 1 token and s1 4 (1 + 1 +
+    # 1 = 3): f1 3. [3,5]: s0 alone (1 + 0 + 1): d 5.
+    ("the_cost_reads_prefilled_and_decoders_apart", """
+stage e : step { budget 10; cost 1 + prefilled / 4 + decoders; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { decode (2); } else { prefill (4); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 2, "utilisation": 0.05, "mixed": 1, "decode_only": 1}}),
+    # cost 0: every iteration ends at its own instant. Budget 2, prefill 3 then decode 3 each: s0 2 | s0 1,
+    # s1 1 | s0 d, s1 1 | s0 d, s1 1 | s0 d, s1 d | s1 d | s1 d: 7 iterations at t = 0, 12 tokens; every
+    # sample at 0, nothing present for a positive time.
+    ("a_cost_of_zero_runs_every_iteration_at_one_instant", """
+stage e : step { budget 2; cost 0; }
+workload { arrive batch(2); }
+session {
+  prefill (3);
+  observe f = now;
+  decode (3);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 0.0, 0.0), (1, 0.0, 0.0)], "d": [(0, 0.0, 0.0), (1, 0.0, 0.0)]},
+     {("e", None): {"iterations": 7, "tokens": 12 / 7, "present": 0.0, "utilisation": 0.0}}),
+    # every resident done in one iteration, then none: s0 (3) and s1 (5) at [0,2] (cost 2); the stage is
+    # idle until s2 arrives at 3 ([3,5]). Busy 4 of 100, present 2 · 2 + 2 over 100.
+    ("every_resident_done_in_one_iteration_then_idle", """
+stage e : step { budget 10; cost 2; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  run w (serial == 2 ? 3 : 0);
+  prefill (serial == 0 ? 3 : serial == 1 ? 5 : 4);
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, 5.0, 5.0)]},
+     {("e", None): {"iterations": 2, "utilisation": 0.04, "present": 0.06, "tokens": 6.0}}),
+    # a resident whose growth waits (preempt none) gets nothing, and an iteration of no token is none: kv
+    # cap 8, blocks of 4; both hold 4 and prefill 4 at [0,1]; s1 then holds its 4 on a delay of 2, s0's
+    # decode needs a second block: no room, it waits, no iteration. At 3 s1 releases, s0 grows (8) and
+    # decodes at [3,4], [4,5]. 3 iterations; kv used 4 + 4 on [0,3], 8 on [3,5]: 40 / 100.
+    ("a_stalled_grower_alone_is_no_iteration", """
+pool kv { cap 8; block 4; }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold kv (4) {
+    prefill (4) growing kv;
+    observe f = now;
+    branch (serial == 0) { decode (2) growing kv; } else { run d (2); }
+  }
+  observe x = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 1.0, 1.0)], "x": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 3, "utilisation": 0.03}, ("kv", None): {"used": 0.4, "preemptions": 0}}),
+    # a prompt of 0 tokens: the prefill completes at once (§3: "A run of zero work completes at once"), no
+    # iteration, nothing grown; the decode of 1 from position 0 grows the hold of 0 to a block: one
+    # iteration [0,1]. kv used 4 on [0,1].
+    ("a_prefill_of_zero_then_one_decode_token", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 10; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (0) {
+    prefill (0) growing kv;
+    observe f = now;
+    decode (1) growing kv;
+    observe u = used(kv);
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 0.0, 0.0)], "u": [(0, 1.0, 4.0)], "d": [(0, 1.0, 1.0)]},
+     {("e", None): {"iterations": 1, "prefill_only": 0, "decode_only": 1}, ("kv", None): {"used": 0.04}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in COST], ids=[c[0] for c in COST])
+def test_cost_and_idle_iterations_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_a_negative_prefill_is_an_error_at_its_statement(monkeypatch):
+    """§3: a run's work is an amount; s1's `prefill (serial - 1)` is 0 and completes at once, s0's is -1:
+    the run-time error names the statement's place, the time and the session, on both tiers."""
+    src = """
+stage e : step { budget 10; cost 1; }
+workload { arrive batch(2); }
+session {
+  prefill (serial - 1);
+  observe f = now;
+}
+run { horizon 100; }
+"""
+    assert run_error(src, monkeypatch) == "<source>:5:3: error: at t=0, session 0: the run's work is negative (-1)"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Blocks as the position advances, and prefix hits
+# ---------------------------------------------------------------------------------------------------------
+
+BLOCKS = [
+    # a prompt of exactly two blocks: hold kv (0), prefill 8 grows to 8 (no third block) at [0,1]: u1 8;
+    # the decode's first token (position 8 → 9) needs a third block: 12 at [1,2]; the second (9 → 10)
+    # fits. Released at 3, caching min(10, 10) rounded down to blocks: 8. kv used 8 · 1 + 12 · 2 = 32;
+    # cached 8 on [3,100]: 776.
+    ("a_prompt_of_exactly_two_blocks", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (0) {
+    prefill (8) growing kv;
+    observe u1 = used(kv);
+    decode (2) growing kv;
+    observe u2 = used(kv);
+  } cache (10);
+  observe c = cachedin(kv);
+}
+run { horizon 100; }
+""", {"u1": [(0, 1.0, 8.0)], "u2": [(0, 3.0, 12.0)], "c": [(0, 3.0, 8.0)]},
+     {("kv", None): {"used": 0.32, "cached": 7.76}}),
+    # a budget below the block: budget 2, blocks of 4, prefill 6 from a hold of 0: [0,1] positions 0 → 2
+    # grow a block (4), [1,2] 2 → 4 fits, [2,3] 4 → 6 grows a second (8). kv used 4 · 2 + 8 · 1 = 16.
+    ("a_budget_below_a_block", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 2; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (0) { prefill (6) growing kv; }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "token_utilisation": 1.0}, ("kv", None): {"used": 0.16}}),
+    # a block-aligned hit on the session's second hold: the first caches min(10, 10) → 8 (two blocks); the
+    # second (14 units, reuse 13) consumes those 8: hit 8, prefills 14 - 8 = 6 from position 8 at [1,2],
+    # then caches min(14, 14) → 12. kv used 12 on [0,1] (10 rounded up), 16 on [1,2]: 28; cached 8 for no
+    # time at 1 (consumed at its release's instant), 12 on [2,100]: 1176.
+    ("a_block_aligned_hit_on_the_next_hold", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (10) { prefill (10) growing kv; } cache (10);
+  observe c0 = cachedin(kv);
+  hold kv (14) reuse (13) {
+    observe hit = cached;
+    prefill (14 - cached) growing kv;
+  } cache (14);
+  observe f = now;
+  observe c1 = cachedin(kv);
+}
+run { horizon 100; }
+""", {"c0": [(0, 1.0, 8.0)], "hit": [(0, 1.0, 8.0)], "f": [(0, 2.0, 2.0)], "c1": [(0, 2.0, 12.0)]},
+     {("e", None): {"iterations": 2, "tokens": 8.0}, ("kv", None): {"used": 0.28, "cached": 11.76}}),
+    # a reuse bound that is not a whole number of blocks: reuse (6) of the 8 cached consumes 4 (§4:
+    # "cached (units found), block-rounded"); the entry's other block stays cached, dead. The second hold
+    # prefills 14 - 4 = 10. cached: the dead 4 on [1,100] and the new 12 on [2,100]: 396 + 1176 = 1572.
+    ("a_reuse_bound_inside_a_block_consumes_whole_blocks", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (10) { prefill (10) growing kv; } cache (10);
+  hold kv (14) reuse (6) {
+    observe hit = cached;
+    prefill (14 - cached) growing kv;
+  } cache (14);
+  observe f = now;
+}
+run { horizon 100; }
+""", {"hit": [(0, 1.0, 4.0)], "f": [(0, 2.0, 2.0)]},
+     {("e", None): {"iterations": 2, "tokens": 10.0}, ("kv", None): {"used": 0.28, "cached": 15.72}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in BLOCKS], ids=[c[0] for c in BLOCKS])
+def test_blocks_and_hits_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Preemption on a step stage, and several engines on one pool
+# ---------------------------------------------------------------------------------------------------------
+
+PREEMPT = [
+    # lifo, the victim caching its computed prefix and consuming it again. kv cap 12, blocks of 4; both
+    # hold 4 (reuse inf, cache 10) and prefill 4 - cached. [0,1] both 4. At 1 s0's decode grows to 8, s1's
+    # cannot (16 > 12): s1 is the last admitted, its own victim; it caches min(10, 4) = 4; no admission in
+    # that iteration. At 2 s1 is admitted again (computed 4, cached 4), its prefill is 0, its decode's
+    # growth preempts it again (the same at 3): k and h 4 each time. s0 decodes 3: d 4; it caches min(10, 7)
+    # → 4. At 4 s1 consumes its 4 again and decodes 6 (growing to 8 at 4 and to 12 at 8, evicting s0's 4):
+    # d 10. Three preemptions at position 4: stuck 1 (preempted again without advancing). kv used: s0 4 + 24,
+    # s1 4 + 8 · 4 + 12 · 2 = 88; cached s1's 4 on [1,4], s0's on [4,8], s1's 8 on [10,100]: 748.
+    ("lifo_victim_caches_its_computed_prefix_and_consumes_it_again", """
+pool kv { cap 12; block 4; preempt lifo; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1), kv (4) reuse (inf) {
+    observe k = computed;
+    observe h = cached;
+    prefill (4 - cached) growing kv;
+    decode (serial == 0 ? 3 : 6) growing kv;
+  } cache (10);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"k": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 2.0, 4.0), (1, 3.0, 4.0), (1, 4.0, 4.0)],
+      "h": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 2.0, 4.0), (1, 3.0, 4.0), (1, 4.0, 4.0)],
+      "d": [(0, 4.0, 4.0), (1, 10.0, 10.0)]},
+     {("e", None): {"iterations": 10},
+      ("kv", None): {"used": 0.88, "cached": 7.48, "preemptions": 3, "stuck": 1, "admissions": 5,
+                     "evicted_units": 4.0}}),
+    # preempt by (-position) requeue tail: the resident with the most computed goes, though it is not the
+    # grower, and the serving goes on (not lifo). kv cap 16. s0 holds 8, prefills 8 at [0,1]; at 1 grows to
+    # 12 (position 9) and s1 is admitted (4) with the 7 left: prefills 2. At 4 s1's decode (position 4 →
+    # 5) needs a block: no room; the keys are s0 -11 (its planned token given back), s1 -4: s0 goes,
+    # releases 12, s1 grows to 8 and decodes. At 5 s0 is admitted again and prefills 8 again as 7 + 1 (f
+    # 7), then decodes 6 at [7,13]; s1's 5 decodes end at 7.
+    ("preempt_by_position_takes_the_furthest_resident", """
+pool kv { cap 16; block 4; preempt by (-position) requeue tail; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1), kv (serial == 0 ? 8 : 4) {
+    prefill (serial == 0 ? 8 : 2) growing kv;
+    observe f = now;
+    decode (serial == 0 ? 6 : 5) growing kv;
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 2.0, 2.0), (0, 7.0, 7.0)], "d": [(1, 7.0, 7.0), (0, 13.0, 13.0)]},
+     {("e", None): {"iterations": 13}, ("kv", None): {"preemptions": 1, "admissions": 3}}),
+    # the engine's memory: only its residents are candidates. s1 holds kv (4) from 0.5 on a delay of 10, away
+    # from the engine; s0's decode needs a second block at 1: the only resident is s0, its own victim (not
+    # s1, admitted later). The iteration that only preempted lasts 1; s0 (a victim on a pool no stage
+    # admits) is admitted again at the next event, 2, prefills 4 at [2,3], and is preempted at 3, … until s1
+    # releases at 10.5: admitted at 10 (a at 0, 2, 4, 6, 8, 10), its growth fits at 11: d 13. Preempted at
+    # 1, 3, 5, 7, 9, each at position 4: stuck 1.
+    ("a_holder_away_from_the_engine_is_no_victim", """
+pool kv { cap 8; block 4; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { observe a = now; prefill (4) growing kv; decode (2) growing kv; }
+  } else {
+    run d (0.5);
+    hold kv (4) { run d (10); }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (0, 2.0, 2.0), (0, 4.0, 4.0), (0, 6.0, 6.0), (0, 8.0, 8.0), (0, 10.0, 10.0)],
+      "f": [(1, 10.5, 10.5), (0, 13.0, 13.0)]},
+     {("e", None): {"iterations": 13}, ("kv", None): {"preemptions": 5, "stuck": 1, "admissions": 7}}),
+    # a pool no engine counts: its most recently admitted holder is the victim, wherever it is. side cap 8;
+    # s0 prefills and decodes on the engine growing side; s1 holds side (4) on a delay of 10. At 1 s0's
+    # decode needs a second block: s1 (admitted after s0) is preempted off its delay, re-enters side's
+    # queue and waits until s0 releases at 5 (4 decodes at [1,5]); then its delay of 10 again: x 0 and 5,
+    # f1 15. side wait (0 + 0 + 4) / 3.
+    ("a_pool_no_engine_counts_preempts_its_latest_holder", """
+pool side { cap 8; block 4; preempt lifo; }
+stage e : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold side (4) { prefill (4) growing side; decode (4) growing side; }
+  } else {
+    hold side (4) { observe x = now; run d (10); }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"x": [(1, 0.0, 0.0), (1, 5.0, 5.0)], "f": [(0, 5.0, 5.0), (1, 15.0, 15.0)]},
+     {("e", None): {"iterations": 5}, ("side", None): {"preemptions": 1, "wait": 4 / 3}}),
+    # two engines on one memory pool (kv cap 8): e1 (cost 1) admits s0 and e2 (cost 2) s1 at 0, 4 each.
+    # At 1 s0's decode needs a second block: the candidates are both engines' residents, s1 was admitted
+    # last: it leaves e2's running iteration (its tokens given back; that iteration still ends at 2). s1
+    # waits in q2 until s0 ends at 3 (decodes at [1,3]); then e2 admits it: prefill [3,5] (f 5), decodes
+    # [5,9]. e2: 4 iterations, the first of no token served; q2 wait (0 + 2) / 2.
+    ("two_engines_on_one_pool_preempt_across", """
+pool kv { cap 8; block 4; preempt lifo; }
+pool q1 { admit via e1; }
+pool q2 { admit via e2; }
+stage e1 : step { budget 4; cost 1; memory kv; }
+stage e2 : step { budget 4; cost 2; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold q1 (1), kv (4) { run e1 prefill (4) growing kv; observe f = now; run e1 decode (2) growing kv; }
+  } else {
+    hold q2 (1), kv (4) { run e2 prefill (4) growing kv; observe f = now; run e2 decode (2) growing kv; }
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 5.0, 5.0)], "d": [(0, 3.0, 3.0), (1, 9.0, 9.0)]},
+     {("e1", None): {"iterations": 3}, ("e2", None): {"iterations": 4, "utilisation": 0.08, "tokens": 1.5},
+      ("kv", None): {"preemptions": 1}, ("q2", None): {"wait": 1.0}}),
+    # two engines on one pool without preemption: e1's s0 holds all 8; e2's head (4) does not fit, and an
+    # iteration of no token is none, so e2 tries again at every event, and admits s1 at 3, when s0
+    # releases: f1 4; q2 wait 3.
+    ("two_engines_on_one_pool_the_second_waits_for_room", """
+pool kv { cap 8; block 4; }
+pool q1 { admit via e1; }
+pool q2 { admit via e2; }
+stage e1 : step { budget 8; cost 1; memory kv; }
+stage e2 : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold q1 (1), kv (8) { run e1 prefill (4) growing kv; run e1 decode (2) growing kv; }
+  } else {
+    hold q2 (1), kv (4) { run e2 prefill (2) growing kv; }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0), (1, 4.0, 4.0)]},
+     {("e1", None): {"iterations": 3}, ("e2", None): {"iterations": 1}, ("q2", None): {"wait": 3.0},
+      ("kv", None): {"used": 0.28}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PREEMPT], ids=[c[0] for c in PREEMPT])
+def test_preemption_and_shared_pools_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
