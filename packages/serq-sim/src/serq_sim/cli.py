@@ -272,11 +272,17 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             # checked again: made a file (or its parent one) during the run, it was "D: File exists"
             check_folder(dump)
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
+        printed = None  # standard output's failure, said once the files are written (| head, >&-: none is lost)
         if output:
             write_atomic(output, text, inputs=inputs)
         else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            from serq.cli import StdoutError
+
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except StdoutError as e:
+                printed = e
         if dumper is not None:
             dumper(report, dump, inputs=inputs)
         if record_paths:
@@ -295,6 +301,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                 names = [shown_path(path) for path in record_paths.values()]
                 click.echo(f"serq: --records {shown_path(records_file)}: the program has {len(names)} record "
                            f"tables, written as {', '.join(names[:-1])} and {names[-1]}", err=True)
+        if printed is not None:
+            raise printed
     # a signal held while the report was written (or whose exception was dropped) is answered here
     held = signals.acknowledge()
     status = report.exit_status or held
