@@ -311,6 +311,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     sources.add(name, text)
     parser.context.seen = set()
     parser.context.made = {}
+    parser.context.nones = []
 
     def _library_paths() -> list[Path]:
         from .cache import library_paths as paths
@@ -413,6 +414,51 @@ def _builders_failed(ctx: Any, theirs: list[str], holds: str) -> Any:
                         f"the program they built holds {holds}{others}")
 
 
+def _none_built(ctx: Any, at: Any) -> tuple[Any, str, str] | None:
+    """``(pos, layer, rule)`` of the call of a plugin's builder that built the None found within the node at
+    ``at`` (None: any place): of the compile's such calls (BuildContext.nones), the one nearest ``at`` in its
+    file (the line first, then the column; the first of two as near), else the first; None when no plugin's
+    builder built None."""
+    nones = getattr(getattr(getattr(ctx, "parser", None), "context", None), "nones", None) or []
+    near = [n for n in nones if at is not None and n[0].file == at.file]
+    if near:
+        return min(near, key=lambda n: (abs(n[0].line - at.line), abs(n[0].col - at.col)))
+    return nones[0] if nones else None
+
+
+def _missing_expression(ctx: Any, node: Any) -> Exception:
+    """The error of None where an expression belongs, within ``node`` (a statement or an item; None: not
+    known), which a plugin's builder built (a builder of an expression that returned None, or a statement's
+    that left one of its expressions None): the failure of the builder's layer, naming it, at the place of
+    the construct it built (:func:`_none_built`). It was "<source>: error: an expression the linker does not
+    know (NoneType)", at no place and naming no plugin (in a ``let``, an AttributeError). A node of a class a
+    plugin's builder built that holds None is that layer's failure at the node's place; other None (a
+    rewrite's) is told at the node's place."""
+    from .diagnostics import Pos
+
+    at = getattr(node, "pos", None)
+    if not isinstance(at, Pos):
+        at = None
+    none = _none_built(ctx, at)
+    pm = ctx.extensions.pm
+    belongs = "where an expression belongs (a node: serq_frontend.ast.Num for a number)"
+    failure = None
+    if none is not None and pm is not None:
+        pos, layer, rule = none
+        failure = _layer_error(pm, layer, f"failed in the builders of its sugar layer {layer!r}",
+                               f"its builder of `{rule}` built None at {pos.at()}, and the program holds it "
+                               f"{belongs}")
+    elif at is not None and pm is not None:
+        layer = getattr(getattr(getattr(ctx, "parser", None), "context", None), "made", {}).get(type(node))
+        if layer is not None:
+            failure = _layer_error(pm, layer, f"failed in the builders of its sugar layer {layer!r}",
+                                   f"the program they built holds None {belongs}, in the {type(node).__name__} "
+                                   f"at {at.at()} (a class of node its builders built)")
+    if failure is not None:
+        return failure
+    return ctx.error(at, "an expression is missing here: the program holds None where one belongs")
+
+
 def _syntax_noted(ctx: Any, e: Any) -> Any:
     """``e``, a program's syntax error, with a note of the installed third parties' plugins that are switched
     off (``SERQ_DISABLED_PLUGINS``, ``SERQ_DISABLE_PLUGIN_AUTOLOAD``), whose sugar layers may be the syntax
@@ -499,8 +545,11 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
         bad = _shape_problem(module, graph=False)
         if bad is not None:
             why, where = bad
+            none = _none_built(ctx, where) if why.startswith("None ") else None
             found = _builders_failed(ctx, theirs, why.removeprefix("a module whose ")
-                                     + ("" if where is None else f" (within the node at {where.at()})"))
+                                     + ("" if where is None else f" (within the node at {where.at()})")
+                                     + ("" if none is None else f"; the builder of `{none[2]}` of the layer "
+                                        f"{none[1]!r} built None at {none[0].at()}"))
             if found is not None:
                 raise found
     for layer in layer_list:

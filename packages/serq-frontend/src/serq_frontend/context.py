@@ -203,6 +203,10 @@ class Context:
             try:
                 v = fold(item.value, out, self.block_of)
             except NotConstant as e:
+                if e.node is None:  # (what a plugin's builder built: named, at its place)
+                    from . import _missing_expression
+
+                    raise _missing_expression(self, item) from None
                 later = self._later_let(e.node, item)
                 if later is not None:
                     raise self.error(e.node.pos, f"`let {item.name}` reads `{later.name}`, declared after it (at "

@@ -181,6 +181,8 @@ class Linker:
         self.multi_run: Pos | None = None
         self.edepth = 0
         self.bdepth = 0
+        #: the statement being linked (None: an item's expressions): a missing expression is told at its place
+        self.at: Any = None
         #: the places warned of `queue(s) + busy(s)` (Linker.queue_and_busy), each once
         self.queue_busy_warned: set[tuple[str, int, int]] = set()
         #: while linking a value the program keeps (a `set`, an `observe`, a `record` column, a `gauge`): a
@@ -479,7 +481,16 @@ class Linker:
             return node
         if t is A.Agg:
             raise self.error(e.pos, "an aggregate the aggregates layer did not write out")
+        if e is None:
+            raise self.missing()
         raise self.error(getattr(e, "pos", None), f"an expression the linker does not know ({t.__name__})")
+
+    def missing(self) -> Exception:
+        """The error of None where an expression belongs, in the statement being linked
+        (:func:`serq_frontend._missing_expression`)."""
+        from . import _missing_expression
+
+        return _missing_expression(self.ctx, self.at)
 
     def var(self, v: A.Var, m: Moment) -> Any:
         name = v.dotted
@@ -1024,6 +1035,7 @@ class Linker:
     def stmt(self, s: Any, where: str) -> Any:
         nests = type(s) in (A.SHold, A.SBranch, A.SLoop)
         self.bdepth += nests
+        outer, self.at = self.at, s
         try:
             if self.bdepth > rules.MAX_BLOCK_DEPTH:
                 raise self.error(s.pos, f"loops, branches and holds nest more than {rules.MAX_BLOCK_DEPTH} deep "
@@ -1032,6 +1044,7 @@ class Linker:
             return self._stmt(s, where)
         finally:
             self.bdepth -= nests
+            self.at = outer
 
     def workload_blocks(self, init: list[Any], turn: list[Any]) -> None:
         """What the workload's `init` and `turn` blocks may hold, told before the analyses that walk them

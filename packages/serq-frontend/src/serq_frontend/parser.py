@@ -35,6 +35,10 @@ def grammar_text(name: str) -> str:
     return resources.files("serq_frontend").joinpath("grammar", f"{name}.lark").read_text(encoding="utf-8")
 
 
+#: how many of a compile's calls of plugins' builders that built None are kept (BuildContext.nones)
+NONES_KEPT = 4096
+
+
 class BuildContext(threading.local):
     """What a builder callback sees: the file being parsed, and a way to fail at a position.
 
@@ -53,6 +57,10 @@ class BuildContext(threading.local):
         #: the class of each node a plugin's builder built in this compile, and its layer's name: a node the
         #: linker meets that the kernel does not have is told as that layer's
         self.made: dict[type, str] = {}
+        #: ``(pos, layer, rule)`` of the first :data:`NONES_KEPT` calls of a plugin's builder in this compile
+        #: that built None (an absent part its own rule reads, or a slip): an expression the linker finds None
+        #: is told at the place of the construct whose builder built it, naming its layer
+        self.nones: list[tuple[Pos, str, str]] = []
 
     def error(self, pos: Pos, message: str) -> CompileError:
         assert self.reporter is not None
@@ -346,7 +354,7 @@ class Parser:
         self.context = BuildContext()
         ctx = self.context
 
-        def method(fn: Builder, keep: bool, layer: str | None) -> Callable[..., Any]:
+        def method(fn: Builder, keep: bool, layer: str | None, rule: str) -> Callable[..., Any]:
             # Every token is kept (so that a rule knows where its first keyword is); the builder sees
             # the children lark would give it without keep_all_tokens: named terminals, nodes, and the
             # None of an absent optional.
@@ -370,12 +378,14 @@ class Parser:
                     if layer in plugins:
                         built = fn(ctx, pos, children)
                         ctx.made.setdefault(type(built), layer)
+                        if built is None and len(ctx.nones) < NONES_KEPT:
+                            ctx.nones.append((pos, layer, rule))
                         return built
                 return fn(ctx, pos, children)
 
             return m
 
-        ns = {name: staticmethod(method(fn, name in KEEP_TOKENS, owner.get(name)))
+        ns = {name: staticmethod(method(fn, name in KEEP_TOKENS, owner.get(name), name))
               for name, fn in builders.items()}
         callbacks = type("SerqBuilder", (), ns)()
         grammar = "\n".join(texts)
