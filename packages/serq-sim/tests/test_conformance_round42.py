@@ -624,3 +624,57 @@ run { horizon 100; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PREEMPT], ids=[c[0] for c in PREEMPT])
 def test_preemption_and_shared_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the cost (and the other moments without a session) may read
+# ---------------------------------------------------------------------------------------------------------
+
+NO_SESSION = """pool kv { cap 64; block 4; }
+stage e : step { budget 8; cost 1 + used(kv); chunk 4; memory kv; }
+stage p : ps(1);
+workload { arrive renewal(2); }
+session {
+  hold kv (4) { run e prefill (4) growing kv; } cache (4);
+  run p (1);
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("old, new, what", [
+    ("cost 1 + used(kv)", "cost 1 + cachedin(kv)", "a step stage's cost"),
+    ("budget 8", "budget 8 + cachedin(kv)", "a step stage's budget or chunk"),
+    ("chunk 4", "chunk 4 + cachedin(kv)", "a step stage's budget or chunk"),
+    ("ps(1)", "ps(1 + cachedin(kv))", "a ps stage's capacity"),
+    ("renewal(2)", "renewal(2 + cachedin(kv))", "an arrival gap"),
+], ids=["cost", "budget", "chunk", "ps", "arrival"])
+def test_cachedin_is_refused_where_no_session_reads_it(old, new, what):
+    """§2: `cachedin(p)` is the session's own prefix, and a gauge, which "has no session", may not read it.
+    A step stage's budget, chunk and cost (docs/language.md, Moments: no attributes), a ps capacity and an
+    arrival gap have none either; there it linked and read 0 (`cost 1 + cachedin(kv)` lasted 1 whatever
+    the sessions had cached). Refused at its place, in source and in an IR file (at its JSON path)."""
+    import json
+
+    import serq_frontend
+    import serq_ir
+    from serq_ir.errors import IRError
+
+    serq_frontend.compile(source=NO_SESSION)
+    src = NO_SESSION.replace(old, new)
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(source=src)
+    message = f"{what} has no session: it may not read `cachedin(…)` (the session's own prefix)"
+    line, col = next((i, text.index("cachedin") + 1) for i, text in enumerate(src.splitlines(), 1) if new in text)
+    assert str(info.value).splitlines()[0] == f"<source>:{line}:{col}: error: {message}"
+    assert str(info.value).splitlines()[2].strip() == "^"
+    # the same expression in an IR file: `used(kv)` of the cost made `cachedin(kv)`
+    if old.startswith("cost"):
+        d = json.loads(serq_ir.encode(serq_frontend.compile(source=NO_SESSION)))
+        cost = d["stages"][0]["kind"]["cost"]
+        assert cost["rhs"]["name"] == "used"
+        cost["rhs"]["name"] = "cachedin"
+        with pytest.raises(IRError) as info:
+            serq_ir.decode(json.dumps(d), name="p.ir.json")
+        assert str(info.value).splitlines()[0] == (f"error: p.ir.json: {message} - at "
+                                                   "'$.stages[0].kind.cost.rhs'")

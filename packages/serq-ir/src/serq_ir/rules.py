@@ -249,6 +249,13 @@ OBSERVABLE_REFUSED = {
     ("Gauge", "budget_left"): "a gauge may not read `budget_left(…)` (it plans an iteration)",
     ("Victim", "budget_left"): "a preemption key may not read `budget_left(…)`",
 }
+# the other moments without a session (they read no attribute either): `cachedin(p)`, the session's own
+# prefix, would read 0 there, silently
+for _moment, _what in (("Ps", "a ps stage's capacity"), ("Budget", "a step stage's budget or chunk"),
+                       ("Cost", "a step stage's cost"), ("Arrival", "an arrival gap")):
+    OBSERVABLE_REFUSED[(_moment, "cachedin")] = (f"{_what} has no session: it may not read `cachedin(…)` (the "
+                                                 "session's own prefix)")
+del _moment, _what
 #: the built-in attributes a moment may not read, by (moment, attribute), as :data:`OBSERVABLE_REFUSED`
 ATTRIBUTE_REFUSED = {
     ("Victim", "computed"): "a preemption key may not read `computed` (the position at the session's last "
