@@ -118,8 +118,8 @@ NO_SAMPLES_LEFT = 1 << 62
 def dead_event(cb, arg) -> bool:
     """Whether the event ``(cb, arg)`` of the heap is one that will do nothing and that
     :attr:`Simulation.dead_timers` counts: the timer of a lease that ended before its time, the completion of
-    a job that left a fifo or delay stage, a completion a ps stage or the flows rescheduled after a job left
-    (the epochs they list). Any other event, a plugin's kind's included, is not."""
+    a job that left a fifo or delay stage, a completion a ps stage rescheduled after a job came or left, or
+    one the flows rescheduled after a flow left (the epochs they list). Any other event, a plugin's kind's included, is not."""
     f = getattr(cb, "__func__", None)
     if f is _release.lease_end:
         return arg.timer and not arg.alive

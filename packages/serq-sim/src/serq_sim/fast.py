@@ -357,12 +357,12 @@ def _sim_ok(sim) -> bool:
 _FIELDS = {
     "fifo": ("pr", "ac", "tl", "ap", "ab", "n", "ws", "ss"),
     "delay": ("pr", "tl", "ap", "ab", "n", "ws", "ss"),
-    "ps": ("pr", "tl", "ap", "ab", "n", "ws", "ss", "v", "vl", "rt", "ep", "ns", "mk"),
+    "ps": ("pr", "tl", "ap", "ab", "n", "ws", "ss", "v", "vl", "rt", "ep", "ns", "mk", "pd"),
 }
 #: stats.HUGE_SPAN as the generated code writes it (repr: the same double)
 _HUGE = repr(HUGE_SPAN)
 _HUGE_UNITS = repr(HUGE_UNITS)
-_INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False"}
+_INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False", "pd": "False"}
 
 
 def _has_run(stmts) -> bool:
@@ -1218,9 +1218,22 @@ class _Gen(Compiler):
             m = "_m"
         s = lambda x: self.sv(f, x, m)  # noqa: E731
         h = f"f{f}_h" if size == 1 else f"f{f}_h[_m]"
-        out += [f"{pad}if arg != {s('ep')} or not {h}:",
-                f"{pad}    A = None",
-                f"{pad}else:"]
+        if self.sim.horizon == math.inf:
+            # without a horizon, PsStage's count of the completions a settle left behind (_dead), which
+            # end the run when they are all that is left (engine.Simulation.only_dead_left); pd: whether
+            # the current epoch's completion is still to come (PsStage.pending)
+            out += [f"{pad}if arg != {s('ep')}:",
+                    f"{pad}    _dead -= 1",
+                    f"{pad}    A = None",
+                    f"{pad}elif not {h}:",
+                    f"{pad}    {s('pd')} = False",
+                    f"{pad}    A = None",
+                    f"{pad}else:",
+                    f"{pad}    {s('pd')} = False"]
+        else:
+            out += [f"{pad}if arg != {s('ep')} or not {h}:",
+                    f"{pad}    A = None",
+                    f"{pad}else:"]
         p2 = pad + "    "
         out += self.acc_lines(f, m, p2)
         out += self.advance_lines(f, m, p2)
@@ -1257,14 +1270,21 @@ class _Gen(Compiler):
                 f"{pad}    if {s('rt')} < {TINY_SHARE!r} and _phi > 0:",  # (stages.share_message)
                 f"{pad}        raise _err(_G['share_message']({label}, _phi, _pres, {s('rt')}), {at}, None, now)",
                 f"{pad}else:",
-                f"{pad}    {s('rt')} = 0.0",
-                f"{pad}{s('ep')} += 1",
+                f"{pad}    {s('rt')} = 0.0"]
+        forever = self.sim.horizon == math.inf
+        if forever:  # (PsStage.settle: the completion still to come will do nothing)
+            out += [f"{pad}if {s('pd')}:",
+                    f"{pad}    _dead += 1",
+                    f"{pad}    {s('pd')} = False"]
+        out += [f"{pad}{s('ep')} += 1",
                 f"{pad}if {h} and {s('rt')} > 0:",
                 f"{pad}    _d = ({h}[0][0] - {s('v')}) / {s('rt')}",
                 f"{pad}    if _d == _d:",  # (as PsStage.settle: NaN is infinite work at an infinite rate)
                 f"{pad}        _e = {s('ep')}",
                 f"{pad}        push(heap, (now + (_d if _d > 0.0 else 0.0), seq, {3 + f}, {arg}))",
                 f"{pad}        seq += 1"]
+        if forever:
+            out.append(f"{pad}        {s('pd')} = True")
         return out
 
     # the session as blocks --------------------------------------------------------------------------
@@ -1505,6 +1525,7 @@ class _Gen(Compiler):
         a("    next_sf = 0.0")
         a("    interrupted = False")
         a("    status = 0")
+        a("    _dead = 0")  # the completions left to do nothing (ps_settle_lines; only without a horizon)
         a(f"    warm = {sim.warmup <= 0}")
         a(f"    horizon = {_flt(sim.horizon)}")
         a(f"    limit = {None if sim.arr_limit is None else int(sim.arr_limit)}")  # int's text (docs/security.md)
@@ -1652,6 +1673,11 @@ class _Gen(Compiler):
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
+        if sim.horizon == math.inf and "ps" in self.fam_kind:
+            # the run has drained when every event left is a completion a ps stage's settle left behind
+            # (engine.Simulation._loop: only_dead_left; here the count is exact, the only such events)
+            a("            if _dead and len(heap) <= _dead:")
+            a("                break")
         a("            try:")
         a("                _t, _, kind, arg = pop(heap)")
         a("            except IndexError:")
@@ -2030,7 +2056,9 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     # status 1: an event past the horizon was popped (without a horizon, one at inf); an event at inf never
     # happens, under a horizon or without one (engine.Simulation._loop)
     heap = st["heap"]
-    sim.heap_left = st["status"] == 1 and st["_t"] != math.inf or bool(heap) and heap[0][0] != math.inf
+    # (nor is a completion a ps stage's settle left behind, when those are all that is left: _dead)
+    sim.heap_left = (st["status"] == 1 and st["_t"] != math.inf
+                     or bool(heap) and heap[0][0] != math.inf and len(heap) > st["_dead"])
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
     sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]

@@ -558,10 +558,8 @@ class PsStage(StageKind):
         self.nseq = 0
         #: whether the completion event of the current epoch is in the simulation's heap, not yet come
         self.pending = False
-        #: whether a job left (detach) since the last settle: the completion then rescheduled leaves the
-        #: one before it in the heap, an event that will do nothing (Simulation.dead_timers)
-        self.left = False
-        #: the epochs of those events, counted among the dead timers until they come
+        #: the epochs of the completions a settle left behind when it rescheduled (a job came or left: each
+        #: will do nothing), counted among the dead timers (Simulation.dead_timers) until they come
         self.dead_epochs: set = set()
 
     def _capacity_error(self, phi: float, share: float | None = None) -> None:
@@ -605,7 +603,6 @@ class PsStage(StageKind):
         job.work = max(job.tag - self.v, 0.0) if job.tag != INF else INF
         job.stage = None
         self.present -= 1
-        self.left = True
         self.mark()
 
     def settle(self) -> None:
@@ -628,11 +625,12 @@ class PsStage(StageKind):
                 self.rate = 0.0
         else:
             self.rate = 0.0
-        if self.left:  # a job left: the completion scheduled before, if still to come, will do nothing
-            self.left = False
-            if self.pending:
-                self.dead_epochs.add(self.epoch)
-                self.sim.dead_timers += 1
+        # the completion scheduled before, if still to come, will do nothing: the epoch moves on. A job that
+        # left, or one that came under a capacity growing faster than present (ps(2 * present - 1): the new
+        # completion is sooner, the old one past the drain), leaves it so
+        if self.pending:
+            self.dead_epochs.add(self.epoch)
+            self.sim.dead_timers += 1
         self.pending = False
         self.epoch += 1
         if heap and self.rate > 0:
