@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
@@ -22,6 +23,75 @@ if TYPE_CHECKING:
 
 #: Which distribution loads which file type, for the message when none installed does.
 KNOWN_SUFFIXES = {".ir.json": "serq-ir", ".sq": "serq-frontend"}
+
+
+#: guards the count of the calls under :func:`stdout_to_stderr` and the descriptor they put back
+_FD_LOCK = _thread.allocate_lock()  # (threading is not imported at start-up)
+_fd_count = 0
+_fd_saved: int | None = None
+
+
+def _flush(*streams: Any) -> None:
+    for stream in streams:
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError, AttributeError):  # a closed or odd stream: nothing to flush
+            pass
+
+
+def _fd_to_stderr() -> None:
+    """Point file descriptor 1 at what descriptor 2 is (the first of calls that overlap; the last puts it
+    back: :func:`_fd_back`). Either descriptor closed: left as it is."""
+    global _fd_count, _fd_saved
+    with _FD_LOCK:
+        _fd_count += 1
+        if _fd_count > 1:
+            return
+        try:
+            saved = os.dup(1)
+        except OSError:
+            return
+        try:
+            os.dup2(2, 1)
+        except OSError:
+            os.close(saved)
+            return
+        _fd_saved = saved
+
+
+def _fd_back() -> None:
+    global _fd_count, _fd_saved
+    with _FD_LOCK:
+        _fd_count -= 1
+        if _fd_count == 0 and _fd_saved is not None:
+            saved, _fd_saved = _fd_saved, None
+            try:
+                os.dup2(saved, 1)
+            finally:
+                os.close(saved)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """For the duration, what is written to standard output goes to standard error: Python's (``print``,
+    ``sys.stdout``) and the process's file descriptor 1 (``os.write(1, …)``, a C library's ``printf`` once it
+    flushes, a child process that inherits it). A loader's output is no output of the command's: a plugin's
+    ``os.write(1, b"loading\n")`` went into ``serq run --json``'s report and ``serq ir``'s IR. The streams are
+    flushed before the descriptor is pointed away (what the command wrote before goes where it was going) and
+    after (what the loader left in a buffer goes to standard error), and descriptor 1 is put back however the
+    call ends. Calls in threads that overlap share one pointing away: the last to end puts it back (another
+    thread's own writes to descriptor 1 in the meantime go to standard error too)."""
+    _flush(sys.stdout, sys.__stdout__)
+    _fd_to_stderr()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        try:
+            _flush(sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__)
+        finally:
+            _fd_back()
 
 
 @dataclass(frozen=True)
@@ -111,7 +181,7 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
     # what a loader prints (a plugin's, or a sugar layer's in the .sq loader's compile) is no output of the
     # command's: it goes to standard error, where it went to standard output before the IR or the report
     # (`serq ir q.jobs > q.ir.json` wrote "loading q.jobs" into the JSON)
-    with plugin_exits(pm, f"its loader for {matches[0]} files"), contextlib.redirect_stdout(sys.stderr):
+    with plugin_exits(pm, f"its loader for {matches[0]} files"), stdout_to_stderr():
         program = loader(given, options)
     try:
         from serq_ir.nodes import Program
