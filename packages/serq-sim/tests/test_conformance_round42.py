@@ -257,6 +257,37 @@ session {
 run { horizon 100; }
 """, {"f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]},
      {("e", None): {"iterations": 5, "tokens": 1.8, "prefill_only": 3, "decode_only": 2}}),
+    # two keys, (decoding ? 0 : 1, -remaining): decodes first, then the longest prefill. Budget 4; s0
+    # prefill 3, s1 prefill 5, s2 decode 2. [0,1]: s2 (0, -2) 1, s1 (1, -5) 3. [1,2]: s2 (0, -1) its last
+    # (d 2), then s0 (1, -3) before s1 (1, -2): 3, all of it (f0 2); nothing left for s1. [2,3] s1 its 2.
+    ("serve_by_two_keys_decodes_then_the_longest_prefill", """
+stage e : step { budget 4; cost 1; serve by (decoding ? 0 : 1, -remaining); }
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { decode (2); } else { prefill (serial == 0 ? 3 : 5); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 2.0, 2.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "mixed": 2}}),
+    # serve by (-remaining) over decodes at budget 1: keys -2 (s0), -3 (s1): [0,1] s1; [1,2] -2, -2 tie:
+    # admission order, s0; [2,3] -1, -2: s1; [3,4] -1, -1: s0 (d 4); [4,5] s1 (d 5).
+    ("serve_by_minus_remaining_over_decodes_ties_in_admission_order", """
+stage e : step { budget 1; cost 1; serve by (-remaining); }
+workload { arrive batch(2); }
+session { decode (serial == 0 ? 2 : 3); observe d = now; }
+run { horizon 100; }
+""", {"d": [(0, 4.0, 4.0), (1, 5.0, 5.0)]}, {("e", None): {"iterations": 5, "decode_only": 5}}),
+    # serve decode first at budget 1: s1's decode takes every token until done ([0,3], d 3) while s0's
+    # prefill of 2 waits; then [3,5] (f 5).
+    ("serve_decode_first_starves_a_prefill_at_budget_one", """
+stage e : step { budget 1; cost 1; serve decode first; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { prefill (2); } else { decode (3); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]}, {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3}}),
 ]
 
 
@@ -364,6 +395,33 @@ session {
 run { horizon 100; }
 """, {"f": [(0, 0.0, 0.0)], "u": [(0, 1.0, 4.0)], "d": [(0, 1.0, 1.0)]},
      {("e", None): {"iterations": 1, "prefill_only": 0, "decode_only": 1}, ("kv", None): {"used": 0.04}}),
+    # kv_decode in the cost is the decoders' allocation after the iteration's growth (docs/language.md, "What
+    # kv_decode and kv_prefill count"): cost 1 + kv_decode / 4. [0,1] the prefill of 4 (kv_decode 0); at 1
+    # the decode's first token grows the hold to 8: cost 3, [1,4]; [4,7] the second (8): d 7. Read before
+    # the growth it would have been 2, then 3: d 6.
+    ("the_cost_reads_kv_decode_after_the_growth", """
+pool kv { cap 100; block 4; }
+stage e : step { budget 8; cost 1 + kv_decode / 4; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (4) { prefill (4) growing kv; decode (2) growing kv; }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"d": [(0, 7.0, 7.0)]}, {("e", None): {"iterations": 3}, ("kv", None): {"used": 0.52}}),
+    # kv_prefill counts a newcomer admitted in the iteration, after its growth: s0 is admitted with 4 and
+    # its chunk of 6 grows the hold to 8: cost 1 + 8 / 4 = 3 (f 3).
+    ("the_cost_reads_a_newcomers_kv_prefill_after_its_growth", """
+pool reqs { admit via e; }
+pool kv { cap 100; block 4; }
+stage e : step { budget 8; cost 1 + kv_prefill / 4; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (4) { prefill (6) growing kv; }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 3.0, 3.0)]}, {("e", None): {"iterations": 1}, ("kv", None): {"used": 0.24}}),
 ]
 
 
@@ -463,6 +521,28 @@ session {
 run { horizon 100; }
 """, {"hit": [(0, 1.0, 4.0)], "f": [(0, 2.0, 2.0)]},
      {("e", None): {"iterations": 2, "tokens": 10.0}, ("kv", None): {"used": 0.28, "cached": 15.72}}),
+    # a hit of the whole prompt: the second hold consumes the 8 the first cached, its prefill is 0 and
+    # completes at once at the admission, and its decode joins the iteration that admitted it as a
+    # newcomer: [1,2] (growing to 12) and [2,3]: d 3. kv used 8 on [0,1], 12 on [1,3]; cached 8 on [3,100].
+    ("a_hit_of_the_whole_prompt_decodes_in_the_admitting_iteration", """
+pool reqs { admit via e; }
+pool kv { cap 100; block 4; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (8) { prefill (8) growing kv; } cache (8);
+  hold reqs (1), kv (8) reuse (inf) {
+    observe h = cached;
+    prefill (8 - cached) growing kv;
+    observe f = now;
+    decode (2) growing kv;
+  } cache (10);
+  observe d = now;
+}
+run { horizon 100; }
+""", {"h": [(0, 1.0, 8.0)], "f": [(0, 1.0, 1.0)], "d": [(0, 3.0, 3.0)]},
+     {("e", None): {"iterations": 3, "prefill_only": 1, "decode_only": 2},
+      ("kv", None): {"used": 0.32, "cached": 7.76}}),
 ]
 
 
@@ -618,6 +698,61 @@ run { horizon 100; }
 """, {"f": [(0, 3.0, 3.0), (1, 4.0, 4.0)]},
      {("e1", None): {"iterations": 3}, ("e2", None): {"iterations": 1}, ("q2", None): {"wait": 3.0},
       ("kv", None): {"used": 0.28}}),
+    # two victims of one growth, requeue head (lifo): kv cap 12; s0, s1, s2 admitted at 0 with 4 each (s0
+    # prefills 4, s1 3 of its 3, s2 1 of its 7: budget 8). At 1 s0's second prefill (8 from position 4)
+    # needs two more blocks: s2 (the last admitted) goes, then s1; each re-enters at the head, so the later
+    # victim s1 is ahead of s2 (docs/language.md: "under requeue head the later victim is ahead of the
+    # earlier", vLLM's prepend). s0 ends at 2 (f0 2). At 2 s1 is admitted first: prefills 3 (f 3), then s2
+    # with the 5 left (growing to 8); [3,4] s1 decodes (d 4), s2 its last 2 (f 4); [4,5] s2 decodes (d 5).
+    ("two_victims_of_one_growth_requeued_at_the_head", """
+pool kv { cap 12; block 4; preempt lifo; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1), kv (4) {
+    branch (serial == 0) {
+      prefill (4) growing kv;
+      prefill (8) growing kv;
+      observe f = now;
+    } else {
+      prefill (serial == 1 ? 3 : 7) growing kv;
+      observe f = now;
+      decode (1) growing kv;
+    }
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 1.0, 1.0), (0, 2.0, 2.0), (1, 3.0, 3.0), (2, 4.0, 4.0)],
+      "d": [(0, 2.0, 2.0), (1, 4.0, 4.0), (2, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5}, ("kv", None): {"preemptions": 2, "admissions": 5}}),
+    # the same victims under preempt by (-admission) requeue tail: s2 goes first and joins the queue's tail,
+    # then s1 behind it. At 2 s2 is admitted first, prefills its 7 (f 3), s1 gets the 1 left; [3,4] s2
+    # decodes (d 4), s1 its last 2 (f 4); [4,5] s1 decodes (d 5).
+    ("two_victims_of_one_growth_requeued_at_the_tail", """
+pool kv { cap 12; block 4; preempt by (-admission) requeue tail; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1), kv (4) {
+    branch (serial == 0) {
+      prefill (4) growing kv;
+      prefill (8) growing kv;
+      observe f = now;
+    } else {
+      prefill (serial == 1 ? 3 : 7) growing kv;
+      observe f = now;
+      decode (1) growing kv;
+    }
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 1.0, 1.0), (0, 2.0, 2.0), (2, 3.0, 3.0), (1, 4.0, 4.0)],
+      "d": [(0, 2.0, 2.0), (2, 4.0, 4.0), (1, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5}, ("kv", None): {"preemptions": 2, "admissions": 5}}),
 ]
 
 
@@ -678,3 +813,87 @@ def test_cachedin_is_refused_where_no_session_reads_it(old, new, what):
             serq_ir.decode(json.dumps(d), name="p.ir.json")
         assert str(info.value).splitlines()[0] == (f"error: p.ir.json: {message} - at "
                                                    "'$.stages[0].kind.cost.rhs'")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# §7 on lib/vllm.sq's engine (the step clock, cost 1, blocks of 4 tokens, budget 32)
+# ---------------------------------------------------------------------------------------------------------
+
+ENGINE = """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; }
+pool kv { cap 400; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(COUNT); hidden o; }
+session {
+  SESSION
+}
+run { horizon 100; }
+"""
+
+
+def _engine(n: int, session: str) -> str:
+    return ENGINE.replace("COUNT", str(n)).replace("SESSION", session)
+
+
+VLLM = [
+    # a prompt of exactly two blocks and one output token: decode (o - 1) is 0, so the first token is the
+    # last. Both admitted at 0 with min(8, 0 + 32) and min(8, 0 + 24) units: 8 each; [0,1] 16 tokens. Each
+    # caches min(prompt + o, computed 8) = 8, two blocks. kv used 16 on [0,1]; cached 16 on [1,100].
+    ("one_output_token_on_a_prompt_of_whole_blocks", _engine(2, """
+  set prompt = 8;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);"""),
+     {"hit": [(0, 0.0, 0.0), (1, 0.0, 0.0)], "first_token": [(0, 1.0, 1.0), (1, 1.0, 1.0)],
+      "done": [(0, 1.0, 1.0), (1, 1.0, 1.0)]},
+     {("engine", None): {"iterations": 1, "tokens": 16.0}, ("kv", None): {"used": 0.16, "cached": 15.84}}),
+    # no hit across sessions (§7: cross-session prefix sharing is out of scope; cachedin is the session's
+    # own prefix): s0's 8-token prompt (2 out) at [0,1], [1,2] caches min(10, 9) → 8; s1 sends the same
+    # prompt at 2 and finds none: hit 0, first token 3, done 4. kv used 8 then 12 for each: 40; cached s0's
+    # 8 on [2,100] and s1's on [4,100]: 1552.
+    ("the_same_prompt_from_another_session_is_no_hit", _engine(2, """
+  run w (2 * serial);
+  set prompt = 8;
+  set o = 2;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);"""),
+     {"hit": [(0, 0.0, 0.0), (1, 2.0, 0.0)], "first_token": [(0, 1.0, 1.0), (1, 3.0, 3.0)],
+      "done": [(0, 2.0, 2.0), (1, 4.0, 4.0)]},
+     {("engine", None): {"iterations": 4}, ("kv", None): {"used": 0.4, "cached": 15.52}}),
+    # the next turn hits the blocks of the previous one: prompt 6, 3 out: [0,1] prefill (first 1), decodes
+    # at positions 6, 7 ([1,3]); computed 8, cached min(9, 8) = 8. The turn of prompt 11 (1 out) at 3: hit
+    # min(8, floor(10 / 4) · 4 = 8) = 8, units min(11, 8 + 32) = 11 (12 allocated), prefill 11 - 8 = 3 at
+    # [3,4]: first and last token 4. kv used 8 on [0,3], 12 on [3,4]: 36; it caches min(12, 11) → 8 at 4.
+    ("the_next_turn_hits_the_whole_blocks_of_the_last", _engine(1, """
+  set prompt = 6;
+  set o = 3;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  set prompt = 11;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);"""),
+     {"hit": [(0, 0.0, 0.0), (0, 3.0, 8.0)], "first_token": [(0, 1.0, 1.0), (0, 4.0, 4.0)],
+      "done": [(0, 3.0, 3.0), (0, 4.0, 4.0)]},
+     {("engine", None): {"iterations": 4}, ("kv", None): {"used": 0.36, "cached": 7.68}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in VLLM], ids=[c[0] for c in VLLM])
+def test_vllm_engine_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+def test_a_vllm_prompt_of_zero_tokens_is_the_runs_error(monkeypatch):
+    """lib/vllm.sq: "vLLM refuses a request of an empty prompt; a prompt below one token makes this work
+    negative, the run's error here": the message names the library's prefill and, in notes, the uses."""
+    src = _engine(1, """
+  set prompt = 0;
+  set o = 1;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);""")
+    msg = run_error(src, monkeypatch)
+    assert msg.endswith("error: at t=0, session 0: the run's work is negative (-1)"), msg
+    assert "vllm.sq:" in msg.split(": error:")[0], msg
