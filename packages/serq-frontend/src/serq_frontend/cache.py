@@ -614,7 +614,7 @@ def _read_entry(file: str | os.PathLike[str], key: str) -> tuple[dict[str, Any],
     head, _, ir = body.partition(b"\n")
     try:
         header = json.loads(head)
-    except ValueError:
+    except (ValueError, RecursionError):  # (arrays nested some 100 000 deep: the decoder's recursion)
         return None
     if not isinstance(header, dict) or header.get("key") != key or not isinstance(header.get("stderr"), str):
         return None
