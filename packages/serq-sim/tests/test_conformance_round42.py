@@ -139,6 +139,54 @@ session {
 }
 run { horizon 100; }
 """, {"d": [(0, 5.5, 5.5)]}, {("e", None): {"iterations": 3, "tokens": 2.5 / 3}}),
+    # long stretches of decodes (the simulator's quiet rounds) and an arrival inside one: three decoders of
+    # 100 at budget 4; s3 (prefill 2) joins at 50.5 and takes the 1 token left at [51,52] and [52,53] (f
+    # 53); the decoders end at 100. 302 tokens in 100 iterations; busy [0,100]; present 3 · 100 + 2.5.
+    ("a_prefill_joining_a_stretch_of_decodes_takes_the_budget_left", """
+stage e : step { budget 4; cost 1; }
+stage w : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) { decode (100); } else { run w (50.5); prefill (2); }
+  observe f = now;
+}
+run { horizon 200; }
+""", {"f": [(3, 53.0, 53.0), (0, 100.0, 100.0), (1, 100.0, 100.0), (2, 100.0, 100.0)]},
+     {("e", None): {"iterations": 100, "tokens": 3.02, "mixed": 2, "utilisation": 0.5, "present": 302.5 / 200}}),
+    # the same at budget 3: the decoders spend it all, s3 waits to 100 and prefills at [100,101]; work(e)
+    # read at 100 is s3's 2 tokens, the decoders' gone.
+    ("a_prefill_behind_a_stretch_of_decodes_that_spend_the_budget", """
+stage e : step { budget 3; cost 1; }
+stage w : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) { decode (100); } else { run w (50.5); prefill (2); }
+  observe f = now;
+  observe wk = work(e);
+}
+run { horizon 200; }
+""", {"f": [(0, 100.0, 100.0), (1, 100.0, 100.0), (2, 100.0, 100.0), (3, 101.0, 101.0)],
+      "wk": [(0, 100.0, 2.0), (1, 100.0, 2.0), (2, 100.0, 2.0), (3, 101.0, 0.0)]},
+     {("e", None): {"iterations": 101, "prefill_only": 1, "decode_only": 100}}),
+    # two engines, each in its own stretch: e1 (cost 1) decodes s0, s1 (50 each), e2 (cost 0.7) s2, s3 (40
+    # each, done at 40 · 0.7 = 28). s4 joins e1 at 10.25: prefill 3 as 2 at [11,12] and 1 at [12,13]; its
+    # decode of 2 joins e2 at 13, inside e2's iteration [12.6,13.3]: tokens at [13.3,14] and [14,14.7].
+    ("two_engines_in_stretches_of_decodes_and_a_session_that_crosses", """
+stage e1 : step { budget 4; cost 1; }
+stage e2 : step { budget 4; cost 0.7; }
+stage w : delay;
+workload { arrive batch(5); }
+session {
+  branch (serial < 2) {
+    run e1 decode (50);
+  } else {
+    branch (serial < 4) { run e2 decode (40); } else { run w (10.25); run e1 prefill (3); run e2 decode (2); }
+  }
+  observe f = now;
+}
+run { horizon 200; }
+""", {"f": [(4, 14.7, 14.7), (2, 28.0, 28.0), (3, 28.0, 28.0), (0, 50.0, 50.0), (1, 50.0, 50.0)]},
+     {("e1", None): {"iterations": 50, "utilisation": 0.25}, ("e2", None): {"iterations": 40, "utilisation": 0.14}}),
 ]
 
 
@@ -288,6 +336,20 @@ session {
 }
 run { horizon 100; }
 """, {"f": [(1, 3.0, 3.0), (0, 5.0, 5.0)]}, {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3}}),
+    # a session no hold admitted has no admission: docs/language.md ("Admission order for a session no hold
+    # has admitted") places it before every admitted one. s0 is admitted at 0 and prefills 3 of 6 at [0,1];
+    # s1 (no hold) joins at 0.5 and is served first at 1: its 3 (f1 2); s0 its last 3 at [2,3].
+    ("a_session_no_hold_admitted_is_served_before_the_admitted", """
+pool reqs { admit via e; }
+stage e : step { budget 3; cost 1; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold reqs (1) { prefill (6); } } else { run w (0.5); prefill (3); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(1, 2.0, 2.0), (0, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "tokens": 3.0}}),
 ]
 
 
