@@ -119,7 +119,8 @@ def dead_event(cb, arg) -> bool:
     """Whether the event ``(cb, arg)`` of the heap is one that will do nothing and that
     :attr:`Simulation.dead_timers` counts: the timer of a lease that ended before its time, the completion of
     a job that left a fifo or delay stage, a completion a ps stage rescheduled after a job came or left, or
-    one the flows rescheduled after a flow left (the epochs they list). Any other event, a plugin's kind's included, is not."""
+    one the flows rescheduled after a flow left (the epochs they list), and an event of any other stage kind
+    (a plugin's) that the kind says is (``StageKind.dead_event(callback, arg)`` is True). Any other is not."""
     f = getattr(cb, "__func__", None)
     if f is _release.lease_end:
         return arg.timer and not arg.alive
@@ -127,6 +128,9 @@ def dead_event(cb, arg) -> bool:
         return arg.stage is not cb.__self__
     if f is _stages.PsStage._done or f is _stages.FlowNetwork._done:
         return arg in cb.__self__.dead_epochs
+    st = getattr(cb, "__self__", None)
+    if isinstance(st, _stages.StageKind):
+        return st.dead_event(cb, arg) is True
     return False
 
 

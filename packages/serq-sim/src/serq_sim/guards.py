@@ -342,7 +342,7 @@ _ABSTRACT = {"StageKind": (("attach", "attach(job)"),), "wants_start": (("try_st
 #: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
 _STAGE_METHODS = (("attach", "attach(job)"), ("detach", "detach(job)"), ("settle", "settle()"),
                   ("busy_level", "busy_level()"), ("bind", "bind()"), ("queue", "queue()"), ("busy", "busy()"),
-                  ("work", "work()"))
+                  ("work", "work()"), ("dead_event", "dead_event(callback, arg)"))
 _START_METHODS = (("idle", "idle()"), ("try_start", "try_start()"))
 _EVICTION_METHODS = (("key", "key(entry)"), ("pick", "pick(pool)"), ("on_insert", "on_insert(entry)"),
                      ("on_remove", "on_remove(entry)"), ("on_shrink", "on_shrink(entry)"))

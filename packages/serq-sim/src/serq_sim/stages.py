@@ -27,6 +27,9 @@ then talks to it through these methods only:
 ``bind()``
     Called once, when every stage and pool of the simulation exists (the place to find the pools it
     serves: ``sim.pools``, ``pool.via``). The base does nothing.
+``dead_event(callback, arg)``
+    Whether an event the kind scheduled will do nothing when it comes (its job left); the kind counts such
+    an event in ``sim.dead_timers`` (:meth:`StageKind.dead_event`). The base says ``False``.
 
 A kind that starts work of its own accord once an instant has settled (a step stage's iteration) sets the
 class attribute ``wants_start = True`` and implements:
@@ -259,6 +262,14 @@ class StageKind:
 
     def bind(self) -> None:
         pass
+
+    def dead_event(self, callback, arg) -> bool:
+        """Whether the event ``(callback, arg)`` this kind scheduled (``self.sim.at(t, callback, arg)``) will do
+        nothing when it comes (the completion of a job that left, :meth:`detach`): a run of no horizon ends at
+        its drain rather than at such events. A kind that leaves one adds 1 to ``self.sim.dead_timers`` (the
+        trigger: the engine then asks this of every event left, engine.dead_event, before it ends the run)
+        and takes 1 off when it comes. The base says no of every event: the run waits for them."""
+        return False
 
     # -- a kind with ``wants_start``
     def idle(self) -> bool:
