@@ -7,7 +7,8 @@ solved here), the second moment of the M/G/1 wait (Takacs), admission bounded by
 wait behind (the M/M/1 queue with a bounded virtual wait, by level crossing; stable above rho = 1), an open
 Jackson network with a two-server station, random routing and a feedback loop (the traffic equations and
 Erlang C), and the inspection paradox at a GPU without a queue (the residual service a blocked arrival
-finds). Little's law is checked on every program from the report's time averages and mean responses.
+finds), and three classes under preemptive priority on one GPU (Cobham's preemptive-resume means, traced by
+hand too). Little's law is checked on every program from the report's time averages and mean responses.
 
 Every run is made on the tier serQ picks and on the general engine, which must agree byte for byte
 (peers.run_both). Every statistical check fixes its seed and asserts that the report's 95 % batch-means CI
@@ -25,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
+import serq_sim
 from peers import covers, pool, run_both, stage
 
 HERE = Path(__file__).parent / "peer_programs40"
@@ -45,7 +47,7 @@ def little(present: float, rate: float, response: float, rel: float) -> None:
 
 def test_every_program_is_in_fmt_form():
     files = sorted(HERE.glob("*.sq"))
-    assert len(files) == 8
+    assert len(files) == 9
     r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -365,3 +367,103 @@ def test_a_blocked_arrival_finds_the_length_biased_residual(monkeypatch, service
     gpu = stage(doc, "gpu")
     assert gpu["utilisation"] == pytest.approx(1 / 3, rel=0.03)
     little(gpu["present"], gpu["throughput"], gpu["service"], 0.005)
+
+
+# preempt3.sq: three classes, preemptive priority
+
+
+def preemptive_priority(lams: list[float], m1: float, m2: float) -> list[float]:
+    """Mean response per class of M/G/1 with preemptive-resume priority (class 0 highest), one service law:
+    E[T_k] = m1 / (1 - sigma_{k-1}) + (sum_{i<=k} lam_i m2 / 2) / ((1 - sigma_{k-1}) (1 - sigma_k))."""
+    out, sigma_prev, w0 = [], 0.0, 0.0
+    for lam in lams:
+        sigma = sigma_prev + lam * m1
+        w0 += lam * m2 / 2
+        out.append(m1 / (1 - sigma_prev) + w0 / ((1 - sigma_prev) * (1 - sigma)))
+        sigma_prev = sigma
+    return out
+
+
+def test_three_preemptive_classes_respond_as_cobham_over_independent_replications(monkeypatch):
+    # four independent seeds of 25 000 s: Student's 95 % interval per class covers the closed form and is
+    # narrow (t(0.975, 3) = 3.182); each seed's report is the same on both tiers
+    want = preemptive_priority([0.2, 0.2, 0.2], 1.0, 2.0)
+    assert want == pytest.approx([1.25, 2.083333, 4.166667], abs=1e-6)
+    assert sum(want) / 3 == pytest.approx(2.5)  # the conservation law: M/M/1's mean at rho 0.6
+    docs = [run("preempt3.sq", monkeypatch, seed=seed, horizon=25000) for seed in range(1, 5)]
+    for name, truth, width in zip(("t1", "t2", "t3"), want, (0.03, 0.045, 0.07)):
+        means = [d["observes"][name]["mean"] for d in docs]
+        half = 3.182 * np.std(means, ddof=1) / math.sqrt(len(means))
+        assert abs(np.mean(means) - truth) <= half, (name, means, truth, half)
+        assert half <= width * truth, (name, half)
+    for d in docs:
+        # the GPU is never idle while a request is in the system (the pools' order is work-conserving), so
+        # it is busy as the arrivals' work, and Little's law holds over the whole system
+        svc = stage(d, "svc")
+        assert svc["utilisation"] == pytest.approx(0.6, rel=0.03)
+        little(d["mean_live"], svc["throughput"], d["observes"]["t"]["mean"], 0.03)
+        assert pool(d, "gpu")["preemptions"] > 0 and pool(d, "gpu2")["preemptions"] > 0
+
+
+PREEMPT_TRACE = """pool slot1 { cap 1; }
+pool slot2 { cap 1; }
+pool gpu2 { cap 1; queue by (cls); preempt by (-cls); }
+pool gpu { cap 1; queue by (cls); preempt by (-cls); }
+stage svc : fifo;
+
+workload {
+  arrive renewal(1);
+  init {
+    set cls = serial == 0 ? 3 : serial == 1 ? 1 : serial == 2 ? 2 : 3;
+  }
+}
+
+session {
+  set work = cls == 1 ? 1.5 : cls == 2 ? 1 : 10;
+  branch (cls == 1) {
+    hold slot1 (1) {
+      hold gpu (0) {
+        grow gpu (1);
+        run svc (work);
+      }
+    }
+  }
+  branch (cls == 2) {
+    hold slot2 (1) {
+      hold gpu2 (0) {
+        grow gpu2 (1);
+        hold gpu (1) {
+          run svc (work);
+        }
+      }
+    }
+  }
+  branch (cls == 3) {
+    hold gpu2 (1) {
+      hold gpu (1) {
+        run svc (work);
+      }
+    }
+  }
+  observe done = now;
+  end;
+}
+
+run { horizon 100; warmup 0; seed 1; arrivals 4; }
+"""
+
+
+def test_three_preemptive_classes_by_hand(tmp_path, monkeypatch):
+    # sent at 1, 2, 3, 4: a class-3 request of 10 s starts at 1; the class-1 request (1.5 s) preempts it at 2
+    # and it waits at gpu again; the class-2 request (1 s) takes gpu2 from it at 3, the waiting class-3 request
+    # goes back to gpu2's queue, and the class-2 request waits at gpu for the class-1 one: 3.5 to 4.5; the
+    # second class-3 request, sent at 4, queues at gpu2 behind the first, which starts over at 4.5 and ends
+    # at 14.5; the second runs 14.5 to 24.5
+    path = tmp_path / "p.sq"
+    path.write_text(PREEMPT_TRACE)
+    prog = serq_frontend.compile(path=str(path))
+    doc, _ = run_both(prog, monkeypatch)
+    done = serq_sim.run(prog).observes["done"]
+    assert dict(zip(done.sessions.tolist(), done.values.tolist())) == {1: 3.5, 2: 4.5, 0: 14.5, 3: 24.5}
+    assert pool(doc, "gpu")["preemptions"] == 1 and pool(doc, "gpu2")["preemptions"] == 1
+    assert doc["end"] == 24.5
