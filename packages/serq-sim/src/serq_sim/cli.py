@@ -112,7 +112,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     partial report is written all the same).
     """
     from .api import run
-    from .report import record_program
+    from .report import PARTIAL_EXIT, record_program
 
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json and --format name two formats")
@@ -265,9 +265,15 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
     # a signal now would lose the report: it is written first; each file is fsynced, each folder once at the end
     with signals.deferred(), folders_synced_once():
-        from serq.plugins import report_text
+        from serq.plugins import FormatWallStop, report_text
 
-        text = report_text(pm, reporters, fmt, report)
+        try:
+            # --max-wall bounds a third party's format too, by the same number of seconds from its start (a
+            # run stopped at the bound still has its partial report written by a format that returns)
+            text = report_text(pm, reporters, fmt, report, max_wall=max_wall)
+        except FormatWallStop as e:
+            click.echo(f"serq: {e}", err=True)
+            sys.exit(PARTIAL_EXIT["max-wall"])
         if dump is not None:
             # checked again: made a file (or its parent one) during the run, it was "D: File exists"
             check_folder(dump)

@@ -1192,7 +1192,67 @@ class _ReportOut(io.StringIO):
         super().close()
 
 
-def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, report: Any) -> str:
+class FormatWallStop(BaseException):
+    """A third party's report format stopped at ``--max-wall`` (:func:`report_text`'s ``max_wall``): its message
+    is what the command says (``stopped after 0.3 s of wall time (--max-wall 0.3) within the code of plugin
+    …``), and nothing was written. A BaseException, so that the format's ``except Exception`` does not keep
+    it; a user's error, so that :func:`plugin_exits` lets it pass as it is."""
+
+    serq_user_error = True
+
+
+@contextlib.contextmanager
+def _format_wall(pm: pluggy.PluginManager | None, max_wall: float | None, name: str) -> Iterator[None]:
+    """While a third party's report format runs, under ``--max-wall`` (``max_wall`` seconds from its start),
+    in the main thread with no other ``SIGALRM`` handler or alarm: a timer at the bound stops the format's
+    own code there (:class:`FormatWallStop`), as serq_sim.engine's alarm stops a plugin's code in the run.
+    Fired in serQ's code, it looks again 10 ms later; and so it does after it stopped the format, until the
+    call is over (a format that catches the stop and works on is stopped again). Elsewhere, nothing."""
+    import signal
+    import time
+
+    if (max_wall is None or threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "setitimer")
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
+            or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
+        yield
+        return
+    try:  # (the numbers' one rule of messages, serq-ir's: serq run's parts have it)
+        from serq_ir.rules import show_number
+    except ImportError:  # pragma: no cover - the host alone
+        show_number = "{:g}".format
+
+    running = plugin_running(pm, sys._getframe(2))
+    t0 = time.monotonic()
+    live = [True]
+
+    def fired(signum, frame):
+        if not live[0]:  # the call is over, its alarm being put away
+            return
+        left = t0 + max_wall - time.monotonic()
+        if left > 0:  # a bound further than one alarm, or the timer's clock ahead of ours
+            signal.setitimer(signal.ITIMER_REAL, min(max(left, 0.001), 1e6))
+            return
+        signal.setitimer(signal.ITIMER_REAL, 0.01)  # again: serQ's own code now, or a format that catches it
+        where = running(frame)
+        if where is None:
+            return
+        raise FormatWallStop(f"stopped after {time.monotonic() - t0:.3g} s of wall time (--max-wall "
+                             f"{show_number(max_wall)}) within the code of {where}, writing the report in its "
+                             f"format {name}: nothing was written")
+
+    old = signal.signal(signal.SIGALRM, fired)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, min(max(max_wall, 0.001), 1e6))
+        yield
+    finally:
+        live[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, report: Any,
+                max_wall: float | None = None) -> str:
     """The text the report format ``name`` of ``formats`` (a :class:`Registry` of ``reporter(report, out)``)
     writes for ``report``, to memory (so that a format failing half-way leaves no output half-written), in
     the one way every command and ``serq_report.render`` call a format: a ``sys.exit()`` of its own is its
@@ -1201,7 +1261,8 @@ def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, r
     which standard output wrote as a raw byte and ``-o FILE`` refused with a ``UnicodeEncodeError``
     traceback) is its failure, named, the output left as it was. What a third party's format prints is
     its text too, and a format that returns a value and writes nothing (its text returned, not written) is
-    its failure."""
+    its failure. With ``max_wall`` (``serq run --max-wall``), a third party's format is stopped once it has run
+    that many seconds (:func:`_format_wall`: :class:`FormatWallStop`)."""
     out = _ReportOut(newline="")
     reporter = formats[name]
     mod = getattr(reporter, "__module__", None)
@@ -1216,7 +1277,7 @@ def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, r
             from .signals import undeferred
 
             # (its code may never return: Ctrl-C and SIGTERM stop it, where the report's writing defers them)
-            with contextlib.redirect_stdout(out), undeferred():
+            with contextlib.redirect_stdout(out), undeferred(), _format_wall(pm, max_wall, name):
                 returned = reporter(_own_copy(report), out)
     text = out.kept if out.closed and out.kept is not None else out.getvalue()
     if returned is not None and not text:
