@@ -248,9 +248,12 @@ def test_a_loader_that_raises_or_gives_no_program_is_named(site):
     ("folders a string", "it returned 'lib', not a list of folders (str or os.PathLike)"),
 ])
 def test_library_folders_that_are_not_folders_are_refused(site, case, what):
-    # asked for whenever a source is loaded (the compile cache's key has them)
-    r = serq(site, case, "run", "p.sq", "--no-progress")
+    # asked for by a program that uses a library (one that uses none needs no library folders)
+    (site / "u.sq").write_text('use "lib.sq";\n' + PROGRAM)
+    r = serq(site, case, "run", "u.sq", "--no-progress")
     one_message(r, HEAD + "failed in serq_frontend_library_paths: " + what)
+    r = serq(site, case, "run", "p.sq", "--no-progress")
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize(("case", "what"), [

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from serq.shared import SharedSetting, collector_raised
@@ -238,10 +238,11 @@ def check_path(path: Any, who: str) -> None:
 
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
-           library_paths: Sequence[Path] | None = None, recorder: Any = None,
+           library_paths: Sequence[Path] | Callable[[], list[Path]] | None = None, recorder: Any = None,
            who: str = "compile()", option_name: Any = None) -> tuple[Any, Any, str, str | None]:
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
-    keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads.
+    keyed), the ``library_paths`` (or a function that gives them, called at the first ``use``), and a
+    ``recorder`` of what the compile looks for and reads.
     ``who`` is the function its messages name (``parse()`` was told of as ``compile()``); ``option_name``
     how they name an override (:attr:`Context.option_name`: the Python API's argument by default)."""
     from pathlib import Path
@@ -319,7 +320,8 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         return paths(pm)
 
     ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
-                  library_paths=_library_paths if library_paths is None else list(library_paths),
+                  library_paths=(_library_paths if library_paths is None
+                                 else library_paths if callable(library_paths) else list(library_paths)),
                   sets=dict(sets), defs=dict(defs), pm=pm, option_name=option_name)
     ctx.recorder = recorder
     return ctx, layer_list, text, name

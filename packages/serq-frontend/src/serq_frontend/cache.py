@@ -16,10 +16,12 @@ versions; from the scan that found the plugins), every plugin that implements a 
 (sugar layers, library paths, serq-sim's registration hooks: its name, distribution, and the size and
 modification time of its module's file and of the file each implementation is defined in, which differ
 for a package whose ``__init__`` imports its hooks), the sugar layers third parties register (name, the
-digest of the grammar's text, the builders' rules: a grammar read from a data file), the library paths,
-the Python version and the IR version.
+digest of the grammar's text, the builders' rules: a grammar read from a data file), the Python version and
+the IR version.
 
-An entry holds the key, what the compile found while resolving ``use`` (every candidate path it looked
+An entry holds the key, what the compile found while resolving ``use`` (the library folders it asked for,
+``SERQ_PATH`` and the plugins' ``serq_frontend_library_paths``, asked at its first ``use`` and at a hit of
+such an entry only: a program that uses no library needs none; every candidate path it looked
 at: absent, or a file and where it resolves to; the text hash of every file it read), the files of the
 modules the sugar layers of other distributions are defined in (size and modification time), what the
 compile wrote to stderr, and the IR. A hit checks every candidate and file again, so an edited library,
@@ -63,8 +65,9 @@ try:  # BLAKE2 without importing hashlib, whose OpenSSL module costs millisecond
 except ImportError:  # pragma: no cover - a Python without the builtin module
     from hashlib import blake2b as _blake2b
 
-#: The layout of an entry (bumped when it changes; part of the key).
-FORMAT = 1
+#: The layout of an entry (bumped when it changes; part of the key). 2: the library folders are no part of
+#: the key; an entry of a compile that asked for them holds them among its deps.
+FORMAT = 2
 _MAGIC = b"serq-compile-cache\n"
 #: At most this many entries are kept (the oldest written go first).
 KEEP = 256
@@ -500,8 +503,10 @@ def _versions() -> dict[str, Any]:
 
 
 def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],
-                pm: Any, library_paths: list[Path] | list[str]) -> str:
-    """The key of one compile (see the module's documentation)."""
+                pm: Any, library_paths: list[Path] | list[str] | None = None) -> str:
+    """The key of one compile (see the module's documentation). :func:`load` gives no ``library_paths``: the
+    library folders are asked for only by a compile that reads a ``use``, and such a compile's entry holds
+    them among its deps (:meth:`Recorder.library_folders`), checked at a hit."""
     import serq_ir
 
     parts = {
@@ -512,7 +517,7 @@ def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs
         "distributions": _versions(),
         "plugins": _plugins(pm),
         "layers": _layers(pm),
-        "library_paths": [str(p) for p in library_paths],
+        **({} if library_paths is None else {"library_paths": [str(p) for p in library_paths]}),
         "program": [name, real, _text_digest(text)],
         "sets": sorted([k, repr(v)] for k, v in sets.items()),
         "defs": sorted([k, v] for k, v in defs.items()),
@@ -532,6 +537,11 @@ class Recorder:
         self.deps: list[list[Any]] = []
         #: the sugar layers the compile applied (set by the compile)
         self.layers: list[Any] = []
+
+    def library_folders(self, folders: list[str]) -> None:
+        """The library folders the compile asked for (at its first ``use``, before any candidate there): a hit
+        asks for them again, and other folders are a miss (a library may be found elsewhere)."""
+        self.deps.append(["library_paths", list(folders)])
 
     def candidate(self, path: Path, real: Path | None) -> None:
         """A path a ``use`` looked at: not a file (``real`` None), or a file resolving to ``real``."""
@@ -561,14 +571,23 @@ class Recorder:
         return [["module", *(_stamp(f) or [])] for f in files]
 
 
-def _holds(deps: Any) -> bool:
-    """Whether every recorded candidate, file and module is as it was."""
+def _asks_folders(deps: Any) -> bool:
+    """Whether an entry's ``deps`` hold the library folders (its compile read a ``use``)."""
+    return isinstance(deps, list) and any(isinstance(d, list) and d[:1] == ["library_paths"] for d in deps)
+
+
+def _holds(deps: Any, folders: list[str] | None = None) -> bool:
+    """Whether every recorded candidate, file and module is as it was, and the library folders the compile
+    asked for are ``folders`` (the folders now, given when :func:`_asks_folders`)."""
     if not isinstance(deps, list):
         return False
     try:
         for d in deps:
             kind = d[0]
-            if kind == "candidate":
+            if kind == "library_paths":
+                if folders is None or d[1] != folders:
+                    return False
+            elif kind == "candidate":
                 p = path_str(d[1])
                 if (path_resolved(p) if path_is_file(p) else None) != d[2]:
                     return False
@@ -703,18 +722,28 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
         return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     from serq.plugins import plugin_exits
 
-    # (asked at every load, for the key: a plugin's hook that raises, or calls sys.exit(), is named here, as
-    # one that returns what is not a list of folders is)
-    with plugin_exits(pm, "the compile"):
-        lib_folders = _library_folders(pm)
+    # The library folders (SERQ_PATH and the plugins' serq_frontend_library_paths) are asked for when they are
+    # needed, once: by the compile at its first `use`, or at a hit of an entry whose compile asked for them.
+    # A program that uses no library needs none: a plugin's hook that raised (or called sys.exit()) refused
+    # every load, where serq_frontend.compile asks it at a `use` only. When they are needed, such a hook, or
+    # one that returns what is not a list of folders, is the plugin's one message.
+    asked: list[list[str]] = []
+
+    def lib_folders() -> list[str]:
+        if not asked:
+            with plugin_exits(pm, "the compile"):
+                asked.append(_library_folders(pm))
+        return asked[0]
+
     try:
-        key = compute_key(name, real, text, sets, defs, pm, lib_folders)
+        key = compute_key(name, real, text, sets, defs, pm)
     except _NoKey:  # a plugin's sugar hook that raises: the compile names it
         return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     file = path_join(folder, f"compile-{key[:40]}.bin")
 
     found = _read_entry(file, key)
-    if found is not None and _holds(found[0].get("deps")):
+    if found is not None and _holds(found[0].get("deps"),
+                                    lib_folders() if _asks_folders(found[0].get("deps")) else None):
         import serq_ir
 
         try:
@@ -732,14 +761,19 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     from pathlib import Path
 
     recorder = Recorder()
+
+    def library_paths() -> list[Path]:  # (the compile's first `use` asks)
+        folders = lib_folders()
+        recorder.library_folders(folders)
+        return [Path(p) for p in folders]
+
     # made before the try and put on within it: Ctrl-C's KeyboardInterrupt, handled as the tee had just been
     # put on (before the try), left it as the process's standard error for good, keeping every later write
     tee = _Tee(None)
     try:
         _tee_on(tee)
-        program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
-                                         library_paths=[Path(p) for p in lib_folders], recorder=recorder,
-                                         option_name=option_name)
+        program = serq_frontend._compile(path, None, sets, defs, pm, text=text, library_paths=library_paths,
+                                         recorder=recorder, option_name=option_name)
     finally:
         _tee_off(tee)
     store(Path(file), key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
