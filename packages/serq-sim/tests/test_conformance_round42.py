@@ -959,3 +959,58 @@ def test_a_vllm_prompt_of_zero_tokens_is_the_runs_error(monkeypatch):
     msg = run_error(src, monkeypatch)
     assert msg.endswith("error: at t=0, session 0: the run's work is negative (-1)"), msg
     assert "vllm.sq:" in msg.split(": error:")[0], msg
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Iterations that only preempt, again and again, until a holder away from the engine gives the room back
+# ---------------------------------------------------------------------------------------------------------
+
+AWAY = """pool kv { cap 8; block 4; preempt lifo; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (4) { prefill (4) growing kv; run d (AWAY); }
+  } else {
+    hold reqs (1), kv (4) { prefill (8) growing kv; }
+  }
+  observe f = now;
+}
+run { horizon HORIZON; }
+"""
+
+
+def test_iterations_that_only_preempt_go_on_until_the_holder_away_releases(monkeypatch):
+    """§3: "An iteration that schedules no token is not an iteration, unless it preempted: then it is the
+    scheduler step that only preempted … and the next iteration re-admits the victim. It lasts C at zero
+    tokens"; "A hold whose body can never fit then preempts itself forever" is what the stuck counter is for.
+
+    kv cap 8, blocks of 4. [0,1]: s0 and s1 admitted with 4 each; s0 prefills 4, s1 4 of its 8. From 1 s0
+    holds its 4 on a delay of 2000, away from the engine (no candidate). At 1 s1's next chunk needs a second
+    block: s1, the only resident, is its own victim (a step that only preempted, [1,2]); at every t = 2 …
+    2000 it is admitted again, its chunk of 8 needs the block, it is preempted again: 2000 preemptions, each
+    iteration of cost 1 and no token. At 2001 s0's delay ends (scheduled at 1, before the iteration's end
+    at 2001) and it releases; the iteration at 2001 admits s1, whose chunk grows to 8: f1 2002. Iterations
+    1 + 2000 + 1; kv admissions 2 + 1999 + 1; s1 stuck (preempted again at position 0, below its first 4).
+
+    The simulator's guard against iterations that move nothing stopped this run at t=1002 (`no progress:
+    1000 iterations of stage e in a row gave its jobs 0 tokens, … its budget or chunk is too small`) while
+    s0's release was due; it judges the repetition only while no other event is due."""
+    src = AWAY.replace("AWAY", "2000").replace("HORIZON", "5000")
+    check_by_hand(monkeypatch, src, {"f": [(0, 2001.0, 2001.0), (1, 2002.0, 2002.0)]},
+                  {("e", None): {"iterations": 2002, "decode_only": 0, "prefill_only": 2},
+                   ("kv", None): {"preemptions": 2000, "stuck": 1, "admissions": 2002}})
+
+
+def test_iterations_that_only_preempt_with_nothing_due_are_the_no_progress_error(monkeypatch):
+    """The same with s0's delay infinite (its end never happens) and no horizon: every iteration is the one
+    before, for ever. After 1 000 of them in a row (the first at [1,2], the error at the end of the one
+    past the bound), the run-time error says they only preempted, at the stage, on both tiers."""
+    src = AWAY.replace("AWAY", "1 / 0").replace("HORIZON", "inf")
+    assert run_error(src, monkeypatch) == (
+        "<source>:3:1: error: at t=1002: no progress: 1000 iterations of stage e in a row only preempted (they "
+        "served no token: each admitted a session again and preempted it at its growth), and nothing else is "
+        "due: every iteration will be this one again (a hold on the engine's memory that cannot grow as its "
+        "body needs beside what the other holders keep preempts itself for ever)")

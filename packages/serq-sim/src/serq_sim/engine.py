@@ -1139,15 +1139,29 @@ class Simulation:
         live when it began."""
         return STALL_EVENTS + STALL_PER_SESSION * self.live_now()
 
-    def dust_error(self, stage, cap: int) -> None:
+    def dust_error(self, stage, cap: int, only_preempted: bool = False) -> None:
         """The no-progress guard of a step stage whose iterations give less than a token that changes no job's
-        work (``StepStage._dust``): more than ``cap`` of them in a row, the run as it was but for the clock.
-        A run-time error naming the stage and its residents' runs, positioned at the first."""
-        msg = (f"no progress: {cap} iterations of stage {stage.name} in a row gave its jobs {stage.iter_tokens:g} "
-               "tokens, too few to change the work any of them has left (below its floating-point precision), and "
-               "nothing else happened: no iteration would ever end one (its budget or chunk is too small for the "
-               "work)")
+        work (``StepStage._dust``): more than ``cap`` of them in a row, the run as it was but for the clock,
+        and no other event due. A run-time error naming the stage and its residents' runs, positioned at the
+        first; ``only_preempted``: the iterations served no job, they only preempted."""
+        if only_preempted:
+            msg = (f"no progress: {cap} iterations of stage {stage.name} in a row only preempted (they served no "
+                   "token: each admitted a session again and preempted it at its growth), and nothing else is due: "
+                   "every iteration will be this one again (a hold on the engine's memory that cannot grow as its "
+                   "body needs beside what the other holders keep preempts itself for ever)")
+        else:
+            msg = (f"no progress: {cap} iterations of stage {stage.name} in a row gave its jobs "
+                   f"{stage.iter_tokens:g} tokens, too few to change the work any of them has left (below its "
+                   "floating-point precision), and nothing else happened: no iteration would ever end one (its "
+                   "budget or chunk is too small for the work)")
         self.residents_error(stage, msg)
+
+    def event_due(self) -> bool:
+        """Whether an event that will happen is due: one on the heap within the horizon (not at inf, which never
+        happens) that is not one doing nothing (:func:`dead_event`). A no-progress guard of a step stage reads
+        it before it judges the run to be the same for ever (``StepStage._dust``)."""
+        horizon = self.horizon
+        return any(t <= horizon and t != INF and not dead_event(cb, arg) for t, _seq, cb, arg in self.heap)
 
     def residents_error(self, stage, msg: str) -> None:
         """The run-time error ``msg`` of a step stage's no-progress guard, naming its residents' runs (those of

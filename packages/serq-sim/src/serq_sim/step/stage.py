@@ -623,7 +623,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         more than :data:`DUST_ITERATIONS` of them in a row is the run-time error ``Simulation.dust_error``
         (under ``--horizon inf`` the run went on for ever; under a horizon, it iterated to it, idle in all
         but name). An iteration of a budget's last fraction given to a job after others took whole tokens
-        moved those: it is no such iteration."""
+        moved those: it is no such iteration. An iteration that only preempted (no job served: it admitted a
+        session again whose growth it preempted, language.txt §3's "scheduler step that only preempted") is
+        one too. While another event that will happen is due (a delay's end that gives the memory back, an
+        arrival) the run is not the same for ever, and the count starts again: that event may end the
+        repetition (before, such a run was stopped with this error while a holder's release was due)."""
         for job in assign:
             if job.stage is self:
                 w = job.work
@@ -639,7 +643,12 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             if self.dust_fixed is None:
                 self.dust_fixed = not self._reads_clock()
             if self.dust_fixed:
-                sim.dust_error(self, DUST_ITERATIONS)
+                if sim.event_due():
+                    # another event will happen (a delay's end, an arrival): the run is not this iteration
+                    # for ever, and the guard counts again from here
+                    self.dust_n = 0
+                    return
+                sim.dust_error(self, DUST_ITERATIONS, not any(j.stage is self for j in assign))
 
     def _reads_clock(self) -> bool:
         """Whether the stage's budget, chunk or serve keys read what changes with the clock alone: ``now``,
