@@ -187,6 +187,58 @@ session {
 run { horizon 200; }
 """, {"f": [(4, 14.7, 14.7), (2, 28.0, 28.0), (3, 28.0, 28.0), (0, 50.0, 50.0), (1, 50.0, 50.0)]},
      {("e1", None): {"iterations": 50, "utilisation": 0.25}, ("e2", None): {"iterations": 40, "utilisation": 0.14}}),
+    # what a session reads of an engine between iterations (docs/language.md: work(s) "the residents'
+    # tokens, which go down when an iteration ends"; budget_left read outside the waiting loop "an estimate
+    # …: S's budget and chunk evaluated now, less what every resident would take at S's next iteration").
+    # s0, s1 decode 10; s2 (prefill 10, chunk 3) joins at 0.5: [1,2] 3, [2,3] 3, [3,4] 3, [4,5] 1 (f 5). At
+    # 4.5, inside [4,5]: work 6 + 6 + 1 = 13; budget_left 8 - (1 + 1 + min(1, 3)) = 5; queue and busy 3.
+    ("what_a_session_reads_of_an_engine_inside_an_iteration", """
+stage e : step { budget 8; cost 1; chunk 3; }
+stage w : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 2) {
+    decode (10);
+  } else {
+    branch (serial == 2) {
+      run w (0.5);
+      prefill (10);
+    } else {
+      run w (4.5);
+      observe bl = budget_left(e);
+      observe wk = work(e);
+      observe q = queue(e);
+      observe b = busy(e);
+    }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"bl": [(3, 4.5, 5.0)], "wk": [(3, 4.5, 13.0)], "q": [(3, 4.5, 3.0)], "b": [(3, 4.5, 3.0)],
+      "f": [(3, 4.5, 4.5), (2, 5.0, 5.0), (0, 10.0, 10.0), (1, 10.0, 10.0)]},
+     {("e", None): {"iterations": 10, "tokens": 3.0, "mixed": 4}}),
+    # a warm-up inside a stretch of decodes: three decoders of 100 at [0,100]; warm-up 50.5. The
+    # iterations planned after it (at 51 … 99): 49; busy [50.5,100] over 200 - 50.5; present 3 times that.
+    ("a_warm_up_inside_a_stretch_of_decodes", """
+stage e : step { budget 4; cost 1; }
+workload { arrive batch(3); }
+session { decode (100); observe f = now; }
+run { horizon 200; warmup 50.5; }
+""", {"f": [(0, 100.0, 100.0), (1, 100.0, 100.0), (2, 100.0, 100.0)]},
+     {("e", None): {"iterations": 49, "utilisation": 49.5 / 149.5, "present": 3 * 49.5 / 149.5}}),
+    # growing decoders and a cost of their blocks across a warm-up: two decoders of 10 from holds of 0,
+    # blocks of 4, cost 1 + kv_decode / 100: positions 0 → 4 at 1.08 an iteration (two blocks of 4: 8),
+    # 4 → 8 at 1.16 (16), 8 → 10 at 1.24 (24): ends at 4 · 1.08, then 5.48, 6.64, 7.80, 8.96, then 10.20,
+    # 11.44 (f). Warm-up 5.5: the iterations planned at 6.64, 7.80, 8.96, 10.20 count (4); kv used 16 on
+    # [5.5,8.96] and 24 on [8.96,11.44] over 194.5.
+    ("growing_decoders_across_a_warm_up", """
+pool kv { cap 1000; block 4; }
+stage e : step { budget 4; cost 1 + kv_decode / 100; memory kv; }
+workload { arrive batch(2); }
+session { hold kv (0) { decode (10) growing kv; } observe f = now; }
+run { horizon 200; warmup 5.5; }
+""", {"f": [(0, 11.44, 11.44), (1, 11.44, 11.44)]},
+     {("e", None): {"iterations": 4}, ("kv", None): {"used": (16 * 3.46 + 24 * 2.48) / 194.5}}),
 ]
 
 
