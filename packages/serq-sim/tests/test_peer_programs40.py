@@ -8,7 +8,8 @@ wait behind (the M/M/1 queue with a bounded virtual wait, by level crossing; sta
 Jackson network with a two-server station, random routing and a feedback loop (the traffic equations and
 Erlang C), and the inspection paradox at a GPU without a queue (the residual service a blocked arrival
 finds), and three classes under preemptive priority on one GPU (Cobham's preemptive-resume means, traced by
-hand too). Little's law is checked on every program from the report's time averages and mean responses.
+hand too), and a GPU that sleeps until N requests wait (the N-policy M/G/1 queue, its wake-up written as a
+preemption; the renewal cycle of sleep and busy period). Little's law is checked on every program from the report's time averages and mean responses.
 
 Every run is made on the tier serQ picks and on the general engine, which must agree byte for byte
 (peers.run_both). Every statistical check fixes its seed and asserts that the report's 95 % batch-means CI
@@ -47,7 +48,7 @@ def little(present: float, rate: float, response: float, rel: float) -> None:
 
 def test_every_program_is_in_fmt_form():
     files = sorted(HERE.glob("*.sq"))
-    assert len(files) == 9
+    assert len(files) == 10
     r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -467,3 +468,27 @@ def test_three_preemptive_classes_by_hand(tmp_path, monkeypatch):
     assert dict(zip(done.sessions.tolist(), done.values.tolist())) == {1: 3.5, 2: 4.5, 0: 14.5, 3: 24.5}
     assert pool(doc, "gpu")["preemptions"] == 1 and pool(doc, "gpu2")["preemptions"] == 1
     assert doc["end"] == 24.5
+
+
+# npolicy.sq: the N-policy M/G/1 queue
+
+
+@pytest.mark.parametrize(("service", "m2"), [("~exp(s)", 2.0), ("~det(s)", 1.0)])
+def test_a_gpu_that_wakes_for_n_requests_waits_as_the_n_policy_queue(monkeypatch, service, m2):
+    doc = run("npolicy.sq", monkeypatch, defs={"service": service})
+    lam, n = 0.5, 3
+    wait = lam * m2 / (2 * (1 - lam)) + (n - 1) / (2 * lam)  # 3 s, 2.5 s for a fixed service
+    covers(doc["observes"]["wait"], wait, 0.025)
+    covers(doc["observes"]["response"], wait + 1, 0.02)
+    # a cycle is a sleep of N gaps and the busy period of the N gathered: N / lam + N E[S] / (1 - rho) = 12 s
+    covers(doc["observes"]["cycle"], n / lam + n / (1 - lam), 0.02)
+    covers(doc["gauges"]["asleep"], 1 - lam, 0.02)  # renewal-reward: 6 of every 12 s
+    # every wake-up preempts the sleep, which observes the cycle when it takes the GPU again: one more
+    # preemption when the run ends in a busy period
+    assert 0 <= pool(doc, "gpu")["preemptions"] - doc["observes"]["cycle"]["count"] <= 1
+    svc = stage(doc, "svc")
+    little(svc["present"], svc["throughput"], svc["service"], 0.005)
+    # Little's law on the requests waiting: gpu's queue holds them and, while the GPU is awake, the sleep
+    # waiting for it, whose mean time there is a busy period (6 s) once a cycle
+    sleep_waiting = doc["observes"]["cycle"]["count"] * n / (1 - lam) / (doc["end"] - doc["warmup"])
+    assert pool(doc, "gpu")["queue"] == pytest.approx(svc["throughput"] * wait + sleep_waiting, rel=0.03)
