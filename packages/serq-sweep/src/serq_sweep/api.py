@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UserError, shown_path
 
 from . import core
 from .engines import engine as make_engine
@@ -48,8 +48,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if not _lock_journal(journal):  # before anything is read from it or cleared: one sweep a table
                 journal.close()
                 journal = None  # (the other sweep's: never removed here)
-                raise UserError(f"{out}: another sweep is writing this table now (its journal "
-                                f"{core.journal_path(out)} is locked); let it end, or give "
+                raise UserError(f"{shown_path(out)}: another sweep is writing this table now (its journal "
+                                f"{shown_path(core.journal_path(out))} is locked); let it end, or give "
                                 f"{core.another_name(plan.given)}")
             if fresh:
                 os.ftruncate(journal.fileno(), 0)

@@ -1802,7 +1802,7 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     try:
         import pandas as pd
     except ImportError:
-        raise UserError(f"{path}: {PARQUET_NEEDS}") from None
+        raise UserError(f"{shown_path(path)}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
         meta = parquet_metadata(f)
         if meta is not None:  # (a column named twice: pyarrow's error of it was the whole schema, a line a column)
@@ -1812,7 +1812,7 @@ def read_parquet(path: str, sized: Any = False) -> Any:
         try:
             frame = pd.read_parquet(f)
         except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
-            raise UserError(f"{path}: {PARQUET_NEEDS}") from None
+            raise UserError(f"{shown_path(path)}: {PARQUET_NEEDS}") from None
         except ValueError as e:  # (pyarrow's words can run on for a line a column: the first line, cut)
             said = str(e).strip().split("\n", 1)[0]
             raise ValueError(said if len(said) <= 300 else said[:299] + "…") from None
@@ -1961,15 +1961,15 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         except TableFault as e:
             raise UserError(e.message("cannot read the table to resume from", f"; remove it or give {fresh}")) from None
         except (OSError, ValueError, KeyError, csv.Error) as e:
-            raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
+            raise UserError(f"{shown_path(path)}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
                             f"{fresh}") from None
         # a file of columns and no key is not a sweep's table, with rows or without (a header alone, 'name,score',
         # was taken for an empty table and replaced); an empty file has nothing to lose
         if names and "key" not in names:
-            raise UserError(f"{path}: not a sweep's table (no column key); remove it or give {fresh}")
+            raise UserError(f"{shown_path(path)}: not a sweep's table (no column key); remove it or give {fresh}")
         # (a table of keys without their statuses: each row's was said to be 'None', none a sweep writes)
         if names and "status" not in names:
-            raise UserError(f"{path}: not a sweep's table (no column status, which every row of one has); remove "
+            raise UserError(f"{shown_path(path)}: not a sweep's table (no column status, which every row of one has); remove "
                             f"it or give {fresh}")
         # a table written before runs kept their reports' warnings has no column of them: its runs are run
         # again (once), rather than written back as runs that warned of nothing
@@ -2004,7 +2004,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
 
                             fault = cell_fault(path, *lines[n - 2], names.index("status"), why)
                             raise UserError(csv_located(path, fault.line, fault.col, why))
-                        raise UserError(f"{path}: {why}")
+                        raise UserError(f"{shown_path(path)}: {why}")
                     res = _result_of_row(r, figs)
                     for f, v in res["figures"].items() if res["status"] != "error" else ():
                         fault = figure_fault(f, v)
@@ -2015,7 +2015,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
 
                                 at = cell_fault(path, *lines[n - 2], names.index(f), why)
                                 raise UserError(csv_located(path, at.line, at.col, why))
-                            raise UserError(f"{path}: {why}")
+                            raise UserError(f"{shown_path(path)}: {why}")
                     lacking = lacking_figure(res["status"], res["figures"])
                     if lacking is not None:  # (a row blanked or cut down by hand was resumed as a run of no figures)
                         why = (f"the run {r['key']} (row {n - 1}) is {res['status']} and has no number under "
@@ -2025,7 +2025,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
 
                             fault = cell_fault(path, *lines[n - 2], names.index(lacking), why)
                             raise UserError(csv_located(path, fault.line, fault.col, why))
-                        raise UserError(f"{path}: {why}")
+                        raise UserError(f"{shown_path(path)}: {why}")
                     if res["status"] == "error":
                         # a run that failed has no figures (what it journals, what a sweep that runs it keeps):
                         # its row's empty cells read back as NaN (CSV) and as None in a Parquet column of text
@@ -2336,7 +2336,7 @@ def _journal_lines(f: Any, path: str, fresh: str = "--fresh") -> Iterator[tuple[
     try:
         yield from enumerate(f, 1)
     except LineTooLong as e:
-        raise UserError(f"{path}: {e.strerror}, which no entry of a sweep's journal is; remove the file or give "
+        raise UserError(f"{shown_path(path)}: {e.strerror}, which no entry of a sweep's journal is; remove the file or give "
                         f"{fresh}") from None
 
 
@@ -2431,7 +2431,7 @@ def check_points_table(out: str, given: Any = None) -> None:
     as it does the table at ``out``. ``given`` names ``--out`` and ``--fresh`` or the Python API's ``out=`` and
     ``fresh=True`` (:func:`named`)."""
     path = points_path(out)
-    after = (f"; a sweep into {out} writes its table of points there: remove it, give {named(given, 'out')} another "
+    after = (f"; a sweep into {shown_path(out)} writes its table of points there: remove it, give {named(given, 'out')} another "
              f"name, or give {fresh_named(given)}")
     try:
         if not os.path.isfile(path) or os.path.getsize(path) == 0:
@@ -2440,9 +2440,9 @@ def check_points_table(out: str, given: Any = None) -> None:
     except TableFault as e:  # (at its line and column, the line quoted)
         raise UserError(e.message("not a sweep's points table", after)) from None
     except (OSError, ValueError, KeyError, csv.Error) as e:
-        raise UserError(f"{path}: not a sweep's points table ({unreadable(path, e)}){after}") from None
+        raise UserError(f"{shown_path(path)}: not a sweep's points table ({unreadable(path, e)}){after}") from None
     if names[:1] != ["point"] or "runs" not in names:
-        raise UserError(f"{path}: not a sweep's points table (no column point and runs){after}")
+        raise UserError(f"{shown_path(path)}: not a sweep's points table (no column point and runs){after}")
 
 
 def check_out_name(out: str, given: Any = None) -> None:
@@ -2457,7 +2457,8 @@ def check_out_name(out: str, given: Any = None) -> None:
         need_parquet_writer(named(given, "out", out))
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
+        # (serq run's words and names, serq.files.check_output: a line break escaped, a long name cut)
+        raise UserError(f"{shown_path(out)}: no folder {shown_path(folder)} to write it in")
     check_output(out)  # (what its write would refuse: a folder, a path under /dev that does not exist, …)
 
 

@@ -836,7 +836,7 @@ def _dump_file(folder: str, name: str, gauge: bool) -> str:
         have = sorted(name_of_file(f) for f in stems)
         old = file_of(name, left)
         why = f"; {old}.csv there is left from an earlier dump, not written by the last one" if old else ""
-        raise UserError(f"{folder}: no {kind} {clipped(name)} in the dump ({kind}s there: {', '.join(have) or 'none'})"
+        raise UserError(f"{shown_path(folder)}: no {kind} {clipped(name)} in the dump ({kind}s there: {', '.join(have) or 'none'})"
                         f"{did_you_mean(name, have)}{why}")
     return os.path.join(where, f"{stem}.csv")
 

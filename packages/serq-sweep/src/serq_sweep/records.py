@@ -128,7 +128,7 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
         need_parquet_writer(_named(plan, "records", path), "a .parquet records table")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"{_named(plan, 'records', path)}: no folder {folder} to write it in")
+        raise UserError(f"{_named(plan, 'records', shown_path(path))}: no folder {shown_path(folder)} to write it in")
     paths = files(path, table_names(plan))
     # every file of the sweep is a file of its own, by any path (./r.csv, a symbolic or hard link): a usage
     # error (serq.files.check_distinct), as serq run's outputs are

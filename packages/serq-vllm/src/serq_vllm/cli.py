@@ -6,6 +6,7 @@ import json
 
 import click
 from serq import UserError
+from serq.errors import shown_path
 from serq.options import Number, set_def_options
 from serq.options import Path as SerqPath
 
@@ -52,8 +53,8 @@ def scenario_command(pm, file: str) -> None:
         p = scenario_path(file)
         raise UserError(fault_at(read_text(p, "a scenario"), p, e)) from None
     except UserError as e:  # any other of the run's errors names the scenario's file
-        msg = str(e).removeprefix("error: ")
-        raise UserError(f"{file}: {msg}" if not msg.startswith(f"{file}:") else msg) from None
+        msg, shown = str(e).removeprefix("error: "), shown_path(file)
+        raise UserError(f"{shown}: {msg}" if not msg.startswith(f"{shown}:") else msg) from None
     click.echo(json.dumps(answer, sort_keys=False))
 
 

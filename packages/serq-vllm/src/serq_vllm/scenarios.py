@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from serq import UserError
+from serq.errors import shown_path
 from serq.files import path_exists, path_join, path_str
 
 from .real import ScenarioError, check_scenario, config_out, serve_form
@@ -81,7 +82,7 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
     try:  # a fault of a value is located at its line and column, the line quoted with a caret
         return read_json(p, "a scenario", check=check_scenario)
     except ScenarioError as e:  # (one read_json did not place)
-        raise UserError(f"{p}: {e}") from None
+        raise UserError(f"{shown_path(p)}: {e}") from None
 
 
 def scenario_path(file: str | Path) -> str:
@@ -98,7 +99,7 @@ def scenario_path(file: str | Path) -> str:
 
             shipped = [n for q in glob(path_join(path_join(_ORACLE, "*"), "*.json"))
                        if _shipped(n := f"{os.path.basename(os.path.dirname(q))}/{os.path.basename(q)[:-5]}")]
-            raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)"
+            raise UserError(f"{shown_path(file)}: no such scenario file or shipped scenario (see `serq vllm scenarios`)"
                             + did_you_mean(str(file), shipped))
     return p
 
