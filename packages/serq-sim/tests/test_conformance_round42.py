@@ -867,6 +867,56 @@ run { horizon 100; }
 """, {"f": [(1, 1.0, 1.0), (0, 2.0, 2.0), (2, 3.0, 3.0), (1, 4.0, 4.0)],
       "d": [(0, 2.0, 2.0), (2, 4.0, 4.0), (1, 5.0, 5.0)]},
      {("e", None): {"iterations": 5}, ("kv", None): {"preemptions": 2, "admissions": 5}}),
+    # a chunk that needs two blocks where there is room for one, preempt none: the growth is one, all or
+    # none (docs/language.md, "A growth of several blocks takes them all or none"). kv cap 12; s0 holds 4 and
+    # prefills 12 (8 more); s1 holds 4 on a delay of 5. At 0 the growth waits: at 0.5 used 8, free 4 (the
+    # free block not taken). At 5 s1 releases, s0 grows to 12 and prefills at [5,6].
+    ("a_growth_of_two_blocks_waits_for_both", """
+pool kv { cap 12; block 4; }
+stage e : step { budget 16; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { prefill (12) growing kv; }
+  } else {
+    branch (serial == 1) {
+      hold kv (4) { run w (5); }
+    } else {
+      run w (0.5);
+      observe u = used(kv);
+      observe fr = free(kv);
+    }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"u": [(2, 0.5, 8.0)], "fr": [(2, 0.5, 4.0)], "f": [(2, 0.5, 0.5), (1, 5.0, 5.0), (0, 6.0, 6.0)]},
+     {("e", None): {"iterations": 1}, ("kv", None): {"used": 0.52, "preemptions": 0}}),
+    # serve exclusive prefill: the resident prefill's growth preempts the decoder (preempt by (-decoding):
+    # decoders first). kv cap 12. s0 prefills 4 at [0,1] and its first decode token grows it to 8 at [1,2];
+    # s1 (prefill 6) is admitted at 1.5 with 4 (used 12). At 2 s1's prefill, served alone, needs a second
+    # block: s0 (key -1) goes, and s1 prefills its 6 at [2,3] (f, d 3). s0, a victim on a pool no stage
+    # admits, is admitted again at 3, prefills again [3,4] and decodes 3 at [4,7]. kv used 12 + 10 + 28.
+    ("exclusive_prefill_growth_preempts_the_decoder", """
+pool kv { cap 12; block 4; preempt by (-decoding); }
+stage e : step { budget 8; cost 1; serve exclusive prefill; memory kv; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (1.5 * serial);
+  hold kv (4) {
+    observe a = now;
+    prefill (serial == 0 ? 4 : 6) growing kv;
+    observe f = now;
+    decode (serial == 0 ? 3 : 0) growing kv;
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"a": [(0, 0.0, 0.0), (1, 1.5, 1.5), (0, 3.0, 3.0)], "f": [(0, 1.0, 1.0), (1, 3.0, 3.0), (0, 4.0, 4.0)],
+      "d": [(1, 3.0, 3.0), (0, 7.0, 7.0)]},
+     {("e", None): {"iterations": 7}, ("kv", None): {"used": 0.5, "preemptions": 1, "wait": 1 / 3}}),
 ]
 
 
