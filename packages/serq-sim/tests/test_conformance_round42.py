@@ -402,6 +402,44 @@ session {
 }
 run { horizon 100; }
 """, {"f": [(1, 2.0, 2.0), (0, 3.0, 3.0)]}, {("e", None): {"iterations": 3, "tokens": 3.0}}),
+    # serve by (prio) over a stretch of decodes: s0, s1, s2 (prio 2) decode 6 at budget 4, one token each
+    # at [0,3]; s3 (prio 1, prefill 5) joins at 2.5 and goes first at 3: 4 tokens, the budget spent, no
+    # decoder served at [3,4]; [4,5] s3 its last 1 (f 5), the decoders theirs; they end at 7.
+    ("serve_by_a_key_puts_a_later_prefill_before_the_decoders", """
+stage e : step { budget 4; cost 1; serve by (prio); }
+stage w : delay;
+workload { arrive batch(4); }
+session {
+  set prio = serial == 3 ? 1 : 2;
+  branch (serial < 3) { decode (6); } else { run w (2.5); prefill (5); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(3, 5.0, 5.0), (0, 7.0, 7.0), (1, 7.0, 7.0), (2, 7.0, 7.0)]},
+     {("e", None): {"iterations": 7, "decode_only": 5, "prefill_only": 1, "mixed": 1}}),
+    # the same with every run growing a hold of 0 in blocks of 2 and cost 1 + kv_decode / 1000 (kv_decode:
+    # the served decoders' blocks after the growth). Decoders at positions 0 → 1 (6 units: 1.006), 1 → 2
+    # (1.006), 2 → 3 (12: 1.012): ends 1.006, 2.012, 3.024. At 3.024 s3 grows to 4 and takes the budget,
+    # no decoder (cost 1): 4.024; then s3's last token (growing to 6) and the decoders 3 → 4 (12): 5.036
+    # (f3); 4 → 5 (18): 6.054; 5 → 6: 7.072.
+    ("serve_by_a_key_over_growing_decoders_and_their_blocks_in_the_cost", """
+pool kv { cap 100; block 2; }
+stage e : step { budget 4; cost 1 + kv_decode / 1000; serve by (prio); memory kv; }
+stage w : delay;
+workload { arrive batch(4); }
+session {
+  set prio = serial == 3 ? 1 : 2;
+  branch (serial < 3) {
+    hold kv (0) { decode (6) growing kv; }
+  } else {
+    run w (2.5);
+    hold kv (0) { prefill (5) growing kv; }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(3, 5.036, 5.036), (0, 7.072, 7.072), (1, 7.072, 7.072), (2, 7.072, 7.072)]},
+     {("e", None): {"iterations": 7, "utilisation": 0.07072}}),
 ]
 
 
