@@ -239,6 +239,17 @@ session { hold kv (0) { decode (10) growing kv; } observe f = now; }
 run { horizon 200; warmup 5.5; }
 """, {"f": [(0, 11.44, 11.44), (1, 11.44, 11.44)]},
      {("e", None): {"iterations": 4}, ("kv", None): {"used": (16 * 3.46 + 24 * 2.48) / 194.5}}),
+    # the chunk caps a prefill, not a decode (§3: "One token to a decoding job, up to chunk to a prefilling
+    # one"): chunk 0.5; s0's decode of 2 takes a token at [0,1] and [1,2]; s1's prefill of 1 takes 0.5 each.
+    ("the_chunk_caps_prefills_not_decodes", """
+stage e : step { budget 4; cost 1; chunk 0.5; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { decode (2); } else { prefill (1); }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 2.0, 2.0), (1, 2.0, 2.0)]}, {("e", None): {"iterations": 2, "tokens": 1.5, "mixed": 2}}),
 ]
 
 
