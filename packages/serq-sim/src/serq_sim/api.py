@@ -372,6 +372,12 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
 
             failure = plugin_failure(pm, e, "the run")
             if failure is None:
+                if sim is not None:  # a session a plugin kept and broke, met by serQ's own code
+                    from .guards import kept_session_failure
+
+                    kept = kept_session_failure(sim, e)
+                    if kept is not None:
+                        raise kept from e
                 raise
             from .guards import run_failure
 

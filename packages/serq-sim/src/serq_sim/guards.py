@@ -395,6 +395,7 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
     _check_new(sim, stage, "stage", f"stage {label}", registry, name, f"builds stage {label} wrongly",
                "StageKind", "stage of its kind", at)
     if not first_party(type(stage)):
+        _noted(sim).parties.append((registry, name, f"stage {label}", stage))
         why = _base_init_problem(stage, StageKind) or _methods_problem(
             stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
         if why is not None:
@@ -612,6 +613,61 @@ def _session_kept(sim: Any, owner: Any) -> bool:
     return False
 
 
+def kept_session_failure(sim: Any, e: BaseException) -> PluginError | None:
+    """The plugin's failure when ``e``, an exception of serQ's own code in the run of ``sim`` (none of a plugin's
+    frames on it), met a session a third party's code had broken: an attribute set to what is no number, the
+    list of attributes replaced or cut short, its serial changed. A kind or a policy that keeps a session it
+    was handed (``self.kept = job.owner``) and changes it at a later call, when it is not the session of the job
+    or the growth at hand, is not caught when it returns (:func:`_session_problem` looks at that one); the
+    session's compiled code, or a pool's key, then raised a TypeError or an IndexError where it read the value,
+    a traceback naming no plugin. The engine sets an attribute only to a float, so a broken one is a third
+    party's doing: the failure names the run's third party (the one that built the first of its parts, when
+    there are several, with the others named), the time and the session, and notes where the session read it.
+    ``None`` when the run has no third party's part, or the sessions on ``e``'s traceback are whole."""
+    noted = getattr(sim, "plugin_jobs", None)
+    parties = getattr(noted, "parties", None)
+    if not parties:
+        return None
+    from .session import Session
+
+    sessions: list[Any] = []
+    tb = e.__traceback__
+    while tb is not None:
+        for v in list(tb.tb_frame.f_locals.values()):
+            if isinstance(v, Session) and not any(v is x for x in sessions):
+                sessions.append(v)
+        tb = tb.tb_next
+    for s in reversed(sessions):  # the innermost first: the session whose code raised
+        serial = s.serial
+        if type(serial) is not int:
+            why = (f"set the serial of a session to {_shown(serial)}: a kind or a policy reads a session, it does not "
+                   "change its number")
+        else:
+            why = _attrs_problem(sim, s, "session.attrs", "a kind or a policy")
+        if why is None:
+            continue
+        registry, name, label, member = parties[0]
+        who = registry.plugin_of(name)
+        others = sorted({lab for reg, n, lab, _m in parties[1:] if reg.plugin_of(n) is not who})
+        also = f"; or the other third party's {', '.join(others)}" if others else ""
+        reason = f"{why} (a session it kept from an earlier call, read again once that call had returned{also})"
+        err = failure(registry, name, f"failed in its {label}", reason, sim,
+                      s if type(serial) is int else None, at=member)
+        compiler = getattr(sim, "compiler", None)
+        if compiler is not None:
+            from .compile import statement_at
+
+            at = statement_at(compiler, e.__traceback__)
+            if at is not None and at[0] is not None:
+                from serq.errors import located
+
+                head, *rest = str(err).split("\n")
+                note = located(at[0], "the session read it here", getattr(sim, "source", None), kind="note")
+                err = PluginError("\n".join([head, *rest, note]))
+        return err
+    return None
+
+
 def _shown_owner(x: Any) -> str:
     from .session import Session
 
@@ -667,6 +723,8 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str, sh
         if shared is not None:
             shared[cls, t] = judged
     own, own_method = judged
+    if not (own and own_method):
+        _noted(pool.sim).parties.append((registry, name, f"{what} of {label()}", pool))
     if not own:
         why = _base_init_problem(policy, cls)
         if why is not None:
@@ -947,6 +1005,9 @@ class _Noted:
         self.victims: dict[int, tuple[Any, str]] = {}
         #: ``(span, session)`` of the statement reading a third party's stage's observable now (:func:`reading`)
         self.reader: tuple[Any, Any] | None = None
+        #: what the run's third parties built that is handed sessions, ``(registry, name, label, member)``, in
+        #: the order built: what names the plugin whose kept session broke (:func:`kept_session_failure`)
+        self.parties: list[tuple[Any, str, str, Any]] = []
 
 
 def _noted(sim: Any) -> _Noted:
