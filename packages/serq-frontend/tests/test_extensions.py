@@ -189,4 +189,4 @@ def test_a_stage_kind_a_sugar_layer_leaves_is_refused_not_taken_for_a_step(pm):
             register(layer)
 
     refused("stage svc : ⟨odd;\n" + TAIL, pm=make_pm(serq_sim.plugin, Odd()),
-            message="stage `svc`: a stage kind the kernel does not have ('odd'), left by a sugar layer")
+            message="stage `svc`: a stage kind the kernel does not have ('odd'), left by the sugar layer 'odd_kind' ")

@@ -527,6 +527,20 @@ def _note_declared(ctx: Any, name: str, before: list[tuple[str, int, int]], afte
         ctx.layer_declared[d] = by
 
 
+#: the stage kinds the linker reads (a kind of another name is a sugar layer's own, for it to rewrite)
+_KERNEL_KINDS = frozenset({"fifo", "ps", "delay", "step", "ext"})
+
+
+def _odd_kinds(module: Any) -> set[tuple[str, str]]:
+    """``(stage, kind)`` of each stage item of ``module`` whose kind the kernel does not have."""
+    from . import ast as A
+
+    items = module.items if isinstance(getattr(module, "items", None), (list, tuple)) else ()
+    return {(item.name, item.kind.kind) for item in items
+            if isinstance(item, A.StageItem) and isinstance(item.kind, A.Kind) and isinstance(item.kind.kind, str)
+            and item.kind.kind not in _KERNEL_KINDS}
+
+
 def _kind_of(obj: Any) -> str:
     return "None" if obj is None else f"an object of type {type(obj).__name__}"
 
@@ -539,6 +553,11 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     seen = ctx.parser.context.seen
     ran = set()
     theirs = _their_layers(ctx, layer_list)
+    made = ctx.parser.context.made
+    builder = made.get(A.StageItem) or made.get(A.Kind)
+    if builder is not None:  # a stage kind of a plugin's builder (the kernel's builders build the kernel's)
+        for pair in _odd_kinds(module):
+            ctx.kinds_left[pair] = (builder, "builder")
     if theirs:
         # what a plugin's builders built is held to the shape the passes walk, as its rewrite's result is
         # (below): a builder's None, str or node without a place, left for the linker by a layer without a
@@ -559,6 +578,7 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
             ctx.set_module(module)
             plugins = not is_builtin(layer)
             before = _declarations(module) if plugins else []
+            kinds = _odd_kinds(module) if plugins else set()
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
             if not isinstance(module, A.Module):  # the next pass, or the linker, would fail on it
@@ -597,6 +617,8 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                         raise
                     raise found from None
                 _note_declared(ctx, layer.name, before, module)
+                for pair in _odd_kinds(module) - kinds:  # a stage kind the kernel does not have, the rewrite's
+                    ctx.kinds_left[pair] = (layer.name, "rewrite")
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 

@@ -944,7 +944,7 @@ class Linker:
             kind = self.extension("stage kind", k.arg, f"stage `{name}`")
         elif k.kind != "step":  # only the kernel's kinds reach here (a sugar layer's own are its to rewrite)
             raise self.error(k.pos, f"stage `{name}`: a stage kind the kernel does not have ({k.kind!r}), left "
-                             "by a sugar layer")
+                             f"by {self._kind_left_by(item.name, k.kind)}")
         else:
             f = k.fields
             if "cost" not in f:
@@ -1127,6 +1127,21 @@ class Linker:
             raise self.error(s.pos, "`mark` belongs in a queue's entry")
         raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
                          f"kernel does not have, left by {self._left_by(t)}")
+
+    def _kind_left_by(self, stage: str, kind: Any) -> str:
+        """Which sugar layer left the stage kind ``kind`` of ``stage``, which the kernel does not have: ``the
+        sugar layer 'weird' (plugin acme (serq-acme 0.3.0)), whose rewrite made it`` (or ``whose builder built
+        it``), from Context.kinds_left; ``a sugar layer`` when no plugin's layer did (it named none)."""
+        found = getattr(self.ctx, "kinds_left", {}).get((stage, kind))
+        if found is None:
+            return "a sugar layer"
+        name, how = found
+        pm = self.ctx.extensions.pm
+        from . import _layer_provider
+
+        by = f" (plugin {_layer_provider(pm, name)})" if pm is not None else ""
+        did = "whose rewrite made it" if how == "rewrite" else "whose builder built it and whose rewrite (if any) left it"
+        return f"the sugar layer {name!r}{by}, {did}"
 
     def _left_by(self, t: type) -> str:
         """Which sugar layer left a node of class ``t`` for the linker: ``the sugar layer 'twice' (plugin acme
