@@ -585,6 +585,27 @@ session {
 }
 run { horizon 100; }
 """, {"f": [(0, 3.0, 3.0)]}, {("e", None): {"iterations": 1}, ("kv", None): {"used": 0.24}}),
+    # budget_left(e) in e's own cost is the estimate of docs/language.md (budget less what every resident
+    # would take), counting a grower that waits for room and got nothing. kv cap 8: s0 prefills 4 at [0,5]
+    # (1 + 8 - 4 = 5: f 5), then its decode needs a second block while s1 holds 4 on a delay to 20: it
+    # waits. s2's prefill of 2 (joined at 1) runs at 5 with cost 1 + 8 - (1 + 2) = 6: [5,11]. At 20 s1
+    # releases, s0 grows and decodes at cost 1 + 8 - 1 = 8: d 28.
+    ("budget_left_in_the_own_cost_is_the_estimate", """
+pool kv { cap 8; block 4; }
+stage e : step { budget 8; cost 1 + budget_left(e); memory kv; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { prefill (4) growing kv; observe f = now; decode (1) growing kv; }
+  } else {
+    branch (serial == 1) { hold kv (4) { run w (20); } } else { run w (1); prefill (2); }
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 5.0, 5.0)], "d": [(2, 11.0, 11.0), (1, 20.0, 20.0), (0, 28.0, 28.0)]},
+     {("e", None): {"iterations": 3, "utilisation": 0.19}}),
 ]
 
 
