@@ -1186,3 +1186,25 @@ def test_iterations_that_only_preempt_with_nothing_due_are_the_no_progress_error
         "served no token: each admitted a session again and preempted it at its growth), and nothing else is "
         "due: every iteration will be this one again (a hold on the engine's memory that cannot grow as its "
         "body needs beside what the other holders keep preempts itself for ever)")
+
+
+def test_a_budget_below_a_token_runs_on_while_an_arrival_that_raises_it_is_due(monkeypatch):
+    """The same guard over iterations of less than a token (a budget of 1e-300 against a prompt of 1 000:
+    `1000 - 1e-300` is 1000) judges the repetition only while nothing else is due. The budget reads
+    `residents`: 1e-300 while s0 is alone, 512 once s1 joins at 1500. [k,k+1] for k = 0 … 1499 move nothing;
+    at 1500 s0 takes 512, at [1501,1502] its last 488 and s1 its 10: both f 1502; 1502 iterations, and the
+    run (no horizon) ends then. It was stopped at t=1001 ("no progress …: its budget or chunk is too small")
+    though s1's arrival, which raises the budget, was due."""
+    src = """
+stage e : step { budget residents > 1 ? 512 : 1e-300; cost 1; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { prefill (1000); } else { run w (1500); prefill (10); }
+  observe f = now;
+}
+run { horizon inf; }
+"""
+    _, js = check_by_hand(monkeypatch, src, {"f": [(0, 1502.0, 1502.0), (1, 1502.0, 1502.0)]},
+                          {("e", None): {"iterations": 1502, "utilisation": 1.0}})
+    assert js["end"] == 1502.0
