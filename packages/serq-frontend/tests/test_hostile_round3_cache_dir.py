@@ -29,6 +29,7 @@ def _check(cwd: Path, **env: str) -> subprocess.CompletedProcess:
 def test_a_relative_cache_home_makes_no_folder_here(tmp_path, env):
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
+    home.mkdir()  # (a home that does not exist is no cache's: test_hostile_round55_cache_home_missing)
     (work / "p.sq").write_text(PROGRAM)
     r = _check(work, **{"HOME": str(home), **env})
     assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -136,7 +136,9 @@ def _cache_folder() -> str | None:
         base = os.environ.get("XDG_CACHE_HOME") or ""
         if not os.path.isabs(base):
             home = os.path.expanduser("~")
-            if not os.path.isabs(home):
+            # (a home that is no folder is none: HOME=/nonexistent, a system user's, was made, by root, with
+            # .cache/serq in it)
+            if not os.path.isabs(home) or not os.path.isdir(home):
                 return None
             base = os.path.join(home, ".cache")
         d = path_join(base, "serq")
