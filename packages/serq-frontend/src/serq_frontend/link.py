@@ -1633,7 +1633,9 @@ class Linker:
             # at the warmup, as an IR file's is ('$.run.warmup') and the command line's (--warmup): a warmup of 0
             # is below every horizon, so the block gives one
             raise self.error(next(pos for name, _v, pos in item.fields if name == "warmup"), why)
-        return ir.RunSettings(**kw, span=ir.RunSpans(**spans) if spans else None)
+        if not spans:  # `run { }`: the block's own place, for an error of a setting it does not give
+            spans["block"] = span(item.pos)
+        return ir.RunSettings(**kw, span=ir.RunSpans(**spans))
 
 
 class Flow:

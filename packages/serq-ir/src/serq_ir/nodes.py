@@ -26,8 +26,8 @@ import msgspec
 #: The IR version this package reads and writes. Another version is refused on load.
 #: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site); a program may
 #: declare tables of records (``records``, the statement ``Record``). Optional data about the source
-#: added since (the arrival forms' spans, the run block's, a span's uses: :class:`ExpandedSpan`, the
-#: ``share``'s, ``Program.share_span``) keeps
+#: added since (the arrival forms' spans, the run block's and an empty run block's own, ``RunSpans.block``, a
+#: span's uses: :class:`ExpandedSpan`, the ``share``'s, ``Program.share_span``) keeps
 #: version 2: an IR file written before reads as it did, and equivalence is judged without spans.
 IR_VERSION = 2
 
@@ -596,6 +596,10 @@ class RunSpans(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     warmup: Origin | None = None
     seed: Origin | None = None
     arrivals: Origin | None = None
+    #: the run block itself (its ``run``), given only for a block of no setting (``run { }``): where an error of
+    #: a setting it does not give points (no horizon, serq.loading.no_horizon), which had no line. Absent for
+    #: every other block (its settings' spans say where it is), so their IR is as it was
+    block: Origin | None = None
 
 
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
