@@ -456,7 +456,14 @@ run { horizon 100; }
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in SERVE], ids=[c[0] for c in SERVE])
 def test_serving_order_by_hand(monkeypatch, src, obs, figures):
-    check_by_hand(monkeypatch, src, obs, figures)
+    _, js = check_by_hand(monkeypatch, src, obs, figures)
+    # a NaN key is told once (docs/language.md: "The report warns of each such key once (code nan-key)"),
+    # naming the run it was NaN for; no other key here is NaN
+    nan = [n for n, c in zip(js["notes"], js["codes"]) if c == "nan-key"]
+    if "sqrt(serial - 1)" in src:
+        assert len(nan) == 1 and "first for the run of session 0 that joined the stage at t=0" in nan[0], nan
+    else:
+        assert nan == []
 
 
 # ---------------------------------------------------------------------------------------------------------
