@@ -271,22 +271,115 @@ def write_json(items: Any, write: Any, size: int = 2**16) -> None:
     """``items`` (an AST, a list of its nodes) as ``serq ast`` prints it, ``json.dumps(to_json(items),
     indent=1)`` and a line end, given to ``write`` as it is encoded, ``size`` characters at a time or so;
     each node is made a dict as the encoder reaches it (:func:`json_node`). The whole tree of dicts and the
-    text built at once took 15 times the text's size (1.3 GB for the 80 MB of a 10 MB program's AST)."""
-    import json
-    import json.encoder
+    text built at once took 15 times the text's size (1.3 GB for the 80 MB of a 10 MB program's AST).
 
-    def floatstr(x: float) -> str:  # a float that is no JSON number as :func:`_number` writes it
-        return float.__repr__(x) if x == x and x not in (_INF, -_INF) else json.dumps(_number(x))
+    The text is that of ``json.JSONEncoder(indent=1, default=json_node)`` (a float JSON has no number for
+    as :func:`_number` writes it), made by a loop with a stack of the open lists and objects: the encoder's
+    own (Python's, as with an indent) is a generator a level, and hands each piece up through every level
+    around it, a cost the pieces times their depth (``serq ast --desugar`` of a program nested 990 holds
+    deep: 324 million generator steps for 51 MB, some 11 s of its 11.5)."""
+    from json.encoder import encode_basestring_ascii as text
 
-    # the encoder's own iterencode, given floatstr; json.JSONEncoder(allow_nan=False) refused such a float,
-    # and its default is never asked about one
-    encode = json.encoder._make_iterencode(
-        {}, json_node, json.encoder.encode_basestring_ascii, " ", floatstr, ": ", ",", False, False, False)
+    def number(x: float) -> str:  # (a float that is no JSON number as _number writes it)
+        if x == x and x not in (_INF, -_INF):
+            return float.__repr__(x)
+        v = _number(x)
+        return "null" if v is None else f'"{v}"'
+
+    def scalar(x: Any) -> str | None:
+        """The text of ``x`` when it is a JSON scalar, as the encoder tests them (None: it is not)."""
+        if isinstance(x, str):
+            return text(x)
+        if x is None:
+            return "null"
+        if x is True:
+            return "true"
+        if x is False:
+            return "false"
+        if isinstance(x, int):
+            return int.__repr__(x)
+        if isinstance(x, float):
+            return number(x)
+        return None
+
+    indents = ["\n"]  # "\n" and the indent of each level
+
+    def newline(level: int) -> str:
+        while len(indents) <= level:
+            indents.append(indents[-1] + " ")
+        return indents[level]
+
     part: list[str] = []
     held = 0
-    for chunk in encode(items, 0):
-        part.append(chunk)
-        held += len(chunk)
+    markers: set[int] = set()
+    # each open list or object: [its items' iterator, whether an object, its items' level, the marker ids
+    # to let go of when it closes (its own, and those of the nodes it was made of by json_node), first]
+    stack: list[list[Any]] = []
+
+    def open_value(x: Any, level: int) -> None:
+        """Write ``x`` at ``level``: a scalar whole, a list or an object its opening (pushed on the stack)."""
+        nonlocal held
+        release = []
+        while True:
+            t = scalar(x)
+            if t is not None:
+                part.append(t)
+                held += len(t)
+                break
+            if isinstance(x, (list, tuple, dict)):
+                if not x:
+                    part.append("{}" if isinstance(x, dict) else "[]")
+                    held += 2
+                    break
+                if id(x) in markers:
+                    raise ValueError("Circular reference detected")
+                markers.add(id(x))
+                release.append(id(x))
+                is_dict = isinstance(x, dict)
+                opening = ("{" if is_dict else "[") + newline(level + 1)
+                part.append(opening)
+                held += len(opening)
+                stack.append([iter(x.items()) if is_dict else iter(x), is_dict, level + 1, release, True])
+                return
+            if id(x) in markers:  # (a node within itself, as the encoder says it)
+                raise ValueError("Circular reference detected")
+            markers.add(id(x))
+            release.append(id(x))
+            x = json_node(x)
+        markers.difference_update(release)
+
+    def key_text(k: Any) -> str:
+        if isinstance(k, str):
+            return text(k)
+        if isinstance(k, float):
+            return text(number(k))
+        if k is True or k is False or k is None:
+            return text(scalar(k) or "")
+        if isinstance(k, int):
+            return text(int.__repr__(k))
+        raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+
+    done = object()
+    open_value(items, 0)
+    while stack:
+        top = stack[-1]
+        x = next(top[0], done)
+        level = top[2]
+        if x is done:
+            closing = newline(level - 1) + ("}" if top[1] else "]")
+            part.append(closing)
+            held += len(closing)
+            markers.difference_update(top[3])
+            stack.pop()
+        else:
+            lead = "" if top[4] else "," + newline(level)
+            top[4] = False
+            if top[1]:
+                k, x = x
+                lead += key_text(k) + ": "
+            part.append(lead)
+            held += len(lead)
+            open_value(x, level)
         if held >= size:
             write("".join(part))
             part, held = [], 0
