@@ -451,6 +451,22 @@ session {
 run { horizon 100; }
 """, {"f": [(3, 5.036, 5.036), (0, 7.072, 7.072), (1, 7.072, 7.072), (2, 7.072, 7.072)]},
      {("e", None): {"iterations": 7, "utilisation": 0.07072}}),
+    # serve decode first orders the residents; a waiting decode is admitted only after them, "while the
+    # iteration has budget left" (§3): budget 2; s0's prefill of 4 takes it at [0,1] and [1,2]; s1 (a hold
+    # that only decodes 2, waiting from 0.5) is admitted at 2: [2,3], [3,4] (f 4); reqs wait (0 + 1.5) / 2.
+    ("decode_first_orders_residents_a_waiting_decode_comes_after_them", """
+pool reqs { admit via e; }
+stage e : step { budget 2; cost 1; serve decode first; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (0.5 * serial);
+  hold reqs (1) { branch (serial == 0) { prefill (4); } else { decode (2); } }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 2.0, 2.0), (1, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 2, "decode_only": 2}, ("reqs", None): {"wait": 0.75}}),
 ]
 
 
