@@ -1010,6 +1010,38 @@ run { horizon 100; }
 """, {"a": [(0, 0.0, 0.0), (1, 1.5, 1.5), (0, 3.0, 3.0)], "f": [(0, 1.0, 1.0), (1, 3.0, 3.0), (0, 4.0, 4.0)],
       "d": [(1, 3.0, 3.0), (0, 7.0, 7.0)]},
      {("e", None): {"iterations": 7}, ("kv", None): {"used": 0.5, "preemptions": 1, "wait": 1 / 3}}),
+    # reserve held on the engine's memory (pool-reference.txt: growth by d "requires used + Σ_{i≠grower} uᵢ
+    # + d ≤ cap"; "Reservations end with the hold's scope, release or preemption"). kv cap 12. At 0 s0 (4)
+    # and s1 (4, reserve 8: 4 unallocated) are admitted and prefill 4 each. At 1 s0's decode needs a block:
+    # 8 + 4 (s1's reservation) + 4 > 12, so lifo takes s1 (admitted last), whose reservation ends with it;
+    # s0 grows (8). s2 (waiting from 0.5) is not admitted then (the iteration preempted), nor at 2 …: s1, the
+    # head again, needs 8 + 8 > 12 and blocks it. s0 grows to 12 at 5 and ends at 6 (d); at 6 s1 (prefill 4
+    # again: f 7) and s2 (4 + 4 + 4 = 12: f, d 7) are admitted; s1 decodes into its own reservation at 7: d 8.
+    # reqs wait (0 + 0 + 5 + 5.5) / 4.
+    ("reserve_held_a_reservation_makes_its_holder_the_victim_and_ends_with_it", """
+pool kv { cap 12; block 4; preempt lifo; reserve held; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  run w (serial == 2 ? 0.5 : 0);
+  branch (serial == 0) {
+    hold reqs (1), kv (4) { prefill (4) growing kv; observe f = now; decode (5) growing kv; }
+  } else {
+    branch (serial == 1) {
+      hold reqs (1), kv (4) reserve (8) { prefill (4) growing kv; observe f = now; decode (1) growing kv; }
+    } else {
+      hold reqs (1), kv (4) { prefill (2) growing kv; observe f = now; }
+    }
+  }
+  observe d = now;
+}
+run { horizon 100; }
+""", {"f": [(0, 1.0, 1.0), (1, 1.0, 1.0), (1, 7.0, 7.0), (2, 7.0, 7.0)],
+      "d": [(0, 6.0, 6.0), (2, 7.0, 7.0), (1, 8.0, 8.0)]},
+     {("e", None): {"iterations": 8}, ("kv", None): {"preemptions": 1, "admissions": 4},
+      ("reqs", None): {"wait": 2.625}}),
 ]
 
 
