@@ -17,9 +17,12 @@ The header (budget and chunk, an infinite budget, a chunk that reads the slots a
 threshold does), the serving order (keys, totals that tie every resident, a NaN key, ties in admission
 order where admission and serial part, newcomers after the residents), chunked prefill and fractional
 tokens, the cost's sums, blocks as a hold's position advances (an exact multiple of the block, a budget
-below a block, a hold of 0), prefix hits (block-aligned, a reuse bound that is not), preemption on an
-engine's memory and on a pool no engine counts, several engines on one pool, and iterations with nothing
-to do.
+below a block, a hold of 0), prefix hits (block-aligned, a reuse bound that is not, the whole prompt), preemption on an
+engine's memory and on a pool no engine counts (two victims of one growth, requeue head and tail, `reserve
+held`), several engines on one pool, iterations with nothing to do and iterations that only preempt (until
+a holder away from the engine releases: the no-progress guard ran out first), what a session reads of an
+engine, warm-ups inside stretches of decodes, §7 on lib/vllm.sq's engine, and `cachedin`, refused where
+no session reads it (a step stage's budget, chunk and cost: it read 0).
 
 Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
 reports and every observe's samples the same bytes); the observes are asserted as (session, time, value)
