@@ -527,18 +527,24 @@ def _note_declared(ctx: Any, name: str, before: list[tuple[str, int, int]], afte
         ctx.layer_declared[d] = by
 
 
-#: the stage kinds the linker reads (a kind of another name is a sugar layer's own, for it to rewrite)
-_KERNEL_KINDS = frozenset({"fifo", "ps", "delay", "step", "ext"})
-
-
-def _odd_kinds(module: Any) -> set[tuple[str, str]]:
-    """``(stage, kind)`` of each stage item of ``module`` whose kind the kernel does not have."""
+def _odd_kinds(module: Any) -> set[tuple[str, str, Any]]:
+    """``("stage", name, kind)`` of each stage item of ``module`` whose kind the kernel does not have, and
+    ``("pool", name, kind)`` of each such option of a pool item (a kind that is no str by its ``repr``)."""
     from . import ast as A
 
     items = module.items if isinstance(getattr(module, "items", None), (list, tuple)) else ()
-    return {(item.name, item.kind.kind) for item in items
-            if isinstance(item, A.StageItem) and isinstance(item.kind, A.Kind) and isinstance(item.kind.kind, str)
-            and item.kind.kind not in _KERNEL_KINDS}
+    out: set[tuple[str, str, Any]] = set()
+    for item in items:
+        if isinstance(item, A.StageItem) and isinstance(item.kind, A.Kind):
+            kind = item.kind.kind
+            if not isinstance(kind, str) or kind not in A.KERNEL_STAGE_KINDS:
+                out.add(("stage", item.name, kind if isinstance(kind, str) else repr(kind)))
+        elif isinstance(item, A.PoolItem) and isinstance(item.opts, (list, tuple)):
+            for o in item.opts:
+                kind = getattr(o, "kind", None)
+                if not isinstance(kind, str) or kind not in A.KERNEL_POOL_OPTIONS:
+                    out.add(("pool", item.name, kind if isinstance(kind, str) else repr(kind)))
+    return out
 
 
 def _kind_of(obj: Any) -> str:
@@ -554,10 +560,11 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     ran = set()
     theirs = _their_layers(ctx, layer_list)
     made = ctx.parser.context.made
-    builder = made.get(A.StageItem) or made.get(A.Kind)
-    if builder is not None:  # a stage kind of a plugin's builder (the kernel's builders build the kernel's)
-        for pair in _odd_kinds(module):
-            ctx.kinds_left[pair] = (builder, "builder")
+    builders = {"stage": made.get(A.StageItem) or made.get(A.Kind), "pool": made.get(A.PoolItem) or made.get(A.PoolOpt)}
+    if any(builders.values()):  # a plugin's builder's (the kernel's builders build the kernel's)
+        for odd in _odd_kinds(module):
+            if builders[odd[0]] is not None:
+                ctx.kinds_left[odd] = (builders[odd[0]], "builder")
     if theirs:
         # what a plugin's builders built is held to the shape the passes walk, as its rewrite's result is
         # (below): a builder's None, str or node without a place, left for the linker by a layer without a
@@ -617,8 +624,8 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                         raise
                     raise found from None
                 _note_declared(ctx, layer.name, before, module)
-                for pair in _odd_kinds(module) - kinds:  # a stage kind the kernel does not have, the rewrite's
-                    ctx.kinds_left[pair] = (layer.name, "rewrite")
+                for odd in _odd_kinds(module) - kinds:  # a stage kind or pool option the kernel lacks, its rewrite's
+                    ctx.kinds_left[odd] = (layer.name, "rewrite")
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 

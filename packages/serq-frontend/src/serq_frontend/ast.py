@@ -444,6 +444,14 @@ class Let(Node):
     name_pos: Pos | None = None
 
 
+#: the pool options the linker reads (another is a sugar layer's own, for it to rewrite)
+KERNEL_POOL_OPTIONS = frozenset({"cap", "block", "evict_lru", "evict_by", "evict_ext", "preempt_ext", "preempt_none",
+                                 "preempt_lifo", "preempt_by", "queue_fifo", "queue_by", "reserve_held", "admit_via",
+                                 "spill"})
+#: the stage kinds the linker reads (another is a sugar layer's own, for it to rewrite)
+KERNEL_STAGE_KINDS = frozenset({"fifo", "ps", "delay", "step", "ext"})
+
+
 @dataclass(slots=True, eq=False)
 class PoolOpt:
     kind: str

@@ -51,9 +51,10 @@ class Context:
         #: the declarations a plugin's sugar layer added to the program, ``(name, line, col)`` -> ``the sugar
         #: layer 'L' of plugin 'P'`` (serq_frontend._desugar): a name declared twice says whose each is
         self.layer_declared: dict[tuple[str, int, int], str] = {}
-        #: the stage kinds the kernel does not have that a plugin's sugar layer left, ``(stage, kind)`` -> ``(the
-        #: layer's name, "builder" or "rewrite")`` (serq_frontend._desugar): the linker's refusal names the layer
-        self.kinds_left: dict[tuple[str, str], tuple[str, str]] = {}
+        #: the stage kinds and pool options the kernel does not have that a plugin's sugar layer left, ``("stage",
+        #: name, kind)`` or ``("pool", name, kind)`` -> ``(the layer's name, "builder" or "rewrite")``
+        #: (serq_frontend._desugar): the linker's refusal names the layer
+        self.kinds_left: dict[tuple[str, str, Any], tuple[str, str]] = {}
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}
         #: where each let's name is written (for a message refusing the name)

@@ -832,6 +832,11 @@ class Linker:
         if item.size is not None:
             kw["array"] = True
         for o in item.opts:
+            if not isinstance(o.kind, str) or o.kind not in A.KERNEL_POOL_OPTIONS:
+                # (only the kernel's options reach here: one a sugar layer left was passed over, the pool
+                # compiled without it, without a word)
+                raise self.error(o.pos, f"pool `{name}`: a pool option the kernel does not have ({o.kind!r}), left "
+                                 f"by {self._kind_left_by('pool', item.name, o.kind)}")
             group = o.kind.split("_")[0]
             if group in seen:
                 raise self.error(o.pos, f"pool `{name}`: `{group.replace('reserve', 'reserve held')}` is "
@@ -944,7 +949,7 @@ class Linker:
             kind = self.extension("stage kind", k.arg, f"stage `{name}`")
         elif k.kind != "step":  # only the kernel's kinds reach here (a sugar layer's own are its to rewrite)
             raise self.error(k.pos, f"stage `{name}`: a stage kind the kernel does not have ({k.kind!r}), left "
-                             f"by {self._kind_left_by(item.name, k.kind)}")
+                             f"by {self._kind_left_by('stage', item.name, k.kind)}")
         else:
             f = k.fields
             if "cost" not in f:
@@ -1128,11 +1133,13 @@ class Linker:
         raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
                          f"kernel does not have, left by {self._left_by(t)}")
 
-    def _kind_left_by(self, stage: str, kind: Any) -> str:
-        """Which sugar layer left the stage kind ``kind`` of ``stage``, which the kernel does not have: ``the
-        sugar layer 'weird' (plugin acme (serq-acme 0.3.0)), whose rewrite made it`` (or ``whose builder built
-        it``), from Context.kinds_left; ``a sugar layer`` when no plugin's layer did (it named none)."""
-        found = getattr(self.ctx, "kinds_left", {}).get((stage, kind))
+    def _kind_left_by(self, what: str, name: str, kind: Any) -> str:
+        """Which sugar layer left the stage kind (``what`` "stage") or pool option (``what`` "pool") ``kind`` of
+        ``name``, which the kernel does not have: ``the sugar layer 'weird' (plugin acme (serq-acme 0.3.0)),
+        whose rewrite made it`` (or ``whose builder built it``), from Context.kinds_left; ``a sugar layer``
+        when no plugin's layer did (it named none)."""
+        key = kind if isinstance(kind, str) else repr(kind)  # (as _odd_kinds keys a kind that is no str)
+        found = getattr(self.ctx, "kinds_left", {}).get((what, name, key))
         if found is None:
             return "a sugar layer"
         name, how = found
