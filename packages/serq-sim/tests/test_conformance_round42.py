@@ -1045,6 +1045,38 @@ run { horizon 100; }
       "d": [(0, 6.0, 6.0), (2, 7.0, 7.0), (1, 8.0, 8.0)]},
      {("e", None): {"iterations": 8}, ("kv", None): {"preemptions": 1, "admissions": 4},
       ("reqs", None): {"wait": 2.625}}),
+    # a victim key's `admission` is the candidate's place in the candidates' admission order (pool-reference
+    # .txt: "its place in the candidates' admission order"), not the session's admission number: s0 (kv at 0)
+    # and s1 (kv at 0.5) are places 0 and 1, though four holds of another pool were admitted between them.
+    # preempt by (admission + 2 · decoding): at 1 s1's chunk (7 of 8, budget 8 less s0's decode) needs a
+    # block (16 > 12): s0 decoding 0 + 2 = 2, s1 1 + 0 = 1: s1 goes (by admission numbers, 1 + 2 against 6,
+    # s0 would). s1 is admitted again at 2, 3, 4, 5 and preempted each time; at 5 s0's own growth (position
+    # 8 → 9) takes it; s0 ends at 7 (6 decodes at [1,7]); s1 prefills its 8 at [7,8]. a: each admission.
+    ("a_victim_keys_admission_is_the_candidates_place", """
+pool kv { cap 12; block 4; preempt by (admission + 2 * decoding); }
+pool side { cap 100; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(6); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { prefill (4) growing kv; decode (6) growing kv; }
+  } else {
+    branch (serial == 1) {
+      run w (0.5);
+      hold kv (4) { observe a = now; prefill (8) growing kv; }
+    } else {
+      run w (0.25);
+      hold side (1) { run w (100); }
+    }
+  }
+  observe f = now;
+}
+run { horizon 200; }
+""", {"a": [(1, 0.5, 0.5), (1, 2.0, 2.0), (1, 3.0, 3.0), (1, 4.0, 4.0), (1, 5.0, 5.0), (1, 7.0, 7.0)],
+      "f": [(0, 7.0, 7.0), (1, 8.0, 8.0), (2, 100.25, 100.25), (3, 100.25, 100.25), (4, 100.25, 100.25),
+            (5, 100.25, 100.25)]},
+     {("e", None): {"iterations": 8}, ("kv", None): {"preemptions": 5, "stuck": 1, "admissions": 7}}),
 ]
 
 
