@@ -9,7 +9,8 @@ Jackson network with a two-server station, random routing and a feedback loop (t
 Erlang C), and the inspection paradox at a GPU without a queue (the residual service a blocked arrival
 finds), and three classes under preemptive priority on one GPU (Cobham's preemptive-resume means, traced by
 hand too), and a GPU that sleeps until N requests wait (the N-policy M/G/1 queue, its wake-up written as a
-preemption; the renewal cycle of sleep and busy period). Little's law is checked on every program from the report's time averages and mean responses.
+preemption; the renewal cycle of sleep and busy period), and transfers over two NICs as a linear network
+of flows under max-min and bottleneck sharing (its Markov chain solved here). Little's law is checked on every program from the report's time averages and mean responses.
 
 Every run is made on the tier serQ picks and on the general engine, which must agree byte for byte
 (peers.run_both). Every statistical check fixes its seed and asserts that the report's 95 % batch-means CI
@@ -48,7 +49,7 @@ def little(present: float, rate: float, response: float, rel: float) -> None:
 
 def test_every_program_is_in_fmt_form():
     files = sorted(HERE.glob("*.sq"))
-    assert len(files) == 10
+    assert len(files) == 11
     r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -492,3 +493,138 @@ def test_a_gpu_that_wakes_for_n_requests_waits_as_the_n_policy_queue(monkeypatch
     # waiting for it, whose mean time there is a busy period (6 s) once a cycle
     sleep_waiting = doc["observes"]["cycle"]["count"] * n / (1 - lam) / (doc["end"] - doc["warmup"])
     assert pool(doc, "gpu")["queue"] == pytest.approx(svc["throughput"] * wait + sleep_waiting, rel=0.03)
+
+
+# flows.sq: a linear network of flows
+
+
+def flow_rates(n1, n2, n3, policy: str):
+    """Each class's total rate in the states (n1, n2, n3) (numpy arrays of floats) of two unit links, class 1
+    over a, class 2 over b, class 3 over both: max-min fair, or each flow at its tightest link's equal share."""
+    na, nb = n1 + n3, n2 + n3
+    fa = np.where(na > 0, 1.0 / np.maximum(na, 1), 0.0)
+    fb = np.where(nb > 0, 1.0 / np.maximum(nb, 1), 0.0)
+    r3 = n3 * np.minimum(fa, fb)
+    if policy == "bottleneck":
+        return n1 * fa, n2 * fb, r3
+    # max-min: the link with more flows saturates first and fixes its flows at its share; the single-link
+    # flows of the other link take what the class-3 flows leave of it
+    r1 = np.where(na >= nb, n1 * fa, np.where(n1 > 0, 1.0 - r3, 0.0))
+    r2 = np.where(nb >= na, n2 * fb, np.where(n2 > 0, 1.0 - r3, 0.0))
+    return r1, r2, r3
+
+
+def flow_responses(lams, policy: str, size: int = 30, steps: int = 3000) -> list[float]:
+    """Each class's mean time in the network (E[n_k] / lam_k, Little; None for a class of rate 0) from the
+    stationary law of the chain, truncated at ``size`` flows per class (arrivals beyond are refused: a
+    probability below 1e-10 at lam 0.3), by power iteration of the uniformised chain from the empty state."""
+    g = np.arange(size, dtype=float)
+    n = np.meshgrid(g, g, g, indexing="ij")
+    r = flow_rates(*n, policy)
+    out = r[0] + r[1] + r[2]
+    for ax in range(3):
+        room = np.ones_like(out)
+        room[(slice(None),) * ax + (size - 1,)] = 0
+        out = out + lams[ax] * room
+    top = out.max() * 1.0001
+    p = np.zeros_like(out)
+    p[0, 0, 0] = 1
+    lo = [(slice(None),) * ax + (slice(0, size - 1),) for ax in range(3)]
+    hi = [(slice(None),) * ax + (slice(1, size),) for ax in range(3)]
+    for _ in range(steps):
+        inflow = np.zeros_like(p)
+        for ax in range(3):
+            inflow[hi[ax]] += lams[ax] * p[lo[ax]]  # an arrival of class ax
+            inflow[lo[ax]] += r[ax][hi[ax]] * p[hi[ax]]  # a departure of class ax
+        p = p + (inflow - out * p) / top
+    p /= p.sum()
+    return [float((nk * p).sum()) / lam if lam else None for nk, lam in zip(n, lams)]
+
+
+def test_the_flow_chain_by_its_special_cases():
+    # without class 3 the links are two M/M/1-PS queues: 1 / (1 - 0.3); class 3 alone is one
+    for policy in ("maxmin", "bottleneck"):
+        assert flow_responses((0.3, 0.3, 0), policy, size=20)[:2] == pytest.approx([1 / 0.7] * 2, rel=1e-7)
+        assert flow_responses((0, 0, 0.3), policy, size=20)[2] == pytest.approx(1 / 0.7, rel=1e-7)
+    g = np.arange(6, dtype=float)
+    n = np.meshgrid(g, g, g, indexing="ij")
+    for policy in ("maxmin", "bottleneck"):
+        r = flow_rates(*n, policy)
+        on_a, on_b = r[0] + r[2], r[1] + r[2]
+        assert (on_a <= 1 + 1e-12).all() and (on_b <= 1 + 1e-12).all()  # no link above its capacity
+    # max-min: every flow crosses a full link on which no flow has more than it
+    r = flow_rates(*n, "maxmin")
+    full_a, full_b = np.isclose(r[0] + r[2], 1), np.isclose(r[1] + r[2], 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per = [r[k] / n[k] for k in range(3)]
+    top_a = np.fmax(np.nan_to_num(per[0], nan=-1), np.nan_to_num(per[2], nan=-1))
+    top_b = np.fmax(np.nan_to_num(per[1], nan=-1), np.nan_to_num(per[2], nan=-1))
+    assert ((n[0] == 0) | (full_a & np.isclose(per[0], top_a))).all()
+    assert ((n[1] == 0) | (full_b & np.isclose(per[1], top_b))).all()
+    assert ((n[2] == 0) | (full_a & np.isclose(per[2], top_a)) | (full_b & np.isclose(per[2], top_b))).all()
+    # the state traced by hand on serQ (test_transfers_over_two_nics_by_hand): n = (1, 2, 1), b the bottleneck
+    # at 1/3 a flow, class 1 gets the 2/3 of a the class-3 flow leaves under max-min, 1/2 under bottleneck
+    assert [float(x[1, 2, 1]) for x in flow_rates(*n, "maxmin")] == pytest.approx([2 / 3, 2 / 3, 1 / 3])
+    assert [float(x[1, 2, 1]) for x in flow_rates(*n, "bottleneck")] == pytest.approx([1 / 2, 2 / 3, 1 / 3])
+
+
+FLOWS_TRACE = """stage a : ps(1);
+stage b : ps(1);
+
+share maxmin;
+
+workload {
+  arrive batch(4);
+  init {
+    set cls = serial == 0 ? 1 : serial == 3 ? 3 : 2;
+  }
+}
+
+session {
+  branch (cls == 1) {
+    run a (1);
+  }
+  branch (cls == 2) {
+    run b (1);
+  }
+  branch (cls == 3) {
+    run a, b (1);
+  }
+  observe done = now;
+  end;
+}
+
+run { horizon inf; warmup 0; seed 1; }
+"""
+
+
+@pytest.mark.parametrize(("policy", "first"), [("maxmin", 1.5), ("bottleneck", 2.0)])
+def test_transfers_over_two_nics_by_hand(tmp_path, monkeypatch, policy, first):
+    # one class-1, two class-2 and one class-3 transfer of 1 at 0: b carries three flows, each at 1/3, and the
+    # class-1 transfer has what the class-3 one leaves of a, 2/3 (done at 1.5), under max-min, or its equal
+    # share of a, 1/2 (done at 2), under bottleneck; the others end at 3 either way (at 1/3 until then; under
+    # bottleneck, after 2, a's class-3 flow alone is still held to b's 1/3)
+    path = tmp_path / "p.sq"
+    path.write_text(FLOWS_TRACE.replace("share maxmin;", f"share {policy};"))
+    prog = serq_frontend.compile(path=str(path))
+    run_both(prog, monkeypatch)
+    done = serq_sim.run(prog).observes["done"]
+    assert dict(zip(done.sessions.tolist(), done.values.tolist())) == pytest.approx({0: first, 1: 3, 2: 3, 3: 3})
+
+
+@pytest.mark.parametrize("policy", ["maxmin", "bottleneck"])
+def test_transfers_over_two_nics_respond_as_their_markov_chain(tmp_path, monkeypatch, policy):
+    path = tmp_path / "flows.sq"
+    path.write_text((HERE / "flows.sq").read_text().replace("share maxmin;", f"share {policy};"))
+    doc, _ = run_both(serq_frontend.compile(path=str(path)), monkeypatch)
+    want = flow_responses((0.3, 0.3, 0.3), policy)
+    assert want == pytest.approx({"maxmin": [2.621543, 2.621543, 3.355153],
+                                  "bottleneck": [2.799693, 2.799693, 3.420924]}[policy], abs=1e-5)
+    for name, truth in zip(("t1", "t2", "t3"), want):
+        covers(doc["observes"][name], truth, 0.065)
+    for nic in ("a", "b"):
+        st = stage(doc, nic)
+        assert st["utilisation"] == pytest.approx(0.6, rel=0.02)  # the offered work, under either policy
+    # Little's law at NIC a: its flows present are classes 1 and 3 there
+    a = stage(doc, "a")
+    little(a["present"], 0.3, doc["observes"]["t1"]["mean"] + doc["observes"]["t3"]["mean"], 0.03)
