@@ -470,6 +470,35 @@ session {
 run { horizon 100; }
 """, {"f": [(0, 2.0, 2.0), (1, 4.0, 4.0)]},
      {("e", None): {"iterations": 4, "prefill_only": 2, "decode_only": 2}, ("reqs", None): {"wait": 0.75}}),
+    # a serve key's `admission` is the session's admission number (§3: "its admission sequence number"),
+    # counted over every admission of the run: s0 (kv at 0) and s1 (kv at 0.5, after four holds of another
+    # pool at 0.25) differ by 5, so serve by (admission + 4 · decoding) still serves s0's decode first
+    # (by places, 0 + 4 against 1, s1 would go first). Budget 2: [0,1] s0 p 2; [1,2] … [4,5] s0 d 1 and
+    # s1 p 1: both end at 5 (by places s1 would prefill 2 at [1,2], [2,3]: f1 3).
+    ("a_serve_keys_admission_is_the_admission_number", """
+pool kv { cap 100; }
+pool side { cap 100; }
+stage e : step { budget 2; cost 1; serve by (admission + 4 * decoding); }
+stage w : delay;
+workload { arrive batch(6); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { prefill (2); decode (4); }
+  } else {
+    branch (serial == 1) {
+      run w (0.5);
+      hold kv (4) { prefill (4); }
+    } else {
+      run w (0.25);
+      hold side (1) { run w (100); }
+    }
+  }
+  observe f = now;
+}
+run { horizon 200; }
+""", {"f": [(0, 5.0, 5.0), (1, 5.0, 5.0), (2, 100.25, 100.25), (3, 100.25, 100.25), (4, 100.25, 100.25),
+            (5, 100.25, 100.25)]},
+     {("e", None): {"iterations": 5, "mixed": 4, "prefill_only": 1}}),
 ]
 
 
