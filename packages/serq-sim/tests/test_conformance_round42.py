@@ -1231,6 +1231,23 @@ VLLM = [
      {"hit": [(0, 0.0, 0.0), (0, 3.0, 8.0)], "first_token": [(0, 1.0, 1.0), (0, 4.0, 4.0)],
       "done": [(0, 3.0, 3.0), (0, 4.0, 4.0)]},
      {("engine", None): {"iterations": 4}, ("kv", None): {"used": 0.36, "cached": 7.68}}),
+    # a turn that shares only part of the previous one (vllm_request_at's match, the replayed trace's
+    # "previous prompt"): prompt 9, 3 out at [0,3] caches min(12, 11) → 8; the next turn (prompt 20, 1 out,
+    # match 6) hits floor(min(19, 6) / 4) · 4 = 4 of them; the entry's other block stays cached, dead. It
+    # prefills 16 at [3,4] (20 allocated) and caches min(21, 20) = 20. kv used 12 · 3 + 20; cached the dead 4
+    # on [3,100] and the 20 on [4,100].
+    ("a_turn_matching_part_of_the_last_hits_the_blocks_of_the_match", _engine(1, """
+  set prompt = 9;
+  set o = 3;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  set prompt = 20;
+  set o = 1;
+  set t0 = now;
+  vllm_request_at(reqs, kv, engine, prompt, o, t0, 6, inf);"""),
+     {"hit": [(0, 0.0, 0.0), (0, 3.0, 4.0)], "first_token": [(0, 1.0, 1.0), (0, 4.0, 4.0)],
+      "done": [(0, 3.0, 3.0), (0, 4.0, 4.0)]},
+     {("engine", None): {"iterations": 4, "tokens": 6.75}, ("kv", None): {"used": 0.56, "cached": 23.08}}),
 ]
 
 
