@@ -768,6 +768,8 @@ def progress_bar(total: int, initial: int, enabled: bool | None, desc: str) -> A
         from tqdm.notebook import tqdm as widget
 
         return widget(total=total, initial=initial, desc=desc, unit="run", leave=True)
+    if sys.stderr is None:  # (no standard error, pythonw or 2>&- under the API: tqdm's bar wrote to None)
+        return _NoBar()
     from tqdm.std import tqdm
 
     return tqdm(total=total, initial=initial, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True,
