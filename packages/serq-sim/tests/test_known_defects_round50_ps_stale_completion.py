@@ -65,3 +65,16 @@ def test_a_capacity_growing_with_present_still_runs_the_real_completion(monkeypa
     dead one would have ended it at 1.5."""
     src = PROGRAM.replace("ps(2 * present - 1)", "ps(present)")
     check_by_hand(monkeypatch, src, {"f": [(1, 1.5, 1.5), (0, 2.0, 2.0)]}, {"end": 2.0})
+
+
+def test_under_a_horizon_the_drain_is_noted_alike_on_both_tiers(monkeypatch):
+    """ps(1000 * present - 999): s0 (20) alone from 0, due at 20; s1 (19) from 1, when s0 has 19 left: two
+    present share 1001, each done at 1 + 19 / 500.5. Under horizon 10 the completion due at 20 is past the
+    horizon and does nothing: the run drained at 1.038 and stood idle 89.6 % of its 10 s, which the report
+    notes, on both tiers alike (the fast tier counted that event as one left, the general engine not)."""
+    src = PROGRAM.replace("2 * present - 1", "1000 * present - 999").replace("2 : 0.5", "20 : 19").replace(
+        "horizon inf", "horizon 10")
+    done = 1 + 19 / 500.5
+    r, js = check_by_hand(monkeypatch, src, {"f": [(0, done, done), (1, done, done)]}, {"end": 10.0})
+    assert any(n.startswith(f"note: every session ended by t={done:g} and none was left to arrive")
+               for n in js["notes"]), js["notes"]

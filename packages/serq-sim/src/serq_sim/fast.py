@@ -2051,14 +2051,35 @@ def run(sim):
         return report
 
 
+def _stale_ps_only(gen: _Gen, st: dict, events) -> bool:
+    """Whether every event of ``events`` (``(time, seq, kind, arg)``) is a ps stage's completion of an epoch
+    past (one its settle rescheduled: it does nothing; PsStage.dead_epochs), read at the end of the run."""
+    stages = gen.p.stages
+    for _t, _s, kind, arg in events:
+        f = kind - 3
+        if not (0 <= f < len(stages)) or gen.fam_kind[f] != "ps":
+            return False
+        ep = st[f"f{f}_ep"]
+        if stages[f].size > 1:
+            m, arg = arg
+            ep = ep[m]
+        if arg == ep:
+            return False
+    return True
+
+
 def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     sim.now = st["now"]
     # status 1: an event past the horizon was popped (without a horizon, one at inf); an event at inf never
     # happens, under a horizon or without one (engine.Simulation._loop)
     heap = st["heap"]
-    # (nor is a completion a ps stage's settle left behind, when those are all that is left: _dead)
-    sim.heap_left = (st["status"] == 1 and st["_t"] != math.inf
-                     or bool(heap) and heap[0][0] != math.inf and len(heap) > st["_dead"])
+    # nor is a completion a ps stage's settle left behind, when those are all that is left (the general
+    # engine's only_dead_left, under a horizon too: its heap holds the event past the horizon this loop popped)
+    left = [(st["_t"], 0, st["kind"], st["arg"])] if st["status"] == 1 else []
+    if heap:
+        left.append(heap[0])
+    sim.heap_left = (bool(left) and min(e[0] for e in left) != math.inf
+                     and not _stale_ps_only(gen, st, left + (heap[1:] if heap else [])))
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
     sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]
