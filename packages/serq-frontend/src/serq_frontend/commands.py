@@ -46,10 +46,10 @@ class CheckFailed(Exception):
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     """Reformat serQ source in one canonical style (comments kept)."""
     if not check:
-        changed = _formatted(pm, files)
+        changed = _quietly(_formatted, pm, files)
     else:
         try:
-            changed = _formatted(pm, files)
+            changed = _quietly(_formatted, pm, files)
         except Exception as e:
             from serq.cli import is_user_error
             from serq.plugins import plugin_failure
@@ -61,6 +61,17 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     _write_and_list(changed, check)
     if check and changed:
         sys.exit(1)
+
+
+def _quietly(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """``f(*args, **kwargs)`` with what it writes to standard output sent to standard error
+    (serq.loading.stdout_to_stderr, as a loader's call is): a plugin's sugar layer that prints (or writes to
+    file descriptor 1) while a program is parsed and desugared wrote ahead of ``serq ast``'s JSON, which no
+    reader then took, and among the files ``serq fmt`` lists."""
+    from serq.loading import stdout_to_stderr
+
+    with stdout_to_stderr():
+        return f(*args, **kwargs)
 
 
 def _formatted(pm: Any, files: tuple[str, ...]) -> list[tuple[str, bytes, str]]:
@@ -400,7 +411,7 @@ def ast_command(pm: Any, file: str, desugar: bool) -> None:
     from . import parse
 
     _not_ir(file, "ast")
-    module = parse(file, pm=pm, desugar=desugar)  # refuses a program nested deeper than MAX_NESTING
+    module = _quietly(parse, file, pm=pm, desugar=desugar)  # refuses a program nested deeper than MAX_NESTING
     from . import MAX_NESTING, deeper_recursion
 
     with deeper_recursion(8 * MAX_NESTING):  # the encoder recurses a few frames per level
