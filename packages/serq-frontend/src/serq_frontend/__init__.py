@@ -456,6 +456,16 @@ def _missing_expression(ctx: Any, node: Any) -> Exception:
             failure = _layer_error(pm, layer, f"failed in the builders of its sugar layer {layer!r}",
                                    f"the program they built holds None {belongs}, in the {type(node).__name__} "
                                    f"at {at.at()} (a class of node its builders built)")
+    rewrote = getattr(ctx, "rewritten_by", None) or []
+    if failure is None and rewrote and pm is not None:
+        # None no builder built: a rewrite's (the kernel's and serQ's layers leave none), named by the first
+        # plugin's layer whose rewrite ran, the others listed
+        name = rewrote[0]
+        others = (f" (one of the sugar layers {', '.join(map(repr, rewrote))} whose rewrites ran)"
+                  if len(rewrote) > 1 else "")
+        where = "" if at is None else f", in the {type(node).__name__} at {at.at()}"
+        failure = _layer_error(pm, name, f"failed in the rewrite of its sugar layer {name!r}",
+                               f"rewrite(module, ctx) returned a program that holds None {belongs}{where}{others}")
     if failure is not None:
         return failure
     return ctx.error(at, "an expression is missing here: the program holds None where one belongs")
@@ -588,6 +598,8 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
             kinds = _odd_kinds(module) if plugins else set()
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
+            if plugins:
+                ctx.rewritten_by.append(layer.name)
             if not isinstance(module, A.Module):  # the next pass, or the linker, would fail on it
                 found = _layer_error(ctx.extensions.pm, layer.name, f"failed in the rewrite of its sugar layer {layer.name!r}",
                                      f"rewrite(module, ctx) returned {_kind_of(module)}, not a "

@@ -55,6 +55,9 @@ class Context:
         #: name, kind)`` or ``("pool", name, kind)`` -> ``(the layer's name, "builder" or "rewrite")``
         #: (serq_frontend._desugar): the linker's refusal names the layer
         self.kinds_left: dict[tuple[str, str, Any], tuple[str, str]] = {}
+        #: the plugins' sugar layers whose rewrite ran, in order (None where an expression belongs, which no
+        #: builder built, is told as theirs: serq_frontend._missing_expression)
+        self.rewritten_by: list[str] = []
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}
         #: where each let's name is written (for a message refusing the name)
