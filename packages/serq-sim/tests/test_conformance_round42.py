@@ -661,6 +661,27 @@ session {
 run { horizon 100; }
 """, {"f": [(0, 5.0, 5.0)], "d": [(2, 11.0, 11.0), (1, 20.0, 20.0), (0, 28.0, 28.0)]},
      {("e", None): {"iterations": 3, "utilisation": 0.19}}),
+    # a resident whose growth waits takes no token, so the budget is left to the waiting loop: kv cap 8; s0
+    # prefills 4 at [0,1], then its decode needs a second block while s1 holds 4 on a delay to 5 (no
+    # iteration: nothing else to serve). s2 (slots only, prefill 3) arrives at 1.5: the engine, idle with a
+    # waiting queue, admits it with the whole budget: [1.5,2.5]. At 5 s0 grows and decodes at [5,7].
+    ("a_waiting_grower_leaves_the_budget_to_a_newcomer", """
+pool kv { cap 8; block 4; }
+pool reqs { admit via e; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (4) { prefill (4) growing kv; decode (2) growing kv; }
+  } else {
+    branch (serial == 1) { hold kv (4) { run w (5); } } else { run w (1.5); hold reqs (1) { prefill (3); } }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"f": [(2, 2.5, 2.5), (1, 5.0, 5.0), (0, 7.0, 7.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 2, "decode_only": 2}, ("reqs", None): {"wait": 0.0}}),
 ]
 
 
