@@ -1127,6 +1127,31 @@ run { horizon 200; }
       "f": [(0, 7.0, 7.0), (1, 8.0, 8.0), (2, 100.25, 100.25), (3, 100.25, 100.25), (4, 100.25, 100.25),
             (5, 100.25, 100.25)]},
      {("e", None): {"iterations": 8}, ("kv", None): {"preemptions": 5, "stuck": 1, "admissions": 7}}),
+    # two engines on one pool with a cache: s0 prefills 8 on a at [0,1] and caches 8; s1's hold of 8 on b
+    # at 2 needs 8 beside it in 12: one block of s0's entry goes, from its tail (§3: "per block from the tail
+    # of the entry"; 4 units evicted, no entry whole). s0's next hold at 6 finds 4: h 4, prefills 4 at [6,7].
+    # kv used 8 on [0,1], [2,3], [6,7]; cached 8 on [1,2], 4 on [2,6], 8 on [7,100].
+    ("two_engines_on_one_pool_evict_each_others_cached_blocks", """
+pool kv { cap 12; block 4; evict lru; }
+stage a : step { budget 8; cost 1; memory kv; }
+stage b : step { budget 8; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (8) { run a prefill (8) growing kv; } cache (8);
+    run w (5);
+    hold kv (8) reuse (inf) { observe h = cached; run a prefill (8 - cached) growing kv; } cache (8);
+  } else {
+    run w (2);
+    hold kv (8) { run b prefill (8) growing kv; }
+  }
+  observe f = now;
+}
+run { horizon 100; }
+""", {"h": [(0, 6.0, 4.0)], "f": [(1, 3.0, 3.0), (0, 7.0, 7.0)]},
+     {("a", None): {"iterations": 2, "tokens": 6.0}, ("b", None): {"iterations": 1},
+      ("kv", None): {"used": 0.24, "cached": 7.68, "evicted_units": 4.0, "evicted_entries": 0}}),
 ]
 
 
