@@ -179,7 +179,12 @@ def open_input(path: str | os.PathLike[str], *, max_line: int | None = None) -> 
     name = path_arg(path, "open_input")
     if "\0" in name:  # what a program or an IR file may say (`trace "a\0b"`): os.open raised ValueError
         raise OSError(errno.EINVAL, "a file name holds no NUL character", name)
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:  # a socket opens as nothing: the system's "No such device or address" said what it is
+        if e.errno == errno.ENXIO and _is_socket(name):
+            raise OSError(0, "is a socket, not a file", name) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -193,6 +198,14 @@ def open_input(path: str | os.PathLike[str], *, max_line: int | None = None) -> 
     except BaseException:
         os.close(fd)
         raise
+
+
+def _is_socket(path: str) -> bool:
+    """Whether ``path`` names a socket (through symbolic links), which no open reaches (``ENXIO``)."""
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 #: the most bytes a serQ source (a program, a library it uses) may have: about 800 000 statements, while a
@@ -658,6 +671,9 @@ def _target(path: str) -> os.stat_result | None:
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{shown_path(path)}: is a folder, not a file")
+    if st is not None and stat.S_ISSOCK(st.st_mode):  # (the write's open found "No such device or address")
+        raise OutputError(f"{shown_path(path)}: is a socket, which no file is written to (remove it, or choose "
+                          "another output)")
     if st is None and _missing_under_dev(path):
         raise OutputError(f"{shown_path(path)}: no such file (a path under /dev is written through to what is there, never "
                           "created)")
