@@ -32,7 +32,7 @@ and the report's figures as its JSON reads them. Every number is derived by hand
 from __future__ import annotations
 
 import pytest
-from conform import check_by_hand, run_error
+from conform import check_by_hand, report_json, request_rows, run, run_error
 
 # ---------------------------------------------------------------------------------------------------------
 # The header: budget, chunk, and the budget split across prefills and decodes
@@ -1390,3 +1390,69 @@ run { horizon inf; }
     _, js = check_by_hand(monkeypatch, src, {"f": [(0, 1502.0, 1502.0), (1, 1502.0, 1502.0)]},
                           {("e", None): {"iterations": 1502, "utilisation": 1.0}})
     assert js["end"] == 1502.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Two of vLLM's own answers (serq-vllm's oracle/generated, the real scheduler), traced by hand on lib/vllm.sq
+# ---------------------------------------------------------------------------------------------------------
+
+ORACLE_CASES = [
+    # source_block_boundary: budget 2, max_seqs 2, blocks of 4, 6 blocks (one is vLLM's null block: 5 hold
+    # KV, cap 20); r0 prompt 8 / 6 out, r1 prompt 4 / 8 out. r0 is admitted with 2 units (a block), chunks 2
+    # at steps 0-3 (growing to 2 blocks at 2): first token 4. Step 4: its first decode grows a third block,
+    # and r1 is admitted with the 1 token left; r1 prefills 1 a step at 4-7 (first 8) while r0 decodes.
+    # Step 8: r0's last decode takes a fourth block (5 in use), r1's first decode needs a second: running[-1]
+    # is r1, its own victim, caching its 4 computed (a full block). r0 done at 9. Step 9: r1 again, known 4
+    # + 1 = 5, hit min(4, floor(4 / 4) · 4) = 4, recomputes 1 and decodes 8 - 1 - 1 = 6 (steps 10-15):
+    # done 16. The real scheduler: first {0: 4, 1: 8}, done {0: 9, 1: 16}, preempted {1: 1}, 17 steps.
+    ("source_block_boundary", """
+use "vllm.sq";
+pool reqs { cap 2; admit via engine; }
+pool kv { cap 5 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 2; cost 1; memory kv; }
+workload { arrive batch(2); hidden o; }
+session {
+  set prompt = serial == 0 ? 8 : 4;
+  set o = serial == 0 ? 6 : 8;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 100; }
+""", [(0, 0.0, 0.0, 4.0, 9.0, 0, 0), (1, 0.0, 4.0, 8.0, 16.0, 0, 1)], 1, 16),
+    # source_prompt_one: budget 4, blocks of 2, 3 usable (cap 6); prompts of 1 token, 6, 6 and 5 out, r2 sent
+    # at 1. Step 0: r0, r1 prefill 1 (first 1); step 1: both decode, r2 admitted (first 2): 3 blocks. Step
+    # 2: r0's decode needs a fourth: running[-1] r2 goes (1 computed: no full block), then r1 (its own
+    # victim: lifo stops there; 2 computed, a block cached). r0 grows at 4 (evicting r1's block) and ends at
+    # 6. Step 6: r1 (known 3, hit 0) recomputes 3, then decodes 6 - 1 - 2 = 3 (done 10); r2 (known 2) is
+    # admitted with the 1 token left and recomputes; at step 8 r1's growth preempts r2 again (running[-1]).
+    # Step 10: r2 (known 3, hit 0) recomputes 3 and decodes 5 - 1 - 2 = 2: done 13. The real scheduler:
+    # first {0: 1, 1: 1, 2: 2}, done {0: 6, 1: 10, 2: 13}, preempted {1: 1, 2: 2}, 14 steps.
+    ("source_prompt_one", """
+use "vllm.sq";
+pool reqs { cap 4; admit via engine; }
+pool kv { cap 3 * 2; block 2; evict lru; preempt lifo; }
+stage engine : step { budget 4; cost 1; memory kv; }
+stage w : delay;
+workload { arrive batch(3); hidden o; }
+session {
+  run w (serial == 2 ? 1 : 0);
+  set prompt = 1;
+  set o = serial == 2 ? 5 : 6;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 100; }
+""", [(0, 0.0, 0.0, 1.0, 6.0, 0, 0), (1, 0.0, 0.0, 1.0, 10.0, 0, 1), (2, 1.0, 1.0, 2.0, 13.0, 0, 2)], 3, 13),
+]
+
+
+@pytest.mark.parametrize("src, rows, preemptions, iterations", [c[1:] for c in ORACLE_CASES],
+                         ids=[c[0] for c in ORACLE_CASES])
+def test_vllm_oracle_scenarios_traced_by_hand(monkeypatch, src, rows, preemptions, iterations):
+    """(session, sent, admitted, first_token, last_token, cached, preemptions) of each request, the hand
+    trace in the row's comment and the real scheduler's answer (its steps are the last done + 1)."""
+    r, _ = run(src, monkeypatch)
+    assert sorted(request_rows(r)) == rows
+    js = report_json(r)
+    assert next(p for p in js["pools"] if p["name"] == "kv")["preemptions"] == preemptions
+    assert next(s for s in js["stages"] if s["name"] == "engine")["iterations"] == iterations
