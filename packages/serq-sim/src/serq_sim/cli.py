@@ -250,9 +250,13 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
     # a run-time error of a program given --set: the values it ran with, after it; one in a --def body: its line;
     # one of an IR file: the lines of the files its spans name, from where it was compiled
+    from serq.loading import stdout_to_stderr
+
     from .errors import spans_of
 
-    with sets_noted(options.sets), defs_quoted(options.defs), spans_of(file, program):
+    # what a plugin's code writes to standard output during the run (a stage kind's or a policy's print, an
+    # os.write(1, …)) goes to standard error: standard output is the report's (serq run --json began with it)
+    with sets_noted(options.sets), defs_quoted(options.defs), spans_of(file, program), stdout_to_stderr():
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs, pm)
