@@ -10,7 +10,8 @@ Erlang C), and the inspection paradox at a GPU without a queue (the residual ser
 finds), and three classes under preemptive priority on one GPU (Cobham's preemptive-resume means, traced by
 hand too), and a GPU that sleeps until N requests wait (the N-policy M/G/1 queue, its wake-up written as a
 preemption; the renewal cycle of sleep and busy period), and transfers over two NICs as a linear network
-of flows under max-min and bottleneck sharing (its Markov chain solved here). Little's law is checked on every program from the report's time averages and mean responses.
+of flows under max-min and bottleneck sharing (its Markov chain solved here), and the newest request first,
+preemptively (LCFS-PR: a request's time in the system is a busy period). Little's law is checked on every program from the report's time averages and mean responses.
 
 Every run is made on the tier serQ picks and on the general engine, which must agree byte for byte
 (peers.run_both). Every statistical check fixes its seed and asserts that the report's 95 % batch-means CI
@@ -49,7 +50,7 @@ def little(present: float, rate: float, response: float, rel: float) -> None:
 
 def test_every_program_is_in_fmt_form():
     files = sorted(HERE.glob("*.sq"))
-    assert len(files) == 11
+    assert len(files) == 12
     r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -628,3 +629,18 @@ def test_transfers_over_two_nics_respond_as_their_markov_chain(tmp_path, monkeyp
     # Little's law at NIC a: its flows present are classes 1 and 3 there
     a = stage(doc, "a")
     little(a["present"], 0.3, doc["observes"]["t1"]["mean"] + doc["observes"]["t3"]["mean"], 0.03)
+
+
+# lcfs_pr.sq: preemptive LCFS
+
+
+def test_the_newest_first_preemptively_responds_as_a_busy_period(monkeypatch):
+    doc = run("lcfs_pr.sq", monkeypatch)
+    rho = 0.5
+    covers(doc["observes"]["t"], 1 / (1 - rho), 0.03)  # 2 s, as under FCFS
+    covers(doc["observes"]["t2"], 2 / (1 - rho) ** 3, 0.09)  # 16 s^2, FCFS's 8 over 1 - rho
+    assert doc["observes"]["t"]["cv2"] == pytest.approx((1 + rho) / (1 - rho), rel=0.1)  # 3
+    # every arrival finding the GPU busy preempts: about rho of them (PASTA)
+    assert pool(doc, "gpu")["preemptions"] / doc["observes"]["t"]["count"] == pytest.approx(rho, rel=0.02)
+    covers(doc["gauges"]["n"], rho / (1 - rho), 0.04)  # 1 request present
+    little(doc["gauges"]["n"]["mean"], stage(doc, "svc")["throughput"], doc["observes"]["t"]["mean"], 0.005)
