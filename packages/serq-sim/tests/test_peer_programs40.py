@@ -644,3 +644,47 @@ def test_the_newest_first_preemptively_responds_as_a_busy_period(monkeypatch):
     assert pool(doc, "gpu")["preemptions"] / doc["observes"]["t"]["count"] == pytest.approx(rho, rel=0.02)
     covers(doc["gauges"]["n"], rho / (1 - rho), 0.04)  # 1 request present
     little(doc["gauges"]["n"]["mean"], stage(doc, "svc")["throughput"], doc["observes"]["t"]["mean"], 0.005)
+
+
+STACK_TRACE = """pool gpu { cap 1; queue by (-t0); preempt by (t0) requeue tail; }
+stage svc : fifo;
+
+workload {
+  arrive renewal(1);
+  init {
+    set begun = 0;
+  }
+}
+
+session {
+  set t0 = now;
+  hold gpu (0) reserve (begun) {
+    set begun = 1;
+    grow gpu (1);
+    run svc (serial == 0 ? 10 : serial == 1 ? 5 : 1);
+  }
+  observe done = now;
+  end;
+}
+
+run { horizon 100; warmup 0; seed 1; arrivals 3; }
+"""
+
+
+@pytest.mark.parametrize(("held", "admissions", "preemptions"), [(False, 6, 3), (True, 5, 2)])
+def test_the_stack_by_hand_with_and_without_held_reservations(tmp_path, monkeypatch, held, admissions, preemptions):
+    # sent at 1, 2, 3 with 10, 5 and 1 s of work: the second preempts the first at 2, the third the second
+    # at 3 and ends at 4; the second (the newest waiting) runs again 4 to 9, the first 9 to 19. When the unit
+    # frees at 4 both waiting requests fit their reservation of 1 beside the 0 units allocated, and the pool
+    # admits both before either body runs (docs/language.md, Pools); the first to grow takes the unit and the
+    # other, the older, preempts itself (an admission and a preemption more, at the same times). Under
+    # reserve held the first admitted's reservation keeps the other waiting
+    src = STACK_TRACE.replace("cap 1;", "cap 1; reserve held;") if held else STACK_TRACE
+    path = tmp_path / "p.sq"
+    path.write_text(src)
+    prog = serq_frontend.compile(path=str(path))
+    doc, _ = run_both(prog, monkeypatch)
+    done = serq_sim.run(prog).observes["done"]
+    assert dict(zip(done.sessions.tolist(), done.values.tolist())) == {2: 4.0, 1: 9.0, 0: 19.0}
+    gpu = pool(doc, "gpu")
+    assert (gpu["admissions"], gpu["preemptions"]) == (admissions, preemptions)
