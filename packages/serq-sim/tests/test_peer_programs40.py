@@ -1,22 +1,23 @@
 """Round 40 of programs as queueing researchers write them (peer_programs40/), each with a closed form the
 earlier rounds and tests/theory/ do not check: the multi-rate loss link (the Kaufman-Roberts recursion, under
-two holding laws: insensitivity), a loss network of two links and three routes (Kelly's product form), batch
-Poisson arrivals at one server (the M^X/G/1 mean, per request, per batch, for the first of a batch), the
+two holding laws: insensitivity); a loss network of two links and three routes (Kelly's product form); batch
+Poisson arrivals at one server (the M^X/G/1 mean, per request, per batch, for the first of a batch); the
 M/D/1 queue's whole law of the number present (Crommelin's closed form, and the embedded chain at departures
-solved here), the second moment of the M/G/1 wait (Takacs), admission bounded by the work a request would
-wait behind (the M/M/1 queue with a bounded virtual wait, by level crossing; stable above rho = 1), an open
+solved here); the second moment of the M/G/1 wait (Takacs); admission bounded by the work a request would
+wait behind (the M/M/1 queue with a bounded virtual wait, by level crossing; stable above rho = 1); an open
 Jackson network with a two-server station, random routing and a feedback loop (the traffic equations and
-Erlang C), and the inspection paradox at a GPU without a queue (the residual service a blocked arrival
-finds), and three classes under preemptive priority on one GPU (Cobham's preemptive-resume means, traced by
-hand too), and a GPU that sleeps until N requests wait (the N-policy M/G/1 queue, its wake-up written as a
-preemption; the renewal cycle of sleep and busy period), and transfers over two NICs as a linear network
-of flows under max-min and bottleneck sharing (its Markov chain solved here), and the newest request first,
-preemptively (LCFS-PR: a request's time in the system is a busy period). Little's law is checked on every program from the report's time averages and mean responses.
+Erlang C); the inspection paradox at a GPU without a queue (the residual service a blocked arrival finds);
+three classes under preemptive priority on one GPU (the preemptive-resume means, traced by hand too); a GPU
+that sleeps until N requests wait (the N-policy M/G/1 queue, its wake-up written as a preemption; the
+renewal cycle of sleep and busy period); transfers over two NICs as a linear network of flows under max-min
+and bottleneck sharing (its Markov chain solved here); and the newest request first, preemptively (LCFS-PR:
+a request's time in the system is a busy period). Little's law is checked on every program from the
+report's time averages and mean responses.
 
 Every run is made on the tier serQ picks and on the general engine, which must agree byte for byte
 (peers.run_both). Every statistical check fixes its seed and asserts that the report's 95 % batch-means CI
 (20 windows; Student t) covers the closed form and that its half-width is at most the fraction given at
-the call (peers.covers), or, for the replications test, that Student's 95 % interval over independent
+the call (peers.covers), or, for the replication tests, that Student's 95 % interval over independent
 seeds does."""
 
 from __future__ import annotations
