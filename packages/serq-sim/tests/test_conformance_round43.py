@@ -1,0 +1,475 @@
+"""Conformance of language.txt §2, §3 and pool-reference.txt / program-reference.txt by hand, round 43: the
+keywords the earlier rounds exercised least, each in small programs on constant times whose figures are
+worked out by hand.
+
+* `transfer` (§2, The serving vocabulary: "run link (X); load Q (n); release P; — the KV of n tokens moves
+  from the session's lease (or hold) on P to its hold on Q: the link takes the time, the tokens count as
+  computed at Q, and P is given back"): a link's time and its sharing between transfers, from a lease and
+  from an enclosing hold, and `transfer on E, I` under both `share` policies.
+* `load` (§3, Pools: "load m (n) advances the innermost enclosing hold's position on m by n tokens, which
+  its allocation must cover"): loads that add up, the cache they leave.
+* `pull`, `latency`, `nic` (§2, Queues): a read waits the relation's latency on the reader's own delay
+  stage, then divides the two NICs by the relation's share.
+* `drop` (§3, Pools: "A program that models dropping them writes drop POOL; before end;"): what the
+  report counts for it (no eviction) and what a later hold finds.
+* `trace` and `ordered` (§3, Workload: "with a trace, turn loads the next turn's new, out, think, forced
+  and sets more (ordered: session i replays trace session i)").
+* `gauge` (§3, Gauges: "the report gives its time average over [warmup, end] … and the least and greatest
+  value held for a positive time").
+* `record` (docs/language.md: "The report keeps the rows whose column `sent` (without one: whose `time`) is
+  at or after the warm-up's end").
+* `arrive closed`, `init`, `hidden` (§2, §3 Workload: "init runs at arrival").
+* `choose` (§3, Ties: "choose: the keys, in order, then the smallest index").
+* `serve exclusive prefill` (§3, Stages).
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the
+reports and every observe's samples the same bytes); observes are asserted as (session, time, value) and
+the report's figures as its JSON reads them. Every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import check_by_hand, run, run_error
+
+# ---------------------------------------------------------------------------------------------------------
+# transfer and load: a link's time, its sharing, the cache at both ends
+# ---------------------------------------------------------------------------------------------------------
+
+TRANSFERS = [
+    # Two sessions at 0: hold p (4) with no work, leased (inf), then hold q (4) and transfer (2) from p to
+    # q (3) on link ps(1): two transfers of 2 at once, each at 1/2, both end at 4 (service 4, the time each
+    # spent; the runs of 0 complete at once and are no completion of the stage, 2). release p
+    # ends the leases: cache (4) of the allocation 4 → 4 each on p. q's hold ends at 4 with cache (4) of the
+    # position the load reached, 3 → 3 each. Horizon 10: p used 2·4 on [0,4] = 32/10 = 3.2, cached 8 on
+    # [4,10] = 48/10 = 4.8; q used 3.2, cached 6·6/10 = 3.6; holders 2·4/10 = 0.8 at both (a lease holds).
+    ("two_transfers_share_a_ps_link", """
+stage link : ps(1);
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(2); }
+session {
+  hold p (4) { run link (0); } cache (4) lease p (inf);
+  hold q (4) {
+    transfer (2) from p to q (3);
+    observe x = now;
+  } cache (4);
+}
+run { horizon 10; }
+""", {"x": [(0, 4.0, 4.0), (1, 4.0, 4.0)]},
+     {("link", None): {"completions": 2, "service": 4.0, "utilisation": 0.4},
+      ("p", None): {"used": 3.2, "cached": 4.8, "holders": 0.8, "admissions": 2, "evicted_entries": 0},
+      ("q", None): {"used": 3.2, "cached": 3.6, "holders": 0.8}}),
+    # From an enclosing hold, not a lease: hold p (5) around hold q (5); transfer (1) on a delay link gives
+    # p's allocation back at 1 (used(p) 0 after it), cached per p's hold, cache (5) of 5 → 5; the hold's
+    # scope then has nothing left on p. q's hold caches min(5, 2) = 2, the load's position, at 3 (run d 2).
+    # Horizon 5: p used 5·1/5 = 1, cached 5·4/5 = 4; q used 5·3/5 = 3, cached 2·2/5 = 0.8.
+    ("a_transfer_from_the_enclosing_hold", """
+stage link : delay;
+stage d : delay;
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(1); }
+session {
+  hold p (5) {
+    hold q (5) {
+      transfer (1) from p to q (2);
+      observe up = used(p);
+      observe cp = cachedin(p);
+      run d (2);
+    } cache (5);
+    observe uq = used(q);
+  } cache (5);
+}
+run { horizon 5; }
+""", {"up": [(0, 1.0, 0.0)], "cp": [(0, 1.0, 5.0)], "uq": [(0, 3.0, 0.0)]},
+     {("p", None): {"used": 1.0, "cached": 4.0}, ("q", None): {"used": 3.0, "cached": 0.8}}),
+    # transfer on e, i: one flow over both stages. e ps(3), i ps(1); s0 transfers 4 over e and i, s1 runs 4
+    # on e alone (a flow of the policy: e is held by a run with another). maxmin: both rise to 1, i fills
+    # (s0 stops at 1), s1 goes on to 2 where e fills (1 + 2 = 3): s1 done at 4/2 = 2, s0 at 4/1 = 4.
+    ("transfer_on_two_stages_maxmin", """
+stage e : ps(3);
+stage i : ps(1);
+share maxmin;
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold p (4) {
+      hold q (4) { transfer on e, i (4) from p to q (4); observe t = now; } cache (4);
+    } cache (4);
+  } else {
+    run e (4);
+    observe t = now;
+  }
+}
+run { horizon inf; }
+""", {"t": [(1, 2.0, 2.0), (0, 4.0, 4.0)]}, {"end": 4.0, ("i", None): {"utilisation": 1.0}}),
+    # The same under bottleneck: s0 gets min(3/2, 1/1) = 1, s1 its equal share 3/2 at e: s1 done at 4 / 1.5
+    # = 8/3; s0 alone then gets min(3/1, 1/1) = 1: done at 4. e carries (1 + 1.5)/3 on [0, 8/3] and 1/3 on
+    # [8/3, 4]: utilisation ((2.5/3)(8/3) + (1/3)(4/3)) / 4 = (20/9 + 4/9) / 4 = 2/3.
+    ("transfer_on_two_stages_bottleneck", """
+stage e : ps(3);
+stage i : ps(1);
+share bottleneck;
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold p (4) {
+      hold q (4) { transfer on e, i (4) from p to q (4); observe t = now; } cache (4);
+    } cache (4);
+  } else {
+    run e (4);
+    observe t = now;
+  }
+}
+run { horizon inf; }
+""", {"t": [(1, 8 / 3, 8 / 3), (0, 4.0, 4.0)]}, {"end": 4.0, ("e", None): {"utilisation": 2 / 3}}),
+    # load: two loads add up (4 + 3 = 7 within the allocation 10), cache (10) keeps min(10, 7) = 7; a
+    # second hold with cache consumes it: cached 7. Horizon 4: used 10 on [0,1] (run d 1) and on [1,2]
+    # (the second hold, run d 1): 20 / 4 = 5; cached 7 on [1,1]: nothing (consumed at once), then 10 on
+    # [2,4] (the second hold's allocation, no load): 20 / 4 = 5.
+    ("loads_add_up_to_the_position_the_cache_keeps", """
+stage d : delay;
+pool q { cap 10; }
+workload { arrive batch(1); }
+session {
+  hold q (10) { load q (4); load q (3); run d (1); } cache (10);
+  hold q (10) { observe c = cached; run d (1); } cache (10);
+}
+run { horizon 4; }
+""", {"c": [(0, 1.0, 7.0)]}, {("q", None): {"used": 5.0, "cached": 5.0}}),
+    # A hold's position starts at 0 and a load advances it (the case above: 3 of 4 cached); a load of 0
+    # reaches 0, so cache (6) keeps min(6, 0) = 0 and the next hold finds nothing. (Without the load the
+    # position is the allocation, 6.)
+    ("a_load_of_zero_caches_nothing", """
+pool q { cap 10; }
+workload { arrive batch(1); }
+session {
+  hold q (6) { load q (0); } cache (6);
+  hold q (6) { observe c = cached; } cache (6);
+}
+run { horizon 1; }
+""", {"c": [(0, 0.0, 0.0)]}, {}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TRANSFERS], ids=[c[0] for c in TRANSFERS])
+def test_transfers_and_loads_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pull, latency, nic: a read waits the relation's latency, then shares the two NICs
+# ---------------------------------------------------------------------------------------------------------
+
+PULL = """let NP = 2;
+let ND = 1;
+queue P[NP] : prefill {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(4);
+  prefill (prompt) { hold kv (prompt) { run (prompt); } cache (prompt) lease kv (inf); }
+}
+queue D[ND] : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(2);
+  decode (prompt) from src {
+    hold kv (prompt) {
+      transfer (prompt - 2) from src to kv (prompt - 2);
+      run (1);
+    } cache (prompt);
+  }
+}
+D pull P latency 0.5 share SHARE;
+workload { arrive batch(2); }
+session {
+  set prompt = PROMPT;
+  P[serial].prefill (prompt);
+  observe f = now;
+  D[0].decode (prompt) from P[serial];
+  observe d = now;
+}
+run { horizon inf; }
+"""
+
+PULLS = [
+    # Both prompts 9: the two prefills on P[0] and P[1] at once, 9 each (f 9). Each read waits 0.5 on
+    # D's latency stage (a delay), then reads 7 over P.nic[i] (ps(4), one flow each) and D.nic[0] (ps(2),
+    # both flows): maxmin gives each 1 (D's NIC fills at 1 + 1), 7 / 1 = 7: the reads end at 16.5, then
+    # D's fifo serves run (1) in turn: 17.5 and 18.5. P's leases end at 16.5.
+    ("two_reads_share_the_readers_nic_maxmin", PULL.replace("SHARE", "maxmin").replace("PROMPT", "9"),
+     {"f": [(0, 9.0, 9.0), (1, 9.0, 9.0)], "d": [(0, 17.5, 17.5), (1, 18.5, 18.5)]},
+     {"end": 18.5}),
+    # The same under bottleneck: min(4/1, 2/2) = 1, the same 7 s.
+    ("two_reads_share_the_readers_nic_bottleneck", PULL.replace("SHARE", "bottleneck").replace("PROMPT", "9"),
+     {"f": [(0, 9.0, 9.0), (1, 9.0, 9.0)], "d": [(0, 17.5, 17.5), (1, 18.5, 18.5)]},
+     {"end": 18.5}),
+    # Prompts 5 and 9: s0's prefill ends at 5, its read (3) starts at 5.5 alone at min(4, 2) = 2: it ends at
+    # 7, D's run (1) at 8. s1's prefill ends at 9, its read (7) from 9.5 at 2: 13, run (1): 14.
+    ("reads_that_do_not_overlap_take_the_whole_nic",
+     PULL.replace("SHARE", "maxmin").replace("PROMPT", "serial == 0 ? 5 : 9"),
+     {"f": [(0, 5.0, 5.0), (1, 9.0, 9.0)], "d": [(0, 8.0, 8.0), (1, 14.0, 14.0)]},
+     {"end": 14.0}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PULLS], ids=[c[0] for c in PULLS])
+def test_pull_reads_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# drop: the session's own prefix, gone without an eviction
+# ---------------------------------------------------------------------------------------------------------
+
+DROPS = [
+    # s0 holds p (2) for 1, s1 for 3, each caches 2 and drops it at once: cached is 0 throughout (the
+    # entry and the drop at one instant), no eviction is counted; cachedin(p) after it 0. Used 2 + 2 on
+    # [0,1], 2 on [1,3]: (4 + 4) / 4 = 2 over the horizon 4; the gauge of used(p) the same, least 0 (on
+    # [3,4]) and greatest 4.
+    ("drop_counts_no_eviction", """
+pool p { cap 10; }
+stage d : delay;
+gauge u = used(p);
+workload { arrive batch(2); }
+session {
+  hold p (2) { run d (serial == 0 ? 1 : 3); } cache (2);
+  drop p;
+  observe c = cachedin(p);
+}
+run { horizon 4; }
+""", {"c": [(0, 1.0, 0.0), (1, 3.0, 0.0)]},
+     {("p", None): {"used": 2.0, "cached": 0.0, "evicted_entries": 0, "evicted_units": 0.0, "admissions": 2},
+      ("gauge", "u"): {"mean": 2.0, "min": 0.0, "max": 4.0}}),
+    # s0 drops between its two holds, s1 does not: the second hold (cache) finds 0 for s0, 3 for s1.
+    ("a_hold_after_a_drop_finds_nothing", """
+pool p { cap 10; }
+workload { arrive batch(2); }
+session {
+  hold p (3) { } cache (3);
+  branch (serial == 0) { drop p; }
+  hold p (3) { observe c = cached; } cache (3);
+}
+run { horizon 1; }
+""", {"c": [(0, 0.0, 0.0), (1, 0.0, 3.0)]}, {}),
+    # A hold without cache leaves the session's entry where it is (§3), so a drop inside it drops that
+    # entry: s0 reads cachedin(p) 0 after its drop, s1 (no drop) 3. At the end of that hold nothing is
+    # cached (no clause): s0 has 0 cached, s1 3 over [0,2]: cached 3 · 2 / 2 = 1.5 (horizon 2).
+    ("a_drop_inside_a_hold_without_cache", """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold p (3) { } cache (3);
+  hold p (2) {
+    branch (serial == 0) { drop p; }
+    observe c = cachedin(p);
+    run d (2);
+  }
+}
+run { horizon 2; }
+""", {"c": [(0, 0.0, 0.0), (1, 0.0, 3.0)]}, {("p", None): {"cached": 3.0, "used": 4.0}}),
+    # A drop with nothing cached, on a pool the session never held, is nothing: the run goes on (t 1).
+    ("a_drop_of_nothing", """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { drop p; run d (1); observe t = now; }
+run { horizon inf; }
+""", {"t": [(0, 1.0, 1.0)]}, {("p", None): {"cached": 0.0, "evicted_entries": 0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in DROPS], ids=[c[0] for c in DROPS])
+def test_drops_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# gauge: the time average over [warmup, end], the least and greatest value held for a positive time
+# ---------------------------------------------------------------------------------------------------------
+
+GAUGES = [
+    # Warm-up 1, horizon 4: used 4 on [0,1] (cut), 2 on [1,3], 0 on [3,4]: (2·2 + 0) / 3 = 4/3; the least
+    # 0, the greatest held after the warm-up 2.
+    ("a_gauge_after_the_warm_up", """
+pool p { cap 10; }
+stage d : delay;
+gauge u = used(p);
+workload { arrive batch(2); }
+session { hold p (2) { run d (serial == 0 ? 1 : 3); } }
+run { horizon 4; warmup 1; }
+""", {}, {("gauge", "u"): {"mean": 4 / 3, "min": 0.0, "max": 2.0}}),
+    # At 1 the session releases 2 and holds 5 in the same instant: the gauge reads the instant's end, so
+    # 0 is never held: 2 on [0,1], 5 on [1,2]; mean 3.5, least 2, greatest 5 (end 2, horizon inf).
+    ("a_value_passed_through_in_an_instant_is_not_held", """
+pool p { cap 10; }
+stage d : delay;
+gauge u = used(p);
+workload { arrive batch(1); }
+session { hold p (2) { run d (1); } hold p (5) { run d (1); } }
+run { horizon inf; }
+""", {}, {"end": 2.0, ("gauge", "u"): {"mean": 3.5, "min": 2.0, "max": 5.0}}),
+    # A sum over a family: busy(s[0]) 1 on [0,2] (two jobs of 1 at a fifo), busy(s[1]) 1 on [0,3]; the sum
+    # 2 on [0,2], 1 on [2,3], 0 on [3,4]: (4 + 1) / 4 = 1.25, least 0, greatest 2.
+    ("a_gauge_of_a_sum_over_a_family", """
+stage s[2] : fifo;
+gauge b = sum j in 2 (busy(s[j]));
+workload { arrive batch(3); }
+session { branch (serial < 2) { run s[0] (1); } else { run s[1] (3); } }
+run { horizon 4; }
+""", {}, {("gauge", "b"): {"mean": 1.25, "min": 0.0, "max": 2.0}}),
+    # A gauge of constants and holders: holders(p) + 0.5: 1.5 on [0,2] (one holder), 0.5 on [2,4]: mean 1,
+    # least 0.5, greatest 1.5.
+    ("a_gauge_with_a_constant_term", """
+pool p { cap 10; }
+stage d : delay;
+gauge h = holders(p) + 0.5;
+workload { arrive batch(1); }
+session { hold p (1) { run d (2); } }
+run { horizon 4; }
+""", {}, {("gauge", "h"): {"mean": 1.0, "min": 0.5, "max": 1.5}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in GAUGES], ids=[c[0] for c in GAUGES])
+def test_gauges_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# record: the rows, the warm-up cut by `sent` or by `time`
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_record_rows_are_cut_by_sent_else_by_time(monkeypatch):
+    """Arrivals at 1, 2, 3, 4 (renewal(1): the first after one gap; arrivals 4), each recording at its
+    arrival + 2 into `a` (a `sent` column, the arrival) and `b` (no `sent`: its `time`). Warm-up 2: `a`
+    keeps the rows sent at or after 2, sessions 1, 2, 3 (2 at the boundary is kept); `b` keeps every row
+    (times 3 … 6). The extra columns are the session, turn_no (0, no `turn;`) and now."""
+    src = """
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  set t0 = now;
+  run d (2);
+  record a { sent = t0; x = serial * 10; }
+  record b { y = serial; }
+}
+run { horizon 100; warmup 2; arrivals 4; }
+"""
+    r, js = check_by_hand(monkeypatch, src, {}, {"records": {"a": 3, "b": 4}, "end": 6.0})
+    a = r.records("a", kind="numpy")
+    assert list(a["session"]) == [1, 2, 3]
+    assert list(a["sent"]) == [2.0, 3.0, 4.0]
+    assert list(a["x"]) == [10.0, 20.0, 30.0]
+    assert list(a["time"]) == [4.0, 5.0, 6.0]
+    assert list(a["turn"]) == [0, 0, 0]
+    b = r.records("b", kind="numpy")
+    assert list(b["session"]) == [0, 1, 2, 3]
+    assert list(b["time"]) == [3.0, 4.0, 5.0, 6.0]
+
+
+def test_record_time_at_the_warm_up_is_kept(monkeypatch):
+    """A row whose `time` is the warm-up's end is kept ("at or after"): arrivals at 1, 2, 3 (arrivals 3),
+    each recording at arrival + 0.5; warm-up 2.5: the rows at 2.5 and 3.5, sessions 1 and 2."""
+    src = """
+stage d : delay;
+workload { arrive renewal(1); }
+session { run d (0.5); record r { v = serial; } }
+run { horizon 100; warmup 2.5; arrivals 3; }
+"""
+    r, _ = check_by_hand(monkeypatch, src, {}, {"records": {"r": 2}})
+    t = r.records("r", kind="numpy")
+    assert list(t["session"]) == [1, 2]
+    assert list(t["time"]) == [2.5, 3.5]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# arrive closed, init, hidden
+# ---------------------------------------------------------------------------------------------------------
+
+CLOSED = [
+    # closed(2): sessions 0 and 1 at 0 run 1 each and end at 1; 2 and 3 replace them at 1, end at 2; 4
+    # and 5 at 2, end at 3; 6 and 7 at 3, still running at 3.5. init sets k = 10·serial at arrival.
+    # arrivals 8, ended 6; mean live 2.
+    ("a_closed_population_replaces_each_session_as_it_ends", """
+stage d : delay;
+workload { arrive closed(2); init { set k = 10 * serial; } }
+session { run d (1); observe kk = k; }
+run { horizon 3.5; }
+""", {"kk": [(0, 1.0, 0.0), (1, 1.0, 10.0), (2, 2.0, 20.0), (3, 2.0, 30.0), (4, 3.0, 40.0), (5, 3.0, 50.0)]},
+     {"arrivals": 8, "ended": 6, "mean_live": 2.0}),
+    # closed(1) with a hidden attribute set in init and read by a run (a session statement may): session 0
+    # runs 1 (ends 1), 1 runs 2 (ends 3), 2 runs 3 (ends 6), 3 arrives at 6 and runs 4: at 6.5 still running.
+    # init reads now: the arrival times 0, 1, 3 observed at the ends.
+    ("a_hidden_attribute_set_in_init", """
+stage d : delay;
+workload { arrive closed(1); hidden o; init { set o = serial + 1; set a = now; } }
+session { run d (o); observe at = a; }
+run { horizon 6.5; }
+""", {"at": [(0, 1.0, 0.0), (1, 3.0, 1.0), (2, 6.0, 3.0)]}, {"arrivals": 4, "ended": 3, "mean_live": 1.0}),
+    # closed(2) at a fifo server: the two at 0 queue (1 each): 0 ends at 1, its replacement 2 arrives at 1
+    # and queues behind 1, which ends at 2; 3 arrives at 2, 2 ends at 3, … one completion a second: ended
+    # at 1, 2, 3, 4 (sessions 0–3) by the horizon 4.5; arrivals 6; the response (now − a) 1, 2, 2, 2.
+    ("a_closed_population_at_one_server", """
+stage s : fifo;
+workload { arrive closed(2); init { set a = now; } }
+session { run s (1); observe r = now - a; }
+run { horizon 4.5; }
+""", {"r": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 3.0, 2.0), (3, 4.0, 2.0)]}, {"arrivals": 6, "ended": 4}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CLOSED], ids=[c[0] for c in CLOSED])
+def test_closed_populations_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# choose: the keys in order, then the smallest index
+# ---------------------------------------------------------------------------------------------------------
+
+CHOOSES = [
+    # Four sessions at 0, one after another: queue(s[j]) 0, 0, 0 → 0; then 1, 0, 0 → 1; 1, 1, 0 → 2; all
+    # 1 → 0 (the smallest index). s[0] serves 0 then 3: done at 1, 1, 1, 2.
+    ("ties_go_to_the_smallest_index", """
+stage s[3] : fifo;
+workload { arrive batch(4); }
+session { choose j in 3 by (queue(s[j])); run s[j] (1); observe jj = j; }
+run { horizon inf; }
+""", {"jj": [(0, 1.0, 0.0), (1, 1.0, 1.0), (2, 1.0, 2.0), (3, 2.0, 0.0)]}, {}),
+    # A second key breaks the first's ties: by (queue(s[j]), -j): 2, then 1, then 0, then 2 again.
+    ("a_second_key_breaks_ties", """
+stage s[3] : fifo;
+workload { arrive batch(4); }
+session { choose j in 3 by (queue(s[j]), -j); run s[j] (1); observe jj = j; }
+run { horizon inf; }
+""", {"jj": [(0, 1.0, 2.0), (1, 1.0, 1.0), (2, 1.0, 0.0), (3, 2.0, 2.0)]}, {}),
+    # The count a let constant, the key an attribute of the session (serial % 2 on j's parity): session 0
+    # wants even j: 0 (smallest); session 1 odd: 1; the chosen index is an attribute read afterwards.
+    ("a_key_of_the_session_and_a_let_count", """
+let N = 4;
+stage d : delay;
+workload { arrive batch(2); }
+session { choose j in N by (abs(j % 2 - serial % 2), j == 0 ? 1 : 0); run d (j + 1); observe jj = j; }
+run { horizon inf; }
+""", {"jj": [(1, 2.0, 1.0), (0, 3.0, 2.0)]}, {}),
+    # A family of one: choose j in 1 is 0 whatever the key.
+    ("a_family_of_one", """
+stage d : delay;
+workload { arrive batch(1); }
+session { choose j in 1 by (-inf); run d (1); observe jj = j; }
+run { horizon inf; }
+""", {"jj": [(0, 1.0, 0.0)]}, {}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CHOOSES], ids=[c[0] for c in CHOOSES])
+def test_choose_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
