@@ -25,8 +25,15 @@ ONE = ("stage s : delay;\nworkload { arrive poisson(1); }\n"
 posix = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="symbolic links and FIFOs of POSIX")
 
 
-def serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([SERQ, "run", "p.sq", "--no-progress", *args], capture_output=True, text=True,
+def serq(cwd: Path, *args: str, here=None, command: str = "run") -> subprocess.CompletedProcess:
+    """``serq COMMAND p.sq --no-progress ARGS`` in ``cwd``, as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said and of
+    the files written or left as they were, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(command, "p.sq", "--no-progress", *args)
+    return subprocess.run([SERQ, command, "p.sq", "--no-progress", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=60)
 
 
@@ -42,12 +49,13 @@ def entries(folder: Path) -> dict[str, str]:
 @posix
 @pytest.mark.parametrize("table", ["req", "sub"])
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
-def test_a_link_at_a_per_table_name_is_refused(tmp_path, table, ext):
+def test_a_link_at_a_per_table_name_is_refused(tmp_path, serq_in_process, table, ext):
     (tmp_path / "p.sq").write_text(TWO)
     (tmp_path / "victim").write_text("keep me\n")
     os.symlink("victim", tmp_path / f"out.{table}{ext}")
     before = entries(tmp_path)
-    r = serq(tmp_path, "--records", f"out{ext}", "-o", "report.txt", "--dump", "dump")
+    here = None if (table, ext) == ("req", ".csv") else serq_in_process  # (the first case as a child process)
+    r = serq(tmp_path, "--records", f"out{ext}", "-o", "report.txt", "--dump", "dump", here=here)
     assert r.returncode == 1, r.stderr
     assert r.stderr == (f"error: out.{table}{ext}: is a symbolic link; serq names this file itself and writes "
                         "it only as a new or regular file (remove it, or choose another output)\n")
@@ -56,10 +64,10 @@ def test_a_link_at_a_per_table_name_is_refused(tmp_path, table, ext):
 
 
 @posix
-def test_a_dangling_link_creates_nothing(tmp_path):
+def test_a_dangling_link_creates_nothing(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(TWO)
     os.symlink("elsewhere.csv", tmp_path / "out.sub.csv")
-    r = serq(tmp_path, "--records", "out.csv")
+    r = serq(tmp_path, "--records", "out.csv", here=serq_in_process)
     assert r.returncode == 1 and r.stderr.startswith("error: out.sub.csv: is a symbolic link;"), r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert sorted(os.listdir(tmp_path)) == ["out.sub.csv", "p.sq"]
@@ -77,20 +85,20 @@ def test_a_fifo_at_a_per_table_name_is_refused_without_waiting(tmp_path):
 
 
 @posix
-def test_a_folder_at_a_per_table_name_is_refused(tmp_path):
+def test_a_folder_at_a_per_table_name_is_refused(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(TWO)
     (tmp_path / "out.req.csv").mkdir()
-    r = serq(tmp_path, "--records", "out.csv")
+    r = serq(tmp_path, "--records", "out.csv", here=serq_in_process)
     assert r.returncode == 1 and r.stderr.startswith("error: out.req.csv: is a folder;"), r.stderr
     assert r.stderr.count("\n") == 1
     assert sorted(os.listdir(tmp_path)) == ["out.req.csv", "p.sq"]
 
 
-def test_regular_per_table_files_are_replaced(tmp_path):
+def test_regular_per_table_files_are_replaced(tmp_path, serq_in_process):
     # an earlier run's (a file no run wrote there is refused: test_hostile_round32_records_over_files.py)
     (tmp_path / "p.sq").write_text(TWO)
     (tmp_path / "out.req.csv").write_text("session,turn,time,a\n0,0,5.0,5.0\n")
-    r = serq(tmp_path, "--records", "out.csv")
+    r = serq(tmp_path, "--records", "out.csv", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out.req.csv").read_text().startswith("session,turn,time,a\n")
     assert (tmp_path / "out.sub.csv").read_text().startswith("session,turn,time,b\n")
@@ -98,12 +106,12 @@ def test_regular_per_table_files_are_replaced(tmp_path):
 
 
 @posix
-def test_the_file_the_user_named_may_be_a_link(tmp_path):
+def test_the_file_the_user_named_may_be_a_link(tmp_path, serq_in_process):
     """One table: its file is the one named, followed as a shell's `>` follows a link; the link stays."""
     (tmp_path / "p.sq").write_text(ONE)
     (tmp_path / "target.csv").write_text("old\n")
     os.symlink("target.csv", tmp_path / "out.csv")
-    r = serq(tmp_path, "--records", "out.csv")
+    r = serq(tmp_path, "--records", "out.csv", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert os.readlink(tmp_path / "out.csv") == "target.csv"
     assert (tmp_path / "target.csv").read_text().startswith("session,turn,time,a\n")
@@ -164,10 +172,10 @@ def test_the_writer_refuses_an_own_link(tmp_path, ext):
     ("9" * 5000, "99999999999999999999… (5000 characters) is not a positive whole number of {what}: more than 4300 "
      "digits, the most a whole number is read or written with"),
 ])
-def test_a_count_that_is_not_one_says_so(tmp_path, command, flag, what, value, said):
+def test_a_count_that_is_not_one_says_so(tmp_path, serq_in_process, command, flag, what, value, said):
     (tmp_path / "p.sq").write_text(ONE)
-    r = subprocess.run([SERQ, command, "p.sq", "--no-progress", flag, value], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=60)
+    here = None if value == "1e400" else serq_in_process  # (the first value of each flag as a child process)
+    r = serq(tmp_path, flag, value, here=here, command=command)
     assert r.returncode == 2, r.stderr
     assert r.stderr == (f"error: invalid value for '{flag}': {said.format(what=what)} (see 'serq {command} "
                         "--help')\n")
@@ -175,16 +183,16 @@ def test_a_count_that_is_not_one_says_so(tmp_path, command, flag, what, value, s
 
 
 @pytest.mark.parametrize("flag", ["--max-events", "--max-samples"])
-def test_a_huge_count_is_no_bound(tmp_path, flag):
+def test_a_huge_count_is_no_bound(tmp_path, serq_in_process, flag):
     """A whole number past 2**64 is a bound the run never reaches (sweep takes it too)."""
     (tmp_path / "p.sq").write_text(ONE)
-    r = serq(tmp_path, flag, "99999999999999999999999999")
+    r = serq(tmp_path, flag, "99999999999999999999999999", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert "PARTIAL" not in r.stdout
 
 
-def test_a_count_still_bounds_the_run(tmp_path):
+def test_a_count_still_bounds_the_run(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(ONE)
-    r = serq(tmp_path, "--max-events", "1")
+    r = serq(tmp_path, "--max-events", "1", here=serq_in_process)
     assert r.returncode == 3, r.stderr
     assert r.stdout.startswith("run: PARTIAL")
