@@ -88,11 +88,15 @@ blocked here too, whatever the worker's environment says)."""
     program = _program(ir, ir_hash, name)
     limits = dict(limits)
     slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)
+    from serq.loading import stdout_to_stderr
     from serq_sim.errors import spans_of
 
     t0, c1 = time.perf_counter(), time.process_time()
     try:
-        with spans_of(name, program):  # (an IR file's spans quoted from where it was compiled, as serq run does)
+        # (an IR file's spans quoted from where it was compiled, as serq run does; what a plugin's code writes
+        # to standard output goes to standard error, as in serq run: a worker's standard output is the sweep's,
+        # whose table it is without --out, and a stage kind's print wrote lines into the CSV)
+        with spans_of(name, program), stdout_to_stderr():
             report = serq_sim.run(program, seed=seed, pm=pm, trace=trace, trace_digest=digest, **limits)
         if slo is not None and report.result.requests is not None:
             report.set_slo(slo)
