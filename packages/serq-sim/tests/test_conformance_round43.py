@@ -30,7 +30,7 @@ the report's figures as its JSON reads them. Every number is derived by hand in 
 from __future__ import annotations
 
 import pytest
-from conform import check_by_hand, run, run_error
+from conform import check_by_hand, run, run_error, stage
 
 # ---------------------------------------------------------------------------------------------------------
 # transfer and load: a link's time, its sharing, the cache at both ends
@@ -473,3 +473,123 @@ run { horizon inf; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CHOOSES], ids=[c[0] for c in CHOOSES])
 def test_choose_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# trace and ordered
+# ---------------------------------------------------------------------------------------------------------
+
+TRACE_SESSION = """stage d : delay;
+workload { arrive batch(N); trace "t.csv"ORDERED; }
+session {
+  turn;
+  loop {
+    run d (new / 100);
+    observe n = new + more;
+    branch (more) { run d (think); turn; } else { end; }
+  }
+}
+run { horizon inf; }
+"""
+
+
+def _trace_run(tmp_path, monkeypatch, csv: str, n: int, ordered: bool):
+    (tmp_path / "t.csv").write_text(csv)
+    prog = tmp_path / "p.sq"
+    prog.write_text(TRACE_SESSION.replace("N", str(n)).replace("ORDERED", " ordered" if ordered else ""))
+    return run("", monkeypatch, path=prog)
+
+
+def test_a_trace_of_one_session_is_replayed_by_every_arrival(tmp_path, monkeypatch):
+    """Without `ordered` each arrival replays a trace session drawn at random; with one trace session every
+    arrival replays it (docs/language.md). Session 5's rows: new 100 (run 1, more 1), think 2, new 300
+    (run 3, more 0): samples 101 at 1 and 300 at 1 + 2 + 3 = 6, for each of the three sessions; turns 2
+    each, 6 in all."""
+    r, obs = _trace_run(tmp_path, monkeypatch,
+                        "session,turn,new,out,think,forced\n5,0,100,1,2,0\n5,1,300,1,0,0\n", 3, False)
+    assert obs["n"] == [(0, 1.0, 101.0), (1, 1.0, 101.0), (2, 1.0, 101.0),
+                        (0, 6.0, 300.0), (1, 6.0, 300.0), (2, 6.0, 300.0)]
+    assert (r.result.turns, r.result.ended, r.result.end) == (6, 3, 6.0)
+
+
+def test_ordered_replays_serial_mod_the_trace_sessions(tmp_path, monkeypatch):
+    """`ordered` with 3 sessions over a trace of 2: session i replays trace session i mod 2 (docs/language.md:
+    "`ordered` replays session `serial mod` the log's sessions"), in the file's order (4 first, then 1).
+    Session 4: new 200 (run 2, more 1), think 1, new 100 (run 1): 201 at 2, 100 at 4. Session 1: new 50
+    (more 0): 50 at 0.5. Sessions 0 and 2 replay 4, session 1 replays 1."""
+    r, obs = _trace_run(tmp_path, monkeypatch,
+                        "session,turn,new,out,think,forced\n4,0,200,1,1,0\n1,0,50,1,0,0\n4,1,100,1,0,0\n",
+                        3, True)
+    assert obs["n"] == [(1, 0.5, 50.0), (0, 2.0, 201.0), (2, 2.0, 201.0), (0, 4.0, 100.0), (2, 4.0, 100.0)]
+    assert (r.result.turns, r.result.ended) == (5, 3)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# serve exclusive prefill
+# ---------------------------------------------------------------------------------------------------------
+
+EXCLUSIVE = """
+stage e : step { budget 10; cost 1; SERVE }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (serial == 0 ? 0 : 1.5);
+  prefill (4);
+  observe f = now;
+  decode (serial == 0 ? 3 : 1);
+  observe d = now;
+}
+run { horizon inf; }
+"""
+
+EXCLUSIVES = [
+    # s0 prefills 4 at [0,1] (f0 1), decodes its first token at [1,2]; s1 joins at 1.5. [2,3]: a resident
+    # prefill goes first and alone: s1's 4 (f1 3), s0's decode waits. [3,4]: the decodes together, s0's
+    # 2nd and s1's only (d1 4). [4,5]: s0's 3rd (d0 5). 5 iterations: prefill only 2, decode only 3; 12
+    # tokens / 5 = 2.4.
+    ("a_resident_prefill_goes_alone", EXCLUSIVE.replace("SERVE", "serve exclusive prefill;"),
+     {"f": [(0, 1.0, 1.0), (1, 3.0, 3.0)], "d": [(1, 4.0, 4.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3, "mixed": 0, "tokens": 2.4}}),
+    # In admission order (the default): [2,3] serves s0's 2nd decode and s1's prefill together (mixed);
+    # [3,4] s0's 3rd and s1's decode: both done at 4. 4 iterations, 12 tokens: 3 a step.
+    ("the_same_in_admission_order", EXCLUSIVE.replace("SERVE", ""),
+     {"f": [(0, 1.0, 1.0), (1, 3.0, 3.0)], "d": [(0, 4.0, 4.0), (1, 4.0, 4.0)]},
+     {("e", None): {"iterations": 4, "prefill_only": 1, "decode_only": 2, "mixed": 1, "tokens": 3.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EXCLUSIVES], ids=[c[0] for c in EXCLUSIVES])
+def test_exclusive_prefill_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# run-time errors of load and the latency stage's figures
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_a_load_beyond_the_allocation_is_an_error_at_its_statement(monkeypatch):
+    """§3: a load advances the position "by n tokens, which its allocation must cover": 3 then 2 in a hold
+    of 4 is the second load's error, at t=0, session 0, naming its place."""
+    msg = run_error("""pool q { cap 10; }
+workload { arrive batch(1); }
+session {
+  hold q (4) { load q (3); load q (2); }
+}
+run { horizon 1; }
+""", monkeypatch)
+    assert msg.startswith("<source>:4:28: error: at t=0, session 0: load q (2)"), msg
+    assert "4 allocated and 3 computed" in msg
+
+
+def test_the_latency_wait_is_a_delay_stage_of_the_reader(monkeypatch):
+    """The relation's latency is the reader's own delay stage (§2, Queues: "run D.nic.latency[j] (x0)"):
+    in the maxmin row above both reads wait 0.5 there at 9: two completions, service 0.5 each; D.nic
+    carries the two reads (service 7, 2 completions) and each P.nic one."""
+    src = PULL.replace("SHARE", "maxmin").replace("PROMPT", "9")
+    r, _ = run(src, monkeypatch)
+    lat = [s for s in r.result.stages if s.name.endswith("latency")]
+    assert [(s.name, s.index, s.completions, s.service) for s in lat] == [("D.nic.latency", 0, 2, 0.5)]
+    dn = stage(r, "D.nic", 0)
+    assert (dn.completions, dn.service) == (2, 7.0)
+    assert [(stage(r, "P.nic", i).completions, stage(r, "P.nic", i).service) for i in (0, 1)] == [(1, 7.0)] * 2
