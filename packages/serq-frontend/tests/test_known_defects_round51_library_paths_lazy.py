@@ -165,3 +165,16 @@ def serq_ir_json(program) -> bytes:
     import serq_ir
 
     return serq_ir.encode(program)
+
+
+@pytest.mark.parametrize("behaviour", [raises, exits, not_a_list], ids=["raises", "exits", "not a list"])
+def test_the_users_error_is_not_hidden_by_the_hint_that_asks_for_the_folders(tmp_path, cached, behaviour):
+    """An unknown function's message looks for a library that defines it (the folders asked for): a hook that
+    fails then leaves the hint out, and the user's error is the message (it was the plugin's, in its place)."""
+    prog = tmp_path / "p.sq"
+    prog.write_text(PROGRAM.replace("run s (1)", "run s (rate())"))
+    pm = serq.get_plugin_manager(autoload=False, plugins=[serq_frontend.plugin, hook(behaviour)()])
+    for load in (lambda: cache.load(prog, pm=pm), lambda: serq_frontend.compile(prog, pm=pm)):
+        with pytest.raises(serq_frontend.CompileError) as e:
+            load()
+        assert str(e.value).splitlines()[0] == f"{prog}:3:18: error: unknown function `rate`"

@@ -451,7 +451,14 @@ class Context:
         """For an unknown definition ``name``: the words naming the library on the library path that
         defines it (``; the library `vllm.sq` defines it: …``), or nothing."""
         pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(name)}[ \t]*\(", re.M)
-        for folder in self.library_paths():
+        try:
+            folders = self.library_paths()
+        except (Exception, SystemExit):  # noqa: BLE001 - the folders a plugin fails to give: no hint
+            # (the user's error is the message: a plugin's serq_frontend_library_paths that raises was told in
+            # its place, for a program that uses no library, where a hint was all the folders were asked for;
+            # a `use` asks again, and is the plugin's message)
+            return ""
+        for folder in folders:
             try:
                 files = sorted(Path(folder).glob("*.sq"))
             except OSError:
