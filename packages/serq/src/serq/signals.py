@@ -185,6 +185,12 @@ def install() -> None:
         sys.unraisablehook = _unraisable
     _installed = True
     for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            # ignored when the command began (a script's background job, whose shell ignores SIGINT so that a
+            # Ctrl-C at the terminal stops the job in front only; `trap '' TERM`): left so, as Python leaves an
+            # ignored SIGINT, and given back so (uninstall)
+            _previous.setdefault(sig, signal.SIG_IGN)
+            continue
         prev = signal.signal(sig, _on_signal)
         if prev is _startup_handler():  # (the serq command's start-up's: Python's, once the command is done)
             prev = signal.default_int_handler
