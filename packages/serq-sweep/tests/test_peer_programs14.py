@@ -243,10 +243,12 @@ def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path, serq_he
 # --- plot: the figure from a sweep's table ---------------------------------------------------------------------
 
 
-def test_plot_of_a_sweep_table(tmp_path):
+def test_plot_of_a_sweep_table(tmp_path, serq_here):
+    # (the first plot as a child process; the sweep and the other plots, of what they draw and say, in this
+    # process)
     table = tmp_path / "t.csv"
-    serq("sweep", FLEET, "--set", "c=5:8:1", "--set", "lam=3,4", "--seeds", "1..2", "--horizon", "300",
-         "--workers", "0", "--no-progress", "--out", str(table))
+    serq_here("sweep", FLEET, "--set", "c=5:8:1", "--set", "lam=3,4", "--seeds", "1..2", "--horizon", "300",
+              "--workers", "0", "--no-progress", "--out", str(table))
     svg = tmp_path / "fig.svg"
     serq("plot", str(table), "--x", "c", "--y", "observes.waited.mean", "--hue", "lam", "-o", str(svg))
     text = svg.read_text()
@@ -256,7 +258,7 @@ def test_plot_of_a_sweep_table(tmp_path):
         assert f"<!-- {label}" in text, label
     # the same figure gives the same bytes
     svg2 = tmp_path / "fig2.svg"
-    serq("plot", str(table), "--x", "c", "--y", "observes.waited.mean", "--hue", "lam", "-o", str(svg2))
+    serq_here("plot", str(table), "--x", "c", "--y", "observes.waited.mean", "--hue", "lam", "-o", str(svg2))
     assert svg2.read_bytes() == svg.read_bytes()
     # a count is ticked at whole numbers: 5 to 8 replicas were ticked 5.0, 5.5, …, 8.0 (half a replica)
     import serq_sweep
@@ -275,7 +277,7 @@ def test_plot_of_a_sweep_table(tmp_path):
     _, data = curve_data(str(means), "c", "waited.mean", hue="lam")
     assert data[3][:2] == ([5, 6, 7, 8], [float(r["observes.waited.mean:mean"]) for r in points if r["lam"] == "3"])
     assert all(math.isnan(ci) for ci in data[3][2])
-    q = serq("plot", str(means), "--x", "c", "--y", "waited.mean", "--hue", "lam", "-o", str(tmp_path / "m.svg"))
+    q = serq_here("plot", str(means), "--x", "c", "--y", "waited.mean", "--hue", "lam", "-o", str(tmp_path / "m.svg"))
     assert q.stderr == "" and "<!-- observes.waited.mean (mean across seeds) -->" in (tmp_path / "m.svg").read_text()
     # a column that does not exist: one message naming it and the near one, status 1, nothing written
     for args, name, near in ((("--x", "cc", "--y", "observes.waited.mean"), "cc", "c"),
@@ -283,7 +285,7 @@ def test_plot_of_a_sweep_table(tmp_path):
                               "observes.waited.mean"),
                              (("--x", "c", "--y", "observes.waited.mean", "--hue", "lamb"), "lamb", "lam")):
         bad = tmp_path / "bad.svg"
-        p = serq("plot", str(table), *args, "-o", str(bad), ok=False)
+        p = serq_here("plot", str(table), *args, "-o", str(bad), ok=False)
         assert p.returncode == 1 and not bad.exists()
         err = p.stderr.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in p.stderr, p.stderr
