@@ -1,0 +1,274 @@
+"""Round 41 of programs as serving-systems researchers write them (peer_programs41/), each modelling a
+published scheduling idea and run on both simulator tiers: Orca's iteration-level scheduling against static
+batching (a burst by hand and the static batch's closed form); Sarathi-Serve's stall-free batching against
+prefill-prioritizing (two requests iteration by iteration, the ITL tail bounded by one budget's iteration);
+shortest-job-first by the known output length against FCFS (the M/G/1 closed forms of Pollaczek-Khinchine and
+Cobham); prefill-decode disaggregation against colocation (one request's transfer by hand, goodput under two
+TPOT SLOs)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import serq_frontend
+import serq_sim
+from peers import covers, pool, run_both, stage
+from serq_report.json import encode_json
+
+HERE = Path(__file__).parent / "peer_programs41"
+SERQ = str(Path(sys.executable).parent / "serq")
+
+
+def compiled(name: str, *, sets=None, defs=None):
+    return serq_frontend.compile(path=str(HERE / name), sets=sets or {}, defs=defs or {})
+
+
+def run(name: str, monkeypatch, *, sets=None, defs=None, **kw):
+    """(JSON report, records) of peer_programs41/NAME on both tiers, which must agree byte for byte."""
+    return run_both(compiled(name, sets=sets, defs=defs), monkeypatch, **kw)
+
+
+def report(name: str, *, sets=None, defs=None, **kw) -> dict:
+    return json.loads(encode_json(serq_sim.run(compiled(name, sets=sets, defs=defs), **kw)))
+
+
+def serq(*args, timeout=120):
+    r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def read_csv(path) -> dict:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
+
+
+def by_session(recs: dict) -> dict:
+    """The records' columns in session order."""
+    order = np.argsort(recs["session"])
+    return {k: np.asarray(v)[order] for k, v in recs.items()}
+
+
+def test_every_program_is_in_fmt_form():
+    files = sorted(HERE.glob("*.sq"))
+    assert len(files) >= 4
+    r = subprocess.run([SERQ, "fmt", "--check", *map(str, files)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# orca.sq
+
+_THREE = {"out": "i == 0 ? 2 : i == 1 ? 5 : 10", "step_cost": "1"}
+
+
+@pytest.mark.parametrize("n, static, last, iterations", [
+    # continuous: request i ends with iteration out(i); static: the three padded to 10
+    (3, 0, [2, 5, 10], 10),
+    (3, 1, [10, 10, 10], 10),
+    # N = 6: request 3 joins in iteration 3 (ends 4), 4 in 5 (ends 9), 5 in 6 (ends 15); static: 10 and 20
+    (6, 0, [2, 5, 10, 4, 9, 15], 15),
+    (6, 1, [10, 10, 10, 20, 20, 20], 20),
+])
+def test_orca_burst_by_hand(monkeypatch, n, static, last, iterations):
+    doc, recs = run("orca.sq", monkeypatch, sets={"N": n, "K": 3, "static": static}, defs=_THREE)
+    r = by_session(recs)
+    assert r["last_token"].tolist() == last
+    assert r["first_token"].tolist() == ([1.0] * 3 + ([3.0, 5.0, 6.0] if not static else [11.0] * 3))[:n]
+    assert doc["requests"]["e2el"]["mean"] == pytest.approx(sum(last) / n)
+    e = stage(doc, "engine")
+    assert e["iterations"] == iterations
+    # every prompt once (512 each) and each request's decode: out(i) - 1 or, padded, 10 - 1
+    decodes = sum((10 if static else o) - 1 for o in [2, 5, 10] * (n // 3))
+    assert e["tokens"] * e["iterations"] == pytest.approx(n * 512 + decodes)
+
+
+def _continuous(outs, k, p, budget, cost):
+    """Iteration-level batching written out: each iteration the running requests decode a token, then the
+    waiting ones are admitted in order while a slot and the budget last (their whole prompt, the first token
+    sampled); the iteration lasts cost(tokens). The end time of each request."""
+    t, waiting, running, end = 0.0, list(range(len(outs))), {}, {}
+    while waiting or running:
+        tokens, new = len(running), []
+        while waiting and len(running) + len(new) < k and tokens + p <= budget:
+            new.append(waiting.pop(0))
+            tokens += p
+        t += cost(tokens)
+        for r in list(running):
+            running[r] -= 1
+            if running[r] == 0:
+                end[r] = t
+                del running[r]
+        for r in new:
+            if outs[r] == 1:
+                end[r] = t
+            else:
+                running[r] = outs[r] - 1
+    return [end[r] for r in range(len(outs))]
+
+
+def test_orca_defaults_against_static_closed_form_and_reference(monkeypatch):
+    c0, c1, n, k, p = 0.012, 0.00006, 64, 8, 512
+    outs = [16 * 2 ** (i % k) for i in range(n)]
+    # static: every batch is a prefill of 8 prompts and 2 047 decode iterations of 8 tokens; batch b ends
+    # at (b + 1) D, so the mean latency is 4.5 D and the burst drains at 8 D
+    d = (c0 + c1 * k * p) + (max(outs) - 1) * (c0 + c1 * k)
+    doc1, r1 = run("orca.sq", monkeypatch, sets={"static": 1})
+    assert doc1["requests"]["e2el"]["mean"] == pytest.approx(4.5 * d, rel=1e-12)
+    assert doc1["end"] == pytest.approx(8 * d, rel=1e-12)
+    doc0, r0 = run("orca.sq", monkeypatch)
+    ends = _continuous(outs, k, p, 8192, lambda x: c0 + c1 * x)
+    assert by_session(r0)["last_token"] == pytest.approx(ends, rel=1e-9)
+    assert doc0["requests"]["e2el"]["mean"] == pytest.approx(np.mean(ends), rel=1e-9)
+    # Orca's claim: continuous batching's mean latency well below static's (23.4 s against 116.1 s)
+    assert doc0["requests"]["e2el"]["mean"] < 0.25 * doc1["requests"]["e2el"]["mean"]
+    # the padding: static computes 2 047 decode tokens a request, continuous out(i) - 1
+    e0, e1 = stage(doc0, "engine"), stage(doc1, "engine")
+    assert e1["tokens"] * e1["iterations"] - e0["tokens"] * e0["iterations"] == pytest.approx(
+        sum(max(outs) - o for o in outs))
+
+
+# sarathi.sq
+
+_PAIR = {"gap": "~det(2)", "prompt_len": "serial == 0 ? 200 : 300", "output_len": "serial == 0 ? 4 : 3"}
+
+
+@pytest.mark.parametrize("stall_free, first, last, iterations", [
+    # 2-4.28 A 128; 4.28-6.56 A 72 + B 56; 6.56-8.84 A + B 127; 8.84-11.02 A + B 117; 11.02-12.04; 12.04-13.05
+    (1, [6.56, 11.02], [12.04, 13.05], 6),
+    # 2-5 A 200; 5-9.01 B 300 + A; 9.01-10.03 and 10.03-11.05, two decodes each
+    (0, [5.0, 9.01], [11.05, 11.05], 4),
+])
+def test_sarathi_two_requests_by_hand(monkeypatch, stall_free, first, last, iterations):
+    doc, recs = run("sarathi.sq", monkeypatch, sets={"stall_free": stall_free, "c0": 1, "c1": 0.01, "B": 128},
+                    defs=_PAIR, arrivals=2, horizon=math.inf, warmup=0)
+    r = by_session(recs)
+    assert r["sent"].tolist() == [2.0, 4.0]
+    assert r["first_token"] == pytest.approx(first, abs=1e-12)
+    assert r["last_token"] == pytest.approx(last, abs=1e-12)
+    e = stage(doc, "engine")
+    assert e["iterations"] == iterations
+    assert e["tokens"] * e["iterations"] == pytest.approx(500 + 5)
+    # the longest gap between two tokens: one budget's iteration (2.28) against the whole prompt's (4.01)
+    gaps = {1: [2.28, 2.18, 1.02, 1.02, 1.01], 0: [4.01, 1.02, 1.02, 1.02, 1.02]}[stall_free]
+    assert doc["requests"]["itl"]["count"] == 5
+    assert doc["requests"]["itl"]["mean"] == pytest.approx(np.mean(gaps))
+    # B waits for A's iteration to end: from 4 to 4.28 (stall-free) or to 5
+    assert pool(doc, "reqs")["wait"] == pytest.approx({1: 0.28, 0: 1.0}[stall_free] / 2)
+
+
+def test_sarathi_itl_tail_against_ttft(monkeypatch):
+    c0, c1, b = 0.015, 0.00008, 512
+    sf, _ = run("sarathi.sq", monkeypatch, sets={"stall_free": 1}, horizon=300)
+    pf, _ = run("sarathi.sq", monkeypatch, sets={"stall_free": 0}, horizon=300)
+    # under decodes first every gap is one iteration of at most B tokens: the ITL's p99 is at most c0 + c1 B
+    assert sf["requests"]["itl"]["p99"] <= c0 + c1 * b + 1e-12
+    assert pf["requests"]["itl"]["p99"] > 2 * (c0 + c1 * b)
+    # and the first token comes later: the prompt of 1 500 takes three iterations
+    assert sf["requests"]["ttft"]["mean"] - sf["requests"]["ttft"]["ci"] > \
+        pf["requests"]["ttft"]["mean"] + pf["requests"]["ttft"]["ci"]
+    # no preemption, nothing cached: the same requests (common random numbers) are served either way
+    assert sf["requests"]["completed"] == pf["requests"]["completed"]
+
+
+# sjf.sq
+
+def _mg1(lam=0.8, e_o=100, c=0.01):
+    """(FCFS, non-preemptive SJF) mean waits of the M/G/1 with service c o, o geometric from 1 of
+    P(o = k) = (1 - q) q^(k - 1), q = exp(-1 / e_o): Pollaczek-Khinchine and Cobham's classes by length."""
+    q = math.exp(-1 / e_o)
+    k = np.arange(1, 40 * e_o)
+    pk = (1 - q) * q ** (k - 1)
+    es, es2 = float(np.sum(pk * c * k)), float(np.sum(pk * (c * k) ** 2))
+    rho, w0 = lam * es, lam * es2 / 2
+    sig = np.cumsum(lam * pk * c * k)
+    before = np.concatenate([[0.0], sig[:-1]])
+    return w0 / (1 - rho), float(np.sum(pk * w0 / ((1 - before) * (1 - sig))))
+
+
+def test_sjf_closed_forms():
+    fcfs, sjf = _mg1()
+    assert fcfs == pytest.approx(4.1022, abs=1e-4) and sjf == pytest.approx(1.9193, abs=1e-4)
+    docs = {s: report("sjf.sq", sets={"sjf": s}, horizon=120000, warmup=1000) for s in (0, 1)}
+    w = {s: docs[s]["observes"]["wait"] for s in (0, 1)}
+    covers(w[0], fcfs, 0.07)
+    covers(w[1], sjf, 0.07)
+    # Little's law on the engine's queue, each arm: queue = admissions / window x wait
+    for s in (0, 1):
+        p = pool(docs[s], "engine")
+        assert p["queue"] == pytest.approx(p["admissions"] / (120000 - 1000) * p["wait"], rel=0.01)
+
+
+def test_sjf_tiers_agree_and_every_request_served(monkeypatch):
+    for s in (0, 1):
+        doc, _ = run("sjf.sq", monkeypatch, sets={"sjf": s}, horizon=3000, warmup=0)
+        p = pool(doc, "engine")
+        # one at a time: the server's mean occupancy is the utilisation, Lambda E[S] up to the sample
+        assert p["used"] == pytest.approx(stage(doc, "gpu")["utilisation"])
+        assert p["rejections"] == 0 and p["preemptions"] == 0
+
+
+# pd.sq
+
+def member(doc: dict, name: str, j: int) -> dict:
+    """Member j of the stage family ``name`` in the JSON report ``doc``."""
+    (s,) = [s for s in doc["stages"] if s["name"] == name and s["index"] == j]
+    return s
+
+
+_ONE = {"gap": "~det(1)", "prompt_len": "1000", "output_len": "3", "step_cost": "1"}
+
+
+@pytest.mark.parametrize("disagg, first, last", [
+    # engine 0 prefills in 1-2, the transfer 0.5 + 1000 / 1000 (2-3.5), engine 1's token 3.5-4.5, 2 decodes
+    (1, 4.5, 6.5),
+    (0, 2.0, 4.0),
+])
+def test_pd_one_request_by_hand(monkeypatch, disagg, first, last):
+    doc, recs = run("pd.sq", monkeypatch, sets={"disagg": disagg, "x0": 0.5, "Bw": 1000}, defs=_ONE, arrivals=1,
+                    horizon=math.inf, warmup=0)
+    assert recs["sent"].tolist() == [1.0]
+    assert recs["first_token"].tolist() == [first] and recs["last_token"].tolist() == [last]
+    assert recs["engine"].tolist() == [disagg]
+    if disagg:
+        assert stage(doc, "link")["service"] == pytest.approx(1.0)
+        assert stage(doc, "wire")["service"] == pytest.approx(0.5)
+        assert member(doc, "engine", 0)["iterations"] == 1 and member(doc, "engine", 1)["iterations"] == 3
+
+
+def _attainment(recs, ttft, tpot):
+    t = recs["first_token"] - recs["sent"]
+    o = recs["output"]
+    per = np.where(o > 1, (recs["last_token"] - recs["first_token"]) / np.maximum(o - 1, 1), 0.0)
+    return float(np.mean((t <= ttft) & (per <= tpot)))
+
+
+def test_pd_goodput_depends_on_the_slos(monkeypatch, tmp_path):
+    docs, recs = {}, {}
+    for d in (0, 1):
+        docs[d], recs[d] = run("pd.sq", monkeypatch, sets={"disagg": d}, horizon=200)
+    # disaggregation: later first tokens (one GPU prefills all) and no prefill stalls a decode
+    assert docs[1]["requests"]["ttft"]["mean"] > 1.2 * docs[0]["requests"]["ttft"]["mean"]
+    assert docs[1]["requests"]["tpot"]["p99"] < 0.8 * docs[0]["requests"]["tpot"]["p99"]
+    # the same requests either way (common random numbers): a session done in both has one send, prompt, output
+    a, b = by_session(recs[0]), by_session(recs[1])
+    both = np.intersect1d(a["session"], b["session"])
+    assert len(both) > 0.95 * len(a["session"])
+    for k in ("sent", "prompt", "output"):
+        assert np.array_equal(a[k][np.isin(a["session"], both)], b[k][np.isin(b["session"], both)])
+    tight = {d: _attainment(recs[d], 0.5, 0.02) for d in (0, 1)}
+    loose = {d: _attainment(recs[d], 0.5, 0.025) for d in (0, 1)}
+    assert tight[1] > tight[0] + 0.04
+    assert loose[0] >= loose[1]
+    # serq run --slo counts the same requests good
+    out = tmp_path / "pd.json"
+    serq("run", HERE / "pd.sq", "--set", "disagg=1", "--horizon", 200, "--slo", "ttft=0.5,tpot=0.02", "--json",
+         "-o", out, "--no-progress")
+    assert json.loads(out.read_text())["requests"]["attainment"] == pytest.approx(tight[1], abs=1e-12)
