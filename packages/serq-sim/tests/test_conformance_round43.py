@@ -593,3 +593,179 @@ def test_the_latency_wait_is_a_delay_stage_of_the_reader(monkeypatch):
     dn = stage(r, "D.nic", 0)
     assert (dn.completions, dn.service) == (2, 7.0)
     assert [(stage(r, "P.nic", i).completions, stage(r, "P.nic", i).service) for i in (0, 1)] == [(1, 7.0)] * 2
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a lease that blocks the source's next admission until the read; links' own latencies
+# ---------------------------------------------------------------------------------------------------------
+
+PULL_BLOCKING = """let NP = 1;
+let ND = 1;
+queue P[NP] : prefill {
+  pool kv { cap 5; }
+  serve fifo;
+  nic ps(4);
+  prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }
+}
+queue D[ND] : decode {
+  pool kv { cap 5; }
+  serve fifo;
+  nic ps(2);
+  decode (prompt) from src {
+    hold kv (prompt) {
+      transfer (prompt - 2) from src to kv (prompt - 2);
+      run (1);
+    } cache (prompt);
+  }
+}
+D pull P latency 0.5 share maxmin;
+workload { arrive batch(2); }
+session {
+  set prompt = 5;
+  P[0].prefill (prompt);
+  observe f = now;
+  D[0].decode (prompt) from P[0];
+  observe d = now;
+}
+run { horizon inf; }
+"""
+
+LINKS = [
+    # P.kv holds one prompt (cap 5). s0 prefills [0,1] and leases its 5; s1 waits at P.kv. s0's read: the
+    # latency [1,1.5], 3 tokens at min(4, 2) = 2: [1.5,3]; its release of P.kv at 3 caches 5 (cache
+    # (prompt)) and admits s1, which evicts that entry (5 units); s1 prefills [3,4] (f 4). s0's run (1) on D
+    # [3,4] (d 4). s1 at D.kv at 4, s0's hold ends there: its cache (5) keeps the load's position 3, which
+    # s1's 5 evicts (cap 5); s1's read [4.5,6], run (1) [6,7] (d 7). P.kv: used 5 on [0,3] and [3,6]: 30 / 7;
+    # queue 1 on [0,3]: 3 / 7, wait (0 + 3) / 2 = 1.5; cached 5 on [6,7]: 5 / 7. D.kv used 5 on [1,4] and
+    # [4,7]: 30 / 7. P.nic carries rate 2 of 4 for 1.5 twice: 1.5 / 7; D.nic all of it: 3 / 7.
+    ("a_lease_blocks_the_next_prefill_until_the_read", PULL_BLOCKING,
+     {"f": [(0, 1.0, 1.0), (1, 4.0, 4.0)], "d": [(0, 4.0, 4.0), (1, 7.0, 7.0)]},
+     {"end": 7.0,
+      ("P.kv", 0): {"used": 30 / 7, "queue": 3 / 7, "wait": 1.5, "cached": 5 / 7, "evicted_entries": 1,
+                    "evicted_units": 5.0, "admissions": 2},
+      ("D.kv", 0): {"used": 30 / 7, "evicted_entries": 1, "evicted_units": 3.0},
+      ("P.nic", 0): {"utilisation": 1.5 / 7, "service": 1.5}, ("D.nic", 0): {"utilisation": 3 / 7},
+      ("D.nic.latency", 0): {"completions": 2, "service": 0.5}}),
+    # transfer on two links, each with its latency: "one wait per link named, in the order named": 0.5 on
+    # L1's, then 0.25 on L2's, then the flow over ps(2) and ps(1) at 1: 2 s. t = 2.75. L1 carries 1 of 2
+    # for 2 s: utilisation 1 / 2.75.
+    ("two_links_wait_their_latencies_in_order", """
+queue L1 : link { serve ps(2) latency 0.5; }
+queue L2 : link { serve ps(1) latency 0.25; }
+share maxmin;
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(1); }
+session { hold p (2) { hold q (2) { transfer on L1, L2 (2) from p to q (1); observe t = now; } } }
+run { horizon inf; }
+""", {"t": [(0, 2.75, 2.75)]},
+     {"end": 2.75, ("L1.latency", None): {"service": 0.5, "completions": 1},
+      ("L2.latency", None): {"service": 0.25}, ("L1", None): {"utilisation": 1 / 2.75},
+      ("L2", None): {"utilisation": 2 / 2.75}}),
+    # A plain ps stage beside a link: only the link waits (0.5), then 2 at min(1, 2) = 1: t 2.5.
+    ("a_plain_stage_beside_a_link_waits_nothing", """
+queue L1 : link { serve ps(2) latency 0.5; }
+stage e : ps(1);
+share maxmin;
+pool p { cap 10; }
+pool q { cap 10; }
+workload { arrive batch(1); }
+session { hold p (2) { hold q (2) { transfer on e, L1 (2) from p to q (1); observe t = now; } } }
+run { horizon inf; }
+""", {"t": [(0, 2.5, 2.5)]}, {"end": 2.5, ("e", None): {"utilisation": 0.8}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in LINKS], ids=[c[0] for c in LINKS])
+def test_leases_and_link_latencies_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+MORE = [
+    # closed(2), init branching on the serial (k 1 for even, 2 for odd) and observing its arrival time:
+    # 0 (k 1) and 1 (k 2) at 0; 0 ends at 1, 2 (k 1) arrives; 1 and 2 end at 2, 3 (k 2) and 4 (k 1) arrive;
+    # 4 ends at 3, 5 (k 2) arrives; 3 ends at 4, 6 (k 1) arrives; at 4.5 5 and 6 run. Warm-up 1: init's
+    # samples from 1 on (sessions 2 … 6); the runs completed from 1 on: 0, 2, 1, 4, 3, of 1, 1, 2, 1, 2:
+    # service 7 / 5. arrivals 7, ended 5.
+    ("init_branches_and_observes_at_each_arrival", """
+stage d : delay;
+workload {
+  arrive closed(2);
+  init { branch (serial % 2 == 0) { set k = 1; } else { set k = 2; } observe a = now; }
+}
+session { run d (k); }
+run { horizon 4.5; warmup 1; }
+""", {"a": [(2, 1.0, 1.0), (3, 2.0, 2.0), (4, 2.0, 2.0), (5, 3.0, 3.0), (6, 4.0, 4.0)]},
+     {"arrivals": 7, "ended": 5, ("d", None): {"completions": 5, "service": 1.4}}),
+    # choose's count read from the session: session 0 chooses among 1 (0), session 1 among 2 by -j (1).
+    ("a_count_of_candidates_from_an_attribute", """
+stage d : delay;
+workload { arrive batch(2); }
+session { choose j in serial + 1 by (-j); run d (1); observe jj = j; }
+run { horizon inf; }
+""", {"jj": [(0, 1.0, 0.0), (1, 1.0, 1.0)]}, {}),
+    # queued(p) as a gauge: cap 1, three sessions of 1 s at 0: 2 waiting on [0,1], 1 on [1,2]: (2 + 1) / 4;
+    # holders 1 on [0,3]: 3 / 4; the pool's own queue figure the same 0.75, its mean wait (0 + 1 + 2) / 3.
+    ("a_gauge_of_the_queue", """
+pool p { cap 1; }
+stage d : delay;
+gauge w = queued(p);
+gauge h = holders(p);
+workload { arrive batch(3); }
+session { hold p (1) { run d (1); } }
+run { horizon 4; }
+""", {}, {("gauge", "w"): {"mean": 0.75, "min": 0.0, "max": 2.0}, ("gauge", "h"): {"mean": 0.75, "max": 1.0},
+          ("p", None): {"queue": 0.75, "wait": 1.0}}),
+    # A lease of 3 s: held (used 2) until 3, then cached per the hold's clause: cachedin 0 at 1, 2 at 4.
+    # used 2 · 3 / 5, cached 2 · 2 / 5, holders 3 / 5.
+    ("a_lease_ends_after_its_seconds", """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold p (2) { } cache (2) lease p (3);
+  run d (1);
+  observe c1 = cachedin(p);
+  run d (3);
+  observe c4 = cachedin(p);
+  observe u4 = used(p);
+}
+run { horizon 5; }
+""", {"c1": [(0, 1.0, 0.0)], "c4": [(0, 4.0, 2.0)], "u4": [(0, 4.0, 0.0)]},
+     {("p", None): {"used": 1.2, "cached": 0.8, "holders": 0.6}}),
+    # A transfer after its lease ran out (1 s, the read at 2): the release ends nothing (the entry stays
+    # cached on p, 2), the load still counts at q: cache (3) keeps 2. p used 2 on [0,1], cached 2 on [1,5].
+    ("a_transfer_after_its_lease_ran_out", """
+pool p { cap 10; }
+pool q { cap 10; }
+stage d : delay;
+stage link : delay;
+workload { arrive batch(1); }
+session {
+  hold p (2) { } cache (2) lease p (1);
+  run d (2);
+  hold q (3) { transfer (1) from p to q (2); observe c = cachedin(p); } cache (3);
+  observe cq = cachedin(q);
+}
+run { horizon 5; }
+""", {"c": [(0, 3.0, 2.0)], "cq": [(0, 3.0, 2.0)]},
+     {("p", None): {"used": 0.4, "cached": 1.6}, ("q", None): {"used": 0.6, "cached": 0.8}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
+def test_more_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
+
+
+@pytest.mark.parametrize("count, col, shown", [("serial", 23, "0"), ("n", 36, "2.5")])
+def test_a_computed_count_of_candidates_is_checked_when_it_is_read(monkeypatch, count, col, shown):
+    """A count the compiler cannot fold is checked at the choose, at run time, with its place, the time and
+    the session: 0 (serial of session 0) and 2.5 (an attribute) are no whole number of candidates."""
+    msg = run_error(f"""stage d : delay;
+workload {{ arrive batch(1); }}
+session {{ set n = 2.5; choose j in {count} by (-j); run d (1); }}
+run {{ horizon inf; }}
+""".replace("set n = 2.5; ", "set n = 2.5; " if count == "n" else ""), monkeypatch)
+    assert msg == (f"<source>:3:{col}: error: at t=0, session 0: choose j: the count of candidates is {shown}, "
+                   "not a whole number from 1 to 100000"), msg
