@@ -555,8 +555,29 @@ EXCLUSIVES = [
     ("the_same_in_admission_order", EXCLUSIVE.replace("SERVE", ""),
      {"f": [(0, 1.0, 1.0), (1, 3.0, 3.0)], "d": [(0, 4.0, 4.0), (1, 4.0, 4.0)]},
      {("e", None): {"iterations": 4, "prefill_only": 1, "decode_only": 2, "mixed": 1, "tokens": 3.0}}),
+    # Through a pool the engine admits: s1 waits at reqs from 1.5; at 2 its prefill fits and displaces
+    # s0's tentative decode (pool-reference.txt, admit via: "a fitting waiting prefill can displace
+    # tentative resident decodes"): the same times as the resident case, s1 admitted at 2 (wait 0.5,
+    # mean (0 + 0.5) / 2).
+    ("a_waiting_prefill_displaces_the_decodes", """
+pool reqs { admit via e; }
+stage e : step { budget 10; cost 1; serve exclusive prefill; }
+stage w : delay;
+workload { arrive batch(2); }
+session {
+  run w (serial == 0 ? 0 : 1.5);
+  hold reqs (1) {
+    prefill (4);
+    observe f = now;
+    decode (serial == 0 ? 3 : 1);
+  }
+  observe d = now;
+}
+run { horizon inf; }
+""", {"f": [(0, 1.0, 1.0), (1, 3.0, 3.0)], "d": [(1, 4.0, 4.0), (0, 5.0, 5.0)]},
+     {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3},
+      ("reqs", None): {"wait": 0.25, "admissions": 2}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EXCLUSIVES], ids=[c[0] for c in EXCLUSIVES])
 def test_exclusive_prefill_by_hand(monkeypatch, src, obs, figures):
@@ -750,8 +771,45 @@ session {
 run { horizon 5; }
 """, {"c": [(0, 3.0, 2.0)], "cq": [(0, 3.0, 2.0)]},
      {("p", None): {"used": 0.4, "cached": 1.6}, ("q", None): {"used": 0.6, "cached": 0.8}}),
+    # A gauge under `arrivals 3`: arrivals at 1, 2, 3 (renewal(1)), each holds 2 for 1.5; the run ends at
+    # 4.5 and the average is over [1, 4.5]: 2 on [1,2], 4 on [2,2.5], 2 on [2.5,3], 4 on [3,3.5], 2 on
+    # [3.5,4.5]: (2 + 2 + 1 + 2 + 2) / 3.5 = 18/7; least 2 (0 is held only before the warm-up), greatest 4.
+    ("a_gauge_over_a_run_that_drains", """
+pool p { cap 10; }
+stage d : delay;
+gauge u = used(p);
+workload { arrive renewal(1); }
+session { hold p (2) { run d (1.5); } }
+run { horizon 100; warmup 1; arrivals 3; }
+""", {}, {"end": 4.5, ("gauge", "u"): {"mean": 18 / 7, "min": 2.0, "max": 4.0}, ("p", None): {"used": 18 / 7}}),
+    # spill: s0 caches 4 on kv (cap 4) at 0; s1's hold of 4 at 1 evicts it, spilled to cpu over pcie
+    # (delay, work size = 4): it lands at 5. cachedin(cpu) 0 at 2, 4 at 6, and s0's hold of cpu finds 4.
+    # cpu's cached counts the units from the eviction (they take their room): 4 on [1,6], then the
+    # hold's cache (4) on [6,20]: (20 + 56) / 20 = 3.8. kv: cached 4 on [0,1], used 4 on [1,11]; 1 spill.
+    ("a_spilled_prefix_is_found_once_its_write_lands", """
+pool kv { cap 4; spill cpu via pcie (size) when (1); }
+pool cpu { cap 10; }
+stage pcie : delay;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { } cache (4);
+    run d (2);
+    observe c2 = cachedin(cpu);
+    run d (4);
+    observe c6 = cachedin(cpu);
+    hold cpu (4) { observe got = cached; } cache (4);
+  } else {
+    run d (1);
+    hold kv (4) { run d (10); }
+  }
+}
+run { horizon 20; }
+""", {"c2": [(0, 2.0, 0.0)], "c6": [(0, 6.0, 4.0)], "got": [(0, 6.0, 4.0)]},
+     {("kv", None): {"used": 2.0, "cached": 0.2, "evicted_entries": 1, "evicted_units": 4.0, "spills": 1},
+      ("cpu", None): {"cached": 3.8, "admissions": 1}, ("pcie", None): {"completions": 1, "service": 4.0}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
 def test_more_by_hand(monkeypatch, src, obs, figures):
