@@ -548,7 +548,11 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
                 raise PluginError(_taken_name(pm, name, value, dist))
             continue  # a plugin the caller registered under that name before: it stands, as in pluggy
         try:
-            plugin = load_object(value)
+            # what a third party's module writes to standard output as it is imported (a print at its top, an
+            # os.write(1, …)) goes to standard error: the plugins load before every command, and such a line
+            # came ahead of `serq run --json`'s report and `serq ir`'s IR (serQ's own parts write nothing)
+            with _quiet(value):
+                plugin = load_object(value)
             other = pm.get_name(plugin)
             if other is not None:
                 # two entry points naming one module (or object): pluggy's ValueError printed the manager's
@@ -560,7 +564,8 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
                     name, dist, f"cannot be loaded ({value})", None,
                     reason=f"what it names is the plugin {other!r}{that} already, and one module (or object) is "
                            "one plugin: give it one entry point"))
-            pm.register(plugin, name=name)
+            with _quiet(value):  # (its serq_addhooks runs here)
+                pm.register(plugin, name=name)
         except PluginError:
             raise
         except BadEntryPoint as e:
@@ -584,6 +589,17 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
         loaded.add(name)
         count += 1
     return count
+
+
+def _quiet(value: str) -> Any:
+    """Standard output sent to standard error (serq.loading.stdout_to_stderr) while the plugin of entry point
+    ``value`` is imported and registered, for a third party's; nothing for serQ's own parts (their start-up
+    imports no more)."""
+    if _entry_package(value) in FIRST_PARTY_PACKAGES:
+        return contextlib.nullcontext()
+    from .loading import stdout_to_stderr
+
+    return stdout_to_stderr()
 
 
 def _taken_name(pm: pluggy.PluginManager, name: str, value: str, dist: Any) -> str:
