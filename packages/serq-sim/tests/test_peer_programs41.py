@@ -21,6 +21,7 @@ import serq_frontend
 import serq_sim
 from peers import covers, pool, run_both, stage
 from serq_report.json import encode_json
+from tiers import run_on_tier
 
 HERE = Path(__file__).parent / "peer_programs41"
 SERQ = str(Path(sys.executable).parent / "serq")
@@ -272,3 +273,37 @@ def test_pd_goodput_depends_on_the_slos(monkeypatch, tmp_path):
     serq("run", HERE / "pd.sq", "--set", "disagg=1", "--horizon", 200, "--slo", "ttft=0.5,tpot=0.02", "--json",
          "-o", out, "--no-progress")
     assert json.loads(out.read_text())["requests"]["attainment"] == pytest.approx(tight[1], abs=1e-12)
+
+
+# mlfq.sq
+
+_MLFQ3 = {"gap": "~det(0.1)", "output_len": "serial == 0 ? 8 : serial == 1 ? 1 : 2"}
+
+
+@pytest.mark.parametrize("policy, responses", [
+    # MLFQ: 0's first token, 1 whole, 2's first, 0's two, 2's last, 0's four and its last
+    (1, [11.0, 1.9, 5.8]),
+    (0, [8.0, 8.9, 10.8]),
+])
+def test_mlfq_three_requests_by_hand(policy, responses):
+    prog = compiled("mlfq.sq", sets={"policy": policy, "c": 1, "q0": 1}, defs=_MLFQ3)
+    outs = [run_on_tier(prog, tier, arrivals=3, horizon=math.inf, warmup=0) for tier in ("", "general")]
+    assert outs[0][1] == outs[1][1] and outs[0][2] == outs[1][2]
+    values, _, sessions, _ = outs[0][2]["response"]
+    got = dict(zip(np.frombuffer(sessions, dtype=np.int64).tolist(), np.frombuffer(values).tolist()))
+    assert [got[i] for i in range(3)] == pytest.approx(responses, abs=1e-12)
+
+
+def test_mlfq_memoryless_outputs_gain_nothing():
+    # M/M/1 at rho 0.8, E[S] = 1: every size-blind work-conserving order answers in E[S] / (1 - rho) = 5 s
+    for policy in (0, 1):
+        doc = report("mlfq.sq", sets={"policy": policy}, horizon=60000, warmup=1000)
+        covers(doc["observes"]["response"], 5.0, 0.1)
+
+
+def test_mlfq_heavy_tailed_outputs_gain(monkeypatch):
+    docs = {p: run("mlfq.sq", monkeypatch, sets={"policy": p, "cv2": 16}, horizon=20000)[0] for p in (0, 1)}
+    fcfs, mlfq = docs[0]["observes"]["response"], docs[1]["observes"]["response"]
+    # FCFS: Pollaczek-Khinchine's 1 + 0.8 x 17 / 0.4 = 35 s, inside a wide CI; MLFQ a fraction of it
+    assert abs(fcfs["mean"] - 35.0) <= fcfs["ci"]
+    assert mlfq["mean"] + mlfq["ci"] < (fcfs["mean"] - fcfs["ci"]) / 2
