@@ -453,6 +453,9 @@ def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
     KeyboardInterrupt, raised as the file's creation returns, left it in its folder for good (a compile
     cache's folder gathered ``.compile-….bin.….tmp`` files that its pruning never looks at)."""
     folder, name = os.path.split(path)
+    if _append_only(folder or "."):  # (the file was made, and then neither renamed nor removed: left there)
+        raise OSError(errno.EPERM, "the folder is append-only, chattr +a: a file made there can be neither renamed "
+                                   "nor removed", path)
     name = _temp_stem(folder, name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
@@ -690,6 +693,43 @@ def _writable(path: str, st: os.stat_result | None) -> None:
         why = "it is on a read-only file system" if _read_only_mount(path) else "permission denied"
         raise OutputError(f"{shown_path(path)}: the file is not writable ({why}); serq replaces a file only "
                           "where it could write it, as a shell's > does")
+    if st is not None and stat.S_ISREG(st.st_mode) and not _through_dev(path) and _append_only(path, st):
+        # (writable, by appending: the rename over it was refused after the work, naming the temporary file)
+        raise OutputError(f"{shown_path(path)}: the file is append-only (chattr +a), and serq writes a file whole, "
+                          "as a new file renamed over it, which such a file refuses (clear the flag, or choose "
+                          "another output)")
+
+
+def _append_only(path: str, st: os.stat_result | None = None) -> bool:
+    """Whether the file or folder ``path`` (``st``, else found) may only be appended to (Linux's ``chattr +a``, a
+    BSD's or macOS's append flag): no rename replaces such a file, and what is made in such a folder can be
+    neither renamed nor removed; False where that cannot be told."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return False
+    flags = getattr(st, "st_flags", None)  # (BSD, macOS)
+    if flags is not None:
+        return bool(flags & (getattr(stat, "UF_APPEND", 0) | getattr(stat, "SF_APPEND", 0)))
+    if not sys.platform.startswith("linux"):
+        return False
+    import struct
+
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError):
+        return False
+    try:
+        size = struct.calcsize("l")  # FS_IOC_GETFLAGS, _IOR('f', 1, long); the flags are an int
+        got = fcntl.ioctl(fd, 0x80000000 | (size << 16) | (ord("f") << 8) | 1, bytes(size))
+        return bool(int.from_bytes(got[:4], sys.byteorder) & 0x20)  # FS_APPEND_FL
+    except OSError:  # (a file system without the flags)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _read_only_mount(path: str) -> bool:
@@ -1107,6 +1147,8 @@ def _open_atomic(path: str, mode: str, inputs: list[str], perms: int | None, own
             os.unlink(tmp)
         if isinstance(e, OSError) and e.filename is None and e.errno is not None:  # a full disk: name the file
             raise type(e)(e.errno, e.strerror, path) from None
+        if isinstance(e, OSError) and e.filename == tmp and e.errno is not None:  # the rename: the file, not tmp
+            raise type(e)(e.errno, f"{e.strerror} (replacing it by the file serq wrote beside it)", path) from None
         raise
     _sync_folder(os.path.dirname(target))
 
