@@ -197,6 +197,35 @@ session {
 run { horizon inf; }
 """
 
+PULL_FAMILY = """let NP = 2;
+let ND = 2;
+queue P[NP] : prefill {
+  pool kv { cap 100; }
+  serve delay;
+  nic ps(3);
+  prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }
+}
+queue D[ND] : decode {
+  pool kv { cap 100; }
+  serve delay;
+  nic ps(4);
+  decode (prompt) from src {
+    hold kv (prompt) { transfer (prompt - 2) from src to kv (prompt - 2); } cache (prompt);
+  }
+}
+D pull P share SHARE;
+workload { arrive batch(4); }
+session {
+  set prompt = 8;
+  set i = serial == 2 ? 1 : 0;
+  set k = serial == 1 || serial == 2 ? 1 : 0;
+  P[i].prefill (prompt);
+  D[k].decode (prompt) from P[i];
+  observe d = now;
+}
+run { horizon inf; }
+"""
+
 PULLS = [
     # Both prompts 9: the two prefills on P[0] and P[1] at once, 9 each (f 9). Each read waits 0.5 on
     # D's latency stage (a delay), then reads 7 over P.nic[i] (ps(4), one flow each) and D.nic[0] (ps(2),
@@ -215,8 +244,24 @@ PULLS = [
      PULL.replace("SHARE", "maxmin").replace("PROMPT", "serial == 0 ? 5 : 9"),
      {"f": [(0, 5.0, 5.0), (1, 9.0, 9.0)], "d": [(0, 8.0, 8.0), (1, 14.0, 14.0)]},
      {"end": 14.0}),
+    # Families: P[2] with nic ps(3) each, D[2] with nic ps(4) each, prompts 8 (reads of 6), the prefills
+    # on delay stages, all done at 1. s0 P0→D0, s1 P0→D1, s2 P1→D1, s3 P0→D0: flows f0, f1, f3 share
+    # P.nic[0]; f1 and f2 share D.nic[1]; f0 and f3 share D.nic[0]. maxmin: all rise to 1, where P.nic[0]
+    # fills (f0, f1, f3 stop); f2 goes on to 3, where P.nic[1] fills (D.nic[1]: 1 + 3 = 4 fills too): s2
+    # reads 6 at 3, done at 1 + 2 = 3; the others at 1, done at 7. P.nic[1] carries 3 of 3 for 2 s: 2/7;
+    # D.nic[1] 4 of 4 for 2 s, 1 of 4 for 4 s: 3/7.
+    ("reads_of_a_family_maxmin", PULL_FAMILY.replace("SHARE", "maxmin"),
+     {"d": [(2, 3.0, 3.0), (0, 7.0, 7.0), (1, 7.0, 7.0), (3, 7.0, 7.0)]},
+     {"end": 7.0, ("P.nic", 0): {"utilisation": 6 / 7, "service": 6.0}, ("P.nic", 1): {"utilisation": 2 / 7},
+      ("D.nic", 1): {"utilisation": 3 / 7, "service": 4.0}, ("D.nic", 0): {"utilisation": 3 / 7}}),
+    # bottleneck: f2 gets min(3/1, 4/2) = 2 (D.nic[1]'s equal share, one unit of P.nic[1] unused): s2 done
+    # at 1 + 3 = 4; f0, f1, f3 min(3/3, ·) = 1: 7. P.nic[1]: 2 of 3 for 3 s = 2/7; D.nic[1]: 3 of 4 for 3
+    # s, 1 of 4 for 3: 3/7; its mean service (6 + 3) / 2.
+    ("reads_of_a_family_bottleneck", PULL_FAMILY.replace("SHARE", "bottleneck"),
+     {"d": [(2, 4.0, 4.0), (0, 7.0, 7.0), (1, 7.0, 7.0), (3, 7.0, 7.0)]},
+     {"end": 7.0, ("P.nic", 1): {"utilisation": 2 / 7, "service": 3.0},
+      ("D.nic", 1): {"utilisation": 3 / 7, "service": 4.5}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PULLS], ids=[c[0] for c in PULLS])
 def test_pull_reads_by_hand(monkeypatch, src, obs, figures):
