@@ -87,6 +87,8 @@ def test_a_format_that_never_returns_is_stopped_by_a_signal(site, tmp_path, sign
             p.kill()
             p.communicate()
     assert (p.returncode, out) == (status, "")
-    assert err == (f"serq: interrupted in plugin 'loopfmt' (from serq-loopfmt 0.1.0): loop at "
-                   f"{site / 'r53_loopfmt.py'}:11\n{word}\n")
+    # the line the signal landed on: the loop's (11), or the marker's (9), which exists once open() has made
+    # it, before its close() returns (3 of 52 cases on a loaded machine)
+    assert err in [f"serq: interrupted in plugin 'loopfmt' (from serq-loopfmt 0.1.0): loop at "
+                   f"{site / 'r53_loopfmt.py'}:{line}\n{word}\n" for line in (9, 11)], err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["begun", "p.sq", "site"]
