@@ -194,8 +194,34 @@ stage e : step { budget 4; cost 1; }
 workload { arrive batch(1); }
 session { run s (1); run e prefill (1); }
 """),
+    # a form's argument that begins with parentheses and goes on: the whole expression is the work
+    ("an_argument_that_goes_on_after_its_parentheses",
+     STAGES + "workload { arrive batch(1); }\nsession { prefill (2) * 3; decode (1) + (serial); }\n",
+     STAGES + "workload { arrive batch(1); }\nsession { run prefill ((2) * 3); run decode ((1) + (serial)); }\n"),
+    # a transfer between members of two families
+    ("a_transfer_between_family_members",
+     """stage link : delay;
+pool kv[2] { }
+pool kw[2] { }
+workload { arrive batch(1); }
+session { choose j in 2 by (j); hold kv[1] (1) { hold kw[j] (2) { transfer (1) from kv[1] to kw[j] (2); } } }
+""",
+     """stage link : delay;
+pool kv[2] { }
+pool kw[2] { }
+workload { arrive batch(1); }
+session { choose j in 2 by (j); hold kv[1] (1) { hold kw[j] (2) { run link (1); load kw[j] (2); release kv[1]; } } }
+"""),
+    # request written inside a definition the workload's session uses, in a loop
+    ("request_inside_a_definition",
+     STAGES + """def ask() { request; }
+workload { arrive batch(1); session { loop { ask(); branch (serial == 0) { end; } } } }
+server { tool 2; }
+""",
+     STAGES + """workload { arrive batch(1); }
+session { loop { run tool (2); branch (serial == 0) { end; } } }
+"""),
 ]
-
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
 def test_sugar_compiles_to_the_kernel_it_means(sugar, kernel):
@@ -341,8 +367,38 @@ ILLEGAL = [
     # init twice
     ("init_twice", STAGES + "workload { arrive batch(1); init { } ⟨init { } }\nsession { }\n",
      "the workload has two `init`s"),
+    # a serving form other than transfer on two stages
+    ("prefill_on_two_stages", STAGES + W1 + "session { prefill on tool, ⟨think (1); }\n",
+     "`prefill on` names one stage"),
+    ("decode_on_two_stages_growing", STAGES + W1 + "session { hold p (1) { decode on tool, ⟨think (1) growing p; } }\n",
+     "`decode on` names one stage"),
+    # transfer naming one stage twice
+    ("transfer_on_a_stage_twice",
+     "stage a : ps(1);\nshare maxmin;\npool p { }\npool q { }\n" + W1
+     + "session { hold p (1) { hold q (1) { transfer on a, ⟨a (1) from p to q (1); } } }\n",
+     "`a` is named twice in one run"),
+    # a family of step engines named without its index, and an index past its members
+    ("prefill_on_a_family_unindexed", "stage E[2] : step { budget 1; cost 1; }\n" + W1
+     + "session { prefill on ⟨E (1); }\n", "`E` is a family of 2; index it"),
+    ("prefill_index_past_the_family", "stage E[2] : step { budget 1; cost 1; }\n" + W1
+     + "session { prefill [⟨2] (1); }\n", "`E` has members 0 … 1"),
+    # two step engines and no `on`
+    ("prefill_with_two_engines", "stage e : step { budget 1; cost 1; }\nstage f : step { budget 1; cost 1; }\n" + W1
+     + "session { ⟨prefill 1; }\n", "several step engines qualify (e, f)"),
+    # a server's request written in a definition: reported in the body, with a note at the use
+    ("request_in_a_definition_a_server_uses",
+     STAGES + "def ask() { ⟨request; }\nworkload { arrive batch(1); session { request; } }\nserver { ask(); }\n",
+     "a server does not request itself"),
+    # branch with of a constant outside [0, 1]
+    ("branch_with_above_one", STAGES + W1 + "session { loop { branch with (⟨2) { end; } } }\n",
+     "a probability is between 0 and 1, got 2"),
+    # a binding that reads one bound after it
+    ("a_binding_reads_a_later_one", STAGES + W1 + "session { hold p (h) at admission (h = ⟨g, g = 1) { } }\n",
+     "a binding reads only the ones before it"),
+    # an aggregate's count of an attribute, in a gauge-free observe
+    ("an_aggregate_count_of_an_attribute", STAGES + W1 + "session { observe x = sum j in ⟨serial (j); }\n",
+     "must be a constant"),
 ]
-
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])
 def test_illegal_forms_refused_at_their_place(src, message):
