@@ -622,6 +622,14 @@ run { horizon inf; }
 """, {"f": [(0, 1.0, 1.0), (1, 3.0, 3.0)], "d": [(1, 4.0, 4.0), (0, 5.0, 5.0)]},
      {("e", None): {"iterations": 5, "prefill_only": 2, "decode_only": 3},
       ("reqs", None): {"wait": 0.25, "admissions": 2}}),
+    # chunk still caps an exclusive prefill: budget 10, chunk 3, two prefills of 5: one prefill a step,
+    # s0 3 then 2 (f 2), s1 3 then 2 (f 4). (In admission order both would take 3 then 2: f 2 and 2.)
+    ("chunk_caps_a_prefill_served_alone", """
+stage e : step { budget 10; cost 1; chunk 3; serve exclusive prefill; }
+workload { arrive batch(2); }
+session { prefill (5); observe f = now; }
+run { horizon inf; }
+""", {"f": [(0, 2.0, 2.0), (1, 4.0, 4.0)]}, {("e", None): {"iterations": 4, "prefill_only": 4, "tokens": 2.5}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in EXCLUSIVES], ids=[c[0] for c in EXCLUSIVES])
@@ -872,3 +880,34 @@ run {{ horizon inf; }}
 """.replace("set n = 2.5; ", "set n = 2.5; " if count == "n" else ""), monkeypatch)
     assert msg == (f"<source>:3:{col}: error: at t=0, session 0: choose j: the count of candidates is {shown}, "
                    "not a whole number from 1 to 100000"), msg
+
+
+def test_a_closed_population_replays_an_ordered_trace_into_records(tmp_path, monkeypatch):
+    """closed(1) over an ordered trace of 2 sessions, `out` hidden and read by a run (a session statement
+    may read it), one `request` row a turn, warm-up 5. Session 0 (trace 0): turn 1 (new 100, out 5) runs
+    [0,5], sent 0: cut; think 1; turn 2 (new 200, out 6, forced 1) [6,12], sent 6: kept; more 0: it ends at
+    12 and session 1 arrives (trace 1: new 300, out 7) [12,19]; session 2 at 19 replays trace 0 again
+    (serial mod 2): [19,24], think [24,25], its second turn [25,31] past the horizon 30. Rows kept: sent 6,
+    12, 19; arrivals 3, ended 2; turns from 5 on: at 6, 12, 19, 25."""
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n0,0,100,5,1,0\n0,1,200,6,0,1\n"
+                                    "1,0,300,7,0,0\n")
+    prog = tmp_path / "p.sq"
+    prog.write_text("""stage d : delay;
+workload { arrive closed(1); trace "t.csv" ordered; hidden out; }
+session {
+  turn;
+  loop {
+    set t0 = now;
+    run d (out);
+    record request { sent = t0; prompt = new; o = out; f = forced; }
+    branch (more) { run d (think); turn; } else { end; }
+  }
+}
+run { horizon 30; warmup 5; }
+""")
+    r, _ = run("", monkeypatch, path=prog)
+    t = r.records("request", kind="numpy")
+    rows = list(zip(*(t[c].tolist() for c in ("session", "turn", "time", "sent", "prompt", "o", "f"))))
+    assert rows == [(0, 2, 12.0, 6.0, 200.0, 6.0, 1.0), (1, 1, 19.0, 12.0, 300.0, 7.0, 0.0),
+                    (2, 1, 24.0, 19.0, 100.0, 5.0, 0.0)]
+    assert (r.result.arrivals, r.result.ended, r.result.turns) == (3, 2, 4)
