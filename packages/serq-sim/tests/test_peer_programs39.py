@@ -40,8 +40,13 @@ def report(name: str, *, sets=None, defs=None, **kw) -> dict:
     return json.loads(encode_json(serq_sim.run(compiled(name, sets=sets, defs=defs), **kw)))
 
 
-def serq(*args, timeout=120):
-    r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def serq(*args, timeout=120, here=None):
+    """``serq ARGS``, status 0, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process (a test of the tables, figures and lines a command gives, not of the process)."""
+    if here is not None:
+        r = here(*map(str, args))
+    else:
+        r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
 
@@ -263,13 +268,15 @@ def test_closed_loop_concurrency_ceiling():
 
 # replica_metrics.sq
 
-def test_replica_metrics_by_engine_against_the_records(tmp_path):
+def test_replica_metrics_by_engine_against_the_records(tmp_path, serq_in_process):
     """serq metrics --by engine: each replica's row recomputed from the records, the replicas' rates adding
     up to the run's, and the `all` row under --duration the report's requests table, figure for figure."""
     sq = HERE / "replica_metrics.sq"
     serq("run", sq, "--horizon", 300, "--warmup", 50, "--records", tmp_path / "r.csv", "--json", "-o",
          tmp_path / "r.json", "--no-progress")
-    out = json.loads(serq("metrics", tmp_path / "r.csv", "--by", "engine", "--duration", 250, "--json").stdout)
+    # (the run as a child process, the module's other commands in this process)
+    out = json.loads(serq("metrics", tmp_path / "r.csv", "--by", "engine", "--duration", 250, "--json",
+                          here=serq_in_process).stdout)
     doc = json.loads((tmp_path / "r.json").read_text())
     recs = read_csv(tmp_path / "r.csv")
     rows = {r["group"].get("engine", "all"): r["requests"] for r in out["rows"]}
@@ -373,12 +380,12 @@ def test_knee_latency_rises_with_the_rate():
 
 # chat_batch.sq
 
-def _joined(tmp_path, name, *sets):
+def _joined(tmp_path, here, name, *sets):
     """serq run chat_batch.sq's records, the request table joined to the kind table on (session, turn), written
     as NAME.csv (docs/sweep.md, "A column of the program's own"); the run's JSON report beside them."""
     base = tmp_path / name
     serq("run", HERE / "chat_batch.sq", *sets, "--horizon", 200, "--warmup", 20, "--records", f"{base}.csv",
-         "--slo", "ttft=0.5,tpot=0.05", "--json", "-o", f"{base}.json", "--no-progress")
+         "--slo", "ttft=0.5,tpot=0.05", "--json", "-o", f"{base}.json", "--no-progress", here=here)
     req, kind = read_csv(f"{base}.request.csv"), read_csv(f"{base}.kind.csv")
     at = {(s, t): b for s, t, b in zip(kind["session"], kind["turn"], kind["batch"])}
     assert len(at) == len(kind["session"])  # one kind row a request
@@ -399,11 +406,11 @@ def _meets(recs, ttft=math.inf, tpot=math.inf, e2el=math.inf):
             & (recs["last_token"] - recs["sent"] <= e2el))
 
 
-def test_chat_batch_attainment_by_kind(tmp_path):
-    recs, doc = _joined(tmp_path, "p1")
+def test_chat_batch_attainment_by_kind(tmp_path, serq_in_process):
+    recs, doc = _joined(tmp_path, serq_in_process, "p1")
     joined = tmp_path / "p1.joined.csv"
     out = json.loads(serq("metrics", joined, "--by", "batch", "--duration", 180, "--slo", "ttft=0.5,tpot=0.05",
-                          "--json").stdout)
+                          "--json", here=serq_in_process).stdout)
     rows = {r["group"].get("batch", "all"): r["requests"] for r in out["rows"]}
     good = _meets(recs, ttft=0.5, tpot=0.05)
     for b in (0, 1):
@@ -417,16 +424,16 @@ def test_chat_batch_attainment_by_kind(tmp_path):
         assert rows["all"][k] == pytest.approx(doc["requests"][k])
     # the batch's own objective, a run of its own with --where
     out = json.loads(serq("metrics", joined, "--where", "batch=1", "--duration", 180, "--slo", "e2el=60",
-                          "--json").stdout)
+                          "--json", here=serq_in_process).stdout)
     (row,) = out["rows"]
     assert row["requests"]["attainment"] == pytest.approx(_meets(recs, e2el=60)[recs["batch"] == 1].mean())
 
 
-def test_chat_batch_priority_helps_the_chat(tmp_path):
+def test_chat_batch_priority_helps_the_chat(tmp_path, serq_in_process):
     """Both policies see the same requests (common random numbers); priority raises the chat's attainment and
     lowers its TTFT p99, and the batch pays for it."""
-    r1, _ = _joined(tmp_path, "p1")
-    r0, _ = _joined(tmp_path, "p0", "--set", "policy=0")
+    r1, _ = _joined(tmp_path, serq_in_process, "p1")
+    r0, _ = _joined(tmp_path, serq_in_process, "p0", "--set", "policy=0")
     a = {(s, b, p, o) for s, b, p, o in zip(r1["session"], r1["batch"], r1["prompt"], r1["output"])}
     b = {(s, b, p, o) for s, b, p, o in zip(r0["session"], r0["batch"], r0["prompt"], r0["output"])}
     common = a & b
@@ -655,17 +662,17 @@ def test_swap_saves_recomputation(monkeypatch):
     assert t0 > 1.2 * need and need <= t1 < 1.05 * need
 
 
-def test_knee_plot_and_per_replica_sweep_records(tmp_path):
+def test_knee_plot_and_per_replica_sweep_records(tmp_path, serq_in_process):
     """The curve's plot from a sweep table, the engine's throughput as x; and a sweep's records read per run
     and per replica by serq metrics --by engine, each run's replicas adding up to its whole."""
     serq("sweep", HERE / "rate_knee.sq", "--set", "Lambda=2,8", "--horizon", 60, "--warmup", 10, "--out",
          tmp_path / "knee.csv", "--no-progress")
     serq("plot", tmp_path / "knee.csv", "--x", "stages.engine.request_throughput", "--y", "requests.ttft.p99",
-         "--log", "y", "-o", tmp_path / "curve.svg")
+         "--log", "y", "-o", tmp_path / "curve.svg", here=serq_in_process)
     assert (tmp_path / "curve.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     serq("sweep", HERE / "autoscale.sq", "--set", "N=2,3", "--horizon", 40, "--warmup", 5, "--records",
          tmp_path / "recs.csv", "--out", tmp_path / "as.csv", "--no-progress")
-    out = json.loads(serq("metrics", tmp_path / "recs.csv", "--by", "engine", "--json").stdout)
+    out = json.loads(serq("metrics", tmp_path / "recs.csv", "--by", "engine", "--json", here=serq_in_process).stdout)
     runs = {}
     for r in out["rows"]:
         runs.setdefault(r["run"]["N"], {})[r["group"].get("engine", "all")] = r["requests"]["completed"]
@@ -675,10 +682,10 @@ def test_knee_plot_and_per_replica_sweep_records(tmp_path):
         assert sum(groups[j] for j in range(n)) == groups["all"] > 0
 
 
-def test_chat_batch_metrics_by_a_column_of_another_table(tmp_path):
+def test_chat_batch_metrics_by_a_column_of_another_table(tmp_path, serq_in_process):
     """serq metrics --by a column the request table lacks and the run's other table has: the message says
     where the column is and to join the two (it named the request table's columns alone)."""
-    _joined(tmp_path, "p1")
+    _joined(tmp_path, serq_in_process, "p1")
     joined = tmp_path / "p1.joined.csv"
     joined.rename(tmp_path / "p1_kind.csv")
     r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "batch"], capture_output=True,
@@ -688,17 +695,16 @@ def test_chat_batch_metrics_by_a_column_of_another_table(tmp_path):
            "session and turn first" in r.stderr
     # the join saved beside them as a table of the run's name is named as the file to give
     (tmp_path / "p1_kind.csv").rename(tmp_path / "p1.all.csv")
-    r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "batch"], capture_output=True,
-                       text=True, timeout=60)
+    # (the first refusal as a child process, the others in this process)
+    r = serq_in_process("metrics", str(tmp_path / "p1.request.csv"), "--by", "batch")
     assert r.returncode == 1 and f"{tmp_path / 'p1.all.csv'} beside it is a table of requests with the column " \
         "batch: give serq metrics that file" in r.stderr
     (tmp_path / "p1.all.csv").rename(joined)
     # a column no table of the run has: no such sentence
-    r = subprocess.run([SERQ, "metrics", tmp_path / "p1.request.csv", "--by", "tenant"], capture_output=True,
-                       text=True, timeout=60)
+    r = serq_in_process("metrics", str(tmp_path / "p1.request.csv"), "--by", "tenant")
     assert r.returncode == 1 and "has no column tenant" in r.stderr and "another table" not in r.stderr
     # the joined file has it
-    serq("metrics", tmp_path / "p1.joined.csv", "--by", "batch")
+    serq("metrics", tmp_path / "p1.joined.csv", "--by", "batch", here=serq_in_process)
 
 
 def test_swap_preempted_while_reading_back():
@@ -713,13 +719,13 @@ def test_swap_preempted_while_reading_back():
     assert t_slow == pytest.approx(t_fast, rel=0.005)
 
 
-def test_closed_loop_peak_concurrency_is_m(tmp_path):
+def test_closed_loop_peak_concurrency_is_m(tmp_path, serq_in_process):
     """serq metrics' peak concurrent requests of the closed loop is M: each send is at the instant another
     request's last token came, a departure counted before the arrival at one instant (M + 1 otherwise)."""
     serq("run", HERE / "closed_loop.sq", "--set", "M=12", "--horizon", 60, "--warmup", 5, "--records",
-         tmp_path / "c.csv", "--no-progress", "-o", tmp_path / "c.txt")
+         tmp_path / "c.csv", "--no-progress", "-o", tmp_path / "c.txt", here=serq_in_process)
     recs = read_csv(tmp_path / "c.csv")
     assert len(set(recs["sent"]) & set(recs["last_token"])) > 50
-    out = json.loads(serq("metrics", tmp_path / "c.csv", "--duration", 55, "--json").stdout)
+    out = json.loads(serq("metrics", tmp_path / "c.csv", "--duration", 55, "--json", here=serq_in_process).stdout)
     (row,) = out["rows"]
     assert row["max_concurrent_requests"] == 12
