@@ -154,8 +154,33 @@ session {
 }
 run { horizon 1; }
 """, {"c": [(0, 0.0, 0.0)]}, {}),
+    # A loaded hold preempted on a pool no engine counts ("preempts its most recently admitted holder"):
+    # s1 holds 2 at 0; s0 holds 3 at 0.5 and loads 2 (2 - cached 0); at 1 s1 grows 2: 2 + 3 + 2 > 6, the
+    # victim is s0 (admitted last): its run leaves d, its position 2 is cached (cache (3) of 2) and it
+    # waits at the head. s1's growth fits (4 + the cached 2 = 6); s1 ends at 2 and s0 is admitted again:
+    # computed 2, cached 2 (its prefix), it loads 0 and runs 2: e 4. used 2·1 + 4·1 + 3·0.5 + 3·2 = 13.5
+    # over 10; cached 2 on [1,2] and 2 on [4,10] (the position, cached 2 + 0): 1.4; queue 1 on [1,2];
+    # admissions 3 (the re-admission counts) with waits 0, 0, 1; holders 4.5 / 10. d completes 0.5, 1, 1
+    # and 2 (the preempted run is no completion): service 4.5 / 4.
+    ("a_loaded_hold_preempted_resumes_from_its_position", """
+pool kv { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) {
+    hold kv (2) { run d (1); grow kv (2); run d (1); }
+  } else {
+    run d (0.5);
+    hold kv (3) { observe c = computed; observe k = cached; load kv (2 - cached); run d (2); } cache (3);
+    observe e = now;
+  }
+}
+run { horizon 10; }
+""", {"c": [(0, 0.5, 0.0), (0, 2.0, 2.0)], "k": [(0, 0.5, 0.0), (0, 2.0, 2.0)], "e": [(0, 4.0, 4.0)]},
+     {("kv", None): {"used": 1.35, "cached": 1.4, "queue": 0.1, "holders": 0.45, "wait": 1 / 3, "admissions": 3,
+                     "preemptions": 1},
+      ("d", None): {"completions": 4, "service": 1.125}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TRANSFERS], ids=[c[0] for c in TRANSFERS])
 def test_transfers_and_loads_by_hand(monkeypatch, src, obs, figures):
@@ -911,3 +936,25 @@ run { horizon 30; warmup 5; }
     assert rows == [(0, 2, 12.0, 6.0, 200.0, 6.0, 1.0), (1, 1, 19.0, 12.0, 300.0, 7.0, 0.0),
                     (2, 1, 24.0, 19.0, 100.0, 5.0, 0.0)]
     assert (r.result.arrivals, r.result.ended, r.result.turns) == (3, 2, 4)
+
+
+def test_a_load_on_top_of_the_cached_prefix_must_fit(monkeypatch):
+    """The prefix a hold finds cached counts as computed, and a load adds to it (§3: "load m (n) advances
+    the innermost enclosing hold's position on m by n tokens, which its allocation must cover"): the same
+    preemption as above with `load kv (2)` re-admits s0 at 2 with 2 cached, and loading 2 more into an
+    allocation of 3 is the run's error at the load, naming the prefix."""
+    msg = run_error("""pool kv { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) {
+    hold kv (2) { run d (1); grow kv (2); run d (1); }
+  } else {
+    run d (0.5);
+    hold kv (3) { load kv (2); run d (2); } cache (3);
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert msg.startswith("<source>:9:19: error: at t=2, session 0: load kv (2): the hold has 3 allocated and 2 "
+                          "computed, the session's own prefix it found cached"), msg
