@@ -54,7 +54,32 @@ class Path(click.Path):
                       "by '-' (./- names a file called -)", param, ctx)
         if self.records and self.exists and isinstance(value, str) and (told := tables_written(value)):
             self.fail(f"{value!r} does not exist: {told}", param, ctx)
+        if self.exists and isinstance(value, str):
+            unfound = _unfound(value)
+            if unfound is not None:  # (click said a loop and a name too long 'does not exist', the name whole)
+                self.fail(unfound, param, ctx)
         return super().convert(value, param, ctx)
+
+
+def _unfound(name: str) -> str | None:
+    """Why ``name``, which a command reads, cannot be found, said as every message names a file
+    (serq.errors.shown_path), when click would say it otherwise: a loop of symbolic links or a name too long
+    for the system (click's "does not exist"), or a name longer than a message shows (click quoted all
+    5 000 characters of it); None when it is found, or click's own words fit."""
+    import errno
+
+    try:
+        os.stat(name)
+        return None
+    except (OSError, ValueError) as e:
+        err = getattr(e, "errno", None)
+    from .errors import PATH_WIDTH, shown_path
+
+    if err in (errno.ELOOP, errno.ENAMETOOLONG):
+        return f"{shown_path(name)}: {os.strerror(err)}"
+    if err == errno.ENOENT and len(name) > PATH_WIDTH:
+        return f"{shown_path(name)} does not exist"
+    return None
 
 
 def tables_written(name: str) -> str | None:
