@@ -398,6 +398,29 @@ ILLEGAL = [
     # an aggregate's count of an attribute, in a gauge-free observe
     ("an_aggregate_count_of_an_attribute", STAGES + W1 + "session { observe x = sum j in ⟨serial (j); }\n",
      "must be a constant"),
+    # an entry of the reader called from a queue it does not pull from
+    ("an_entry_called_from_another_source",
+     Q_P + Q_P.replace("queue P", "queue R") + Q_D + "D pull P share maxmin;\n" + W1
+     + "session { set prompt = 2; R.prefill (prompt); D.decode (prompt) from ⟨R; }\n",
+     "`D.decode` is called `from R`, and `D` pulls from `P`"),
+    # a transfer without on in a queue that pulls from none: at the transfer, with a note at the call
+    ("a_transfer_without_on_and_no_pull",
+     Q_P + Q_D.replace("{ transfer", "{ ⟨transfer") + W1
+     + "session { set prompt = 2; P.prefill (prompt); D.decode (prompt) from P; }\n",
+     "`D`'s `transfer` names no NIC and `D` pulls from no queue"),
+    # a link entry's argument that draws
+    ("a_link_entrys_argument_draws",
+     "queue L : link { serve ps(1); transfer (n) { run (n); } }\npool p { }\npool q { }\n" + W1
+     + "session { hold p (1) { hold q (1) { L.transfer (⟨~exp(1)) from p to q (1); } } }\n",
+     "the argument for `n` draws"),
+    # from a queue whose entry leases on one way through it only
+    ("from_a_queue_that_leases_on_one_way_only",
+     Q_P.replace("prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }",
+                 "prefill (prompt) { branch (prompt > 1) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }"
+                 " else { hold kv (prompt) { run (1); } } }")
+     + Q_D + "D pull P share maxmin;\n" + W1
+     + "session { set prompt = 2; P.prefill (prompt); D.decode (prompt) from ⟨P; }\n",
+     "leases nothing on some way through it"),
 ]
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])
