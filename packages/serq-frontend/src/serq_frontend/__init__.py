@@ -538,8 +538,9 @@ def _note_declared(ctx: Any, name: str, before: list[tuple[str, int, int]], afte
 
 
 def _odd_kinds(module: Any) -> set[tuple[str, str, Any]]:
-    """``("stage", name, kind)`` of each stage item of ``module`` whose kind the kernel does not have, and
-    ``("pool", name, kind)`` of each such option of a pool item (a kind that is no str by its ``repr``)."""
+    """``("stage", name, kind)`` of each stage item of ``module`` whose kind the kernel does not have,
+    ``("pool", name, kind)`` of each such option of a pool item, and ``("workload", "", kind)`` of each such
+    item of a workload (a kind that is no str by its ``repr``)."""
     from . import ast as A
 
     items = module.items if isinstance(getattr(module, "items", None), (list, tuple)) else ()
@@ -554,6 +555,11 @@ def _odd_kinds(module: Any) -> set[tuple[str, str, Any]]:
                 kind = getattr(o, "kind", None)
                 if not isinstance(kind, str) or kind not in A.KERNEL_POOL_OPTIONS:
                     out.add(("pool", item.name, kind if isinstance(kind, str) else repr(kind)))
+        elif isinstance(item, A.WorkloadItem) and isinstance(item.items, (list, tuple)):
+            for w in item.items:
+                kind = getattr(w, "kind", None)
+                if not isinstance(kind, str) or kind not in A.KERNEL_WORKLOAD_ITEMS:
+                    out.add(("workload", "", kind if isinstance(kind, str) else repr(kind)))
     return out
 
 
@@ -570,7 +576,8 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     ran = set()
     theirs = _their_layers(ctx, layer_list)
     made = ctx.parser.context.made
-    builders = {"stage": made.get(A.StageItem) or made.get(A.Kind), "pool": made.get(A.PoolItem) or made.get(A.PoolOpt)}
+    builders = {"stage": made.get(A.StageItem) or made.get(A.Kind), "pool": made.get(A.PoolItem) or made.get(A.PoolOpt),
+                "workload": made.get(A.WorkloadItem) or made.get(A.WlItem)}
     if any(builders.values()):  # a plugin's builder's (the kernel's builders build the kernel's)
         for odd in _odd_kinds(module):
             if builders[odd[0]] is not None:

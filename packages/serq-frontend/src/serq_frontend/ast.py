@@ -450,6 +450,9 @@ KERNEL_POOL_OPTIONS = frozenset({"cap", "block", "evict_lru", "evict_by", "evict
                                  "spill"})
 #: the stage kinds the linker reads (another is a sugar layer's own, for it to rewrite)
 KERNEL_STAGE_KINDS = frozenset({"fifo", "ps", "delay", "step", "ext"})
+#: the workload's items the linker reads (``session`` it refuses, naming the layer that gives it; another is a
+#: sugar layer's own, for it to rewrite)
+KERNEL_WORKLOAD_ITEMS = frozenset({"arrive", "trace", "init", "turn", "hidden", "session"})
 
 
 @dataclass(slots=True, eq=False)

@@ -51,8 +51,9 @@ class Context:
         #: the declarations a plugin's sugar layer added to the program, ``(name, line, col)`` -> ``the sugar
         #: layer 'L' of plugin 'P'`` (serq_frontend._desugar): a name declared twice says whose each is
         self.layer_declared: dict[tuple[str, int, int], str] = {}
-        #: the stage kinds and pool options the kernel does not have that a plugin's sugar layer left, ``("stage",
-        #: name, kind)`` or ``("pool", name, kind)`` -> ``(the layer's name, "builder" or "rewrite")``
+        #: the stage kinds, pool options and workload items the kernel does not have that a plugin's sugar layer
+        #: left, ``("stage", name, kind)``, ``("pool", name, kind)`` or ``("workload", "", kind)`` -> ``(the layer's
+        #: name, "builder" or "rewrite")``
         #: (serq_frontend._desugar): the linker's refusal names the layer
         self.kinds_left: dict[tuple[str, str, Any], tuple[str, str]] = {}
         #: the plugins' sugar layers whose rewrite ran, in order (None where an expression belongs, which no

@@ -1134,8 +1134,8 @@ class Linker:
                          f"kernel does not have, left by {self._left_by(t)}")
 
     def _kind_left_by(self, what: str, name: str, kind: Any) -> str:
-        """Which sugar layer left the stage kind (``what`` "stage") or pool option (``what`` "pool") ``kind`` of
-        ``name``, which the kernel does not have: ``the sugar layer 'weird' (plugin acme (serq-acme 0.3.0)),
+        """Which sugar layer left the stage kind (``what`` "stage"), pool option (``what`` "pool") or workload item
+        (``what`` "workload", ``name`` "") ``kind`` of ``name``, which the kernel does not have: ``the sugar layer 'weird' (plugin acme (serq-acme 0.3.0)),
         whose rewrite made it`` (or ``whose builder built it``), from Context.kinds_left; ``a sugar layer``
         when no plugin's layer did (it named none)."""
         key = kind if isinstance(kind, str) else repr(kind)  # (as _odd_kinds keys a kind that is no str)
@@ -1394,6 +1394,11 @@ class Linker:
         if workload is not None:
             for w in workload.items:
                 key = w.kind
+                if not isinstance(key, str) or key not in A.KERNEL_WORKLOAD_ITEMS:
+                    # (only the kernel's items reach here: one a sugar layer left was kept and never read, and
+                    # the workload compiled without it, without a word)
+                    raise self.error(w.pos, f"the workload: an item the kernel does not have ({key!r}), left by "
+                                     f"{self._kind_left_by('workload', '', key)}")
                 if key in wl and key != "hidden":
                     raise self.error(w.pos, f"the workload has two `{key}`s")
                 if key == "hidden":
