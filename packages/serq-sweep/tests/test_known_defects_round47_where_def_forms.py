@@ -37,7 +37,13 @@ run { horizon 50; seed 1; }
 """
 
 
-def _serq(cwd, *args):
+def _serq(cwd, *args, here=None):
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is drawn and said, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], cwd=cwd, capture_output=True, text=True, timeout=200, env=ENV,
                           stdin=subprocess.DEVNULL)
 
@@ -64,16 +70,19 @@ def test_selected_matches_a_body_by_its_form():
 
 
 @pytest.mark.timeout(300)
-def test_plot_where_of_a_swept_body_written_otherwise(tmp_path):
+def test_plot_where_of_a_swept_body_written_otherwise(tmp_path, serq_in_process):
+    # (the first plot as a child process; the other commands, of what they draw and say, in this process: the
+    # first plot's figure is held against the second's)
     (tmp_path / "p.sq").write_text(PROGRAM)
-    assert _serq(tmp_path, "fmt", "--check", "p.sq").returncode == 0
+    assert _serq(tmp_path, "fmt", "--check", "p.sq", here=serq_in_process).returncode == 0
     r = _serq(tmp_path, "sweep", "p.sq", "--def", "service=~exp(1)", "--def", "service=~uniform(1, 2)", "--set",
-              "lambda=0.2,0.4", "-o", "t.csv", "--workers", "0", "--no-progress")
+              "lambda=0.2,0.4", "-o", "t.csv", "--workers", "0", "--no-progress", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     for table in ("t.csv", "t.points.csv"):
         for value, drawn in (("~exp(1)", "a.svg"), ("~exp( 1 )", "b.svg"), ("~uniform(1,2)", "c.svg")):
+            here = None if (table, value) == ("t.csv", "~exp(1)") else serq_in_process
             r = _serq(tmp_path, "plot", table, "--x", "lambda", "--y", "response.mean", "--where",
-                      f"service={value}", "-o", drawn)
+                      f"service={value}", "-o", drawn, here=here)
             assert r.returncode == 0, (table, value, r.stderr)
             assert (tmp_path / drawn).stat().st_size > 0
         # ~exp( 1 ) drew the rows ~exp(1) drew: the same figure
@@ -82,7 +91,7 @@ def test_plot_where_of_a_swept_body_written_otherwise(tmp_path):
         for drawn in ("a.svg", "b.svg", "c.svg"):
             (tmp_path / drawn).unlink()
         r = _serq(tmp_path, "plot", table, "--x", "lambda", "--y", "response.mean", "--where", "service=~exp( 2 )",
-                  "-o", "d.svg")
+                  "-o", "d.svg", here=serq_in_process)
         assert (r.returncode, r.stderr) == (1, "error: --where service=~exp( 2 ): no row of the table has service = "
                                                "~exp( 2 ) (its values: ~exp(1), ~uniform(1, 2))\n")
         assert not (tmp_path / "d.svg").exists()
