@@ -958,3 +958,52 @@ run { horizon 10; }
 """, monkeypatch)
     assert msg.startswith("<source>:9:19: error: at t=2, session 0: load kv (2): the hold has 3 allocated and 2 "
                           "computed, the session's own prefix it found cached"), msg
+
+
+RUN_ERRORS = [
+    # a load of a computed negative amount, at the load
+    ("pool q { cap 10; }\nworkload { arrive batch(1); }\nsession { set x = -1; hold q (4) { load q (x); } }\n"
+     "run { horizon 1; }\n", "<source>:3:36: error: at t=0, session 0: load q: the amount is negative (-1)"),
+    # a NaN amount
+    ("pool q { cap 10; }\nworkload { arrive batch(1); }\nsession { set x = 0 / 0; hold q (4) { load q (x); } }\n"
+     "run { horizon 1; }\n", "<source>:3:39: error: at t=0, session 0: load q: the amount is NaN"),
+    # a transfer's tokens negative: its load fails when the link's run is done (t 1), at the transfer
+    ("pool p { cap 10; }\npool q { cap 10; }\nstage link : delay;\nworkload { arrive batch(1); }\n"
+     "session { set x = -2; hold p (1) { hold q (4) { transfer (1) from p to q (x); } } }\nrun { horizon 2; }\n",
+     "<source>:5:49: error: at t=1, session 0: load q: the amount is negative (-2)"),
+    # a transfer's link work negative, at the transfer, before any time passes
+    ("pool p { cap 10; }\npool q { cap 10; }\nstage link : delay;\nworkload { arrive batch(1); }\n"
+     "session { set x = -2; hold p (1) { hold q (4) { transfer (x) from p to q (1); } } }\nrun { horizon 2; }\n",
+     "<source>:5:49: error: at t=0, session 0: the run's work is negative (-2)"),
+    # branch with of a computed probability outside [0, 1] (§3: "a computed one is refused when it is
+    # evaluated"), NaN and 1.5
+    ("stage d : delay;\nworkload { arrive batch(1); }\nsession { set x = 0 / 0; branch with (x) { run d (1); } }\n"
+     "run { horizon 1; }\n",
+     "<source>:3:39: error: at t=0, session 0: branch with (…): a probability is between 0 and 1, got NaN"),
+    ("stage d : delay;\nworkload { arrive batch(1); }\nsession { set x = 1.5; branch with (x) { run d (1); } }\n"
+     "run { horizon 1; }\n",
+     "<source>:3:37: error: at t=0, session 0: branch with (…): a probability is between 0 and 1, got 1.5"),
+]
+
+
+@pytest.mark.parametrize("src, message", RUN_ERRORS)
+def test_run_time_errors_name_the_statement_the_time_and_the_session(monkeypatch, src, message):
+    assert run_error(src, monkeypatch) == message
+
+
+def test_a_gauge_that_holds_nan_for_a_positive_time(monkeypatch):
+    """used(p) / holders(p) is NaN while nobody holds p (0 / 0): over [0, 3] it is NaN on [0,1] and [2,3]
+    and 2 on [1,2], so its mean, least and greatest are NaN (docs/simulator.md: "A gauge that holds NaN
+    for a positive time has NaN mean, CI, min and max"; null in JSON); after a warm-up of 1 and a horizon
+    of 2 the NaN is held only before the warm-up and at the horizon (for no time): 2 throughout."""
+    src = """pool p { cap 10; }
+stage d : delay;
+gauge r = used(p) / holders(p);
+workload { arrive batch(1); }
+session { run d (1); hold p (2) { run d (1); } }
+run { horizon 3; }
+"""
+    _, js = check_by_hand(monkeypatch, src, {}, {})
+    assert js["gauges"]["r"] == {"mean": None, "ci": None, "min": None, "max": None}
+    check_by_hand(monkeypatch, src.replace("horizon 3;", "horizon 2; warmup 1;"), {},
+                  {("gauge", "r"): {"mean": 2.0, "min": 2.0, "max": 2.0}})
