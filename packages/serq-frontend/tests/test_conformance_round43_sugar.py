@@ -421,6 +421,29 @@ ILLEGAL = [
      + Q_D + "D pull P share maxmin;\n" + W1
      + "session { set prompt = 2; P.prefill (prompt); D.decode (prompt) from ⟨P; }\n",
      "leases nothing on some way through it"),
+    # an entry sees its own (§2, Queues): the body reads no attribute the session set, nor serial, nor
+    # another queue's; its header reads no attribute at all; it holds only its queue's pools
+    ("an_entry_body_reads_a_session_attribute",
+     "queue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (⟨x); } } }\n"
+     "workload { arrive batch(1); }\nsession { set x = 3; set prompt = 1; D.decode (prompt); }\n",
+     "`D.decode` reads `x`, a session attribute set outside the queue"),
+    ("an_entry_body_reads_serial",
+     "queue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (⟨serial); } } }\n"
+     "workload { arrive batch(1); }\nsession { set prompt = 1; D.decode (prompt); }\n",
+     "`D.decode` reads `serial`, the session's attribute"),
+    ("an_entry_header_reads_a_hidden_attribute",
+     "queue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (⟨o) { run (o); } } }\n"
+     "workload { arrive batch(1); hidden o; }\nsession { set o = 2; set prompt = 1; D.decode (prompt); }\n",
+     "the header of a hold in `D.decode` reads `o`"),
+    ("an_entry_reads_another_queues_attribute",
+     "queue A : decode { pool kv { } serve fifo; decode (prompt) { set k = 1; hold kv (prompt) { run (1); } } }\n"
+     "queue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (⟨A.k); } } }\n"
+     "workload { arrive batch(1); }\nsession { set prompt = 1; A.decode (prompt); D.decode (prompt); }\n",
+     "`D.decode` reads `A.k`, another queue's"),
+    ("an_entry_holds_a_pool_not_its_own",
+     "pool g { }\nqueue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { hold ⟨g (1) { run (1); } } } }\n"
+     "workload { arrive batch(1); }\nsession { set prompt = 1; D.decode (prompt); }\n",
+     "`g` is not a pool of `D`"),
 ]
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])

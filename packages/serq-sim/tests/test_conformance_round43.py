@@ -180,6 +180,30 @@ run { horizon 10; }
      {("kv", None): {"used": 1.35, "cached": 1.4, "queue": 0.1, "holders": 0.45, "wait": 1 / 3, "admissions": 3,
                      "preemptions": 1},
       ("d", None): {"completions": 4, "service": 1.125}}),
+    # The transferred tokens are the position a growing run goes on from (§2: "the tokens count as
+    # computed at Q"): hold kvD (5), transfer (1) [0,1] loads 4; decode (3) growing on E (cost 1): [1,2]
+    # reaches 5 (within the 5), [2,3] 6 (grows to 6 at 2), [3,4] 7 (7 at 3). cache (8) keeps min(8, 7) = 7.
+    # kvD used 5 on [0,2], 6, 7: 23 / 5; cached 7 on [4,5]: 1.4. kvP's lease ends at 1: used 5 on [0,1],
+    # cached 5 on [1,5].
+    ("a_growing_decode_goes_on_from_the_transferred_tokens", """
+pool kvP { cap 20; }
+pool kvD { cap 20; }
+stage link : delay;
+stage E : step { budget 10; cost 1; memory kvD; }
+workload { arrive batch(1); }
+session {
+  hold kvP (5) { } cache (5) lease kvP (inf);
+  hold kvD (5) {
+    transfer (1) from kvP to kvD (4);
+    decode (3) growing kvD;
+    observe u = used(kvD);
+  } cache (8);
+  observe c = cachedin(kvD);
+}
+run { horizon 5; }
+""", {"u": [(0, 4.0, 7.0)], "c": [(0, 4.0, 7.0)]},
+     {("kvD", None): {"used": 4.6, "cached": 1.4}, ("kvP", None): {"used": 1.0, "cached": 4.0},
+      ("E", None): {"iterations": 3, "service": 3.0}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TRANSFERS], ids=[c[0] for c in TRANSFERS])
