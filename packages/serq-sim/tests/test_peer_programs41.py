@@ -350,3 +350,34 @@ def test_balance_seed_one_mechanism():
     # the TTFT is mostly the wait in the queue (vLLM's queue phase)
     for p in docs:
         assert queue[p] > 0.9 * ttft[p]
+
+
+# spec_break.sq
+
+def _speedup(n, k=3, alpha=0.7, c_t=0.012, d_t=0.00004, c_d=0.002):
+    e = (1 - alpha ** (k + 1)) / (1 - alpha)
+    return e * (c_t + d_t * n) / (c_t + d_t * (k + 1) * n + k * c_d)
+
+
+def test_spec_break_step_clock_by_hand(monkeypatch):
+    doc, _ = run("spec_break.sq", monkeypatch, sets={"n": 1, "alpha": 1, "c_t": 1, "d_t": 0, "c_d": 0},
+                 horizon=10)
+    assert doc["observes"]["tokens"]["count"] == 10 and doc["observes"]["tokens"]["mean"] == 4
+
+
+@pytest.mark.parametrize("n, horizon", [(16, 40), (256, 20)])
+def test_spec_break_even_against_closed_form(monkeypatch, n, horizon):
+    plain, _ = run("spec_break.sq", monkeypatch, sets={"n": n, "k": 0}, horizon=horizon)
+    spec, _ = run("spec_break.sq", monkeypatch, sets={"n": n}, horizon=horizon)
+    # every step serves all n, so the steps done by the horizon are floor(horizon / step(n))
+    step0, step3 = 0.012 + 0.00004 * n, 0.012 + 0.00004 * 4 * n + 0.006
+    assert plain["observes"]["tokens"]["count"] == n * math.floor(horizon / step0 + 1e-9)
+    assert spec["observes"]["tokens"]["count"] == n * math.floor(horizon / step3 + 1e-9)
+    tok = spec["observes"]["tokens"]
+    e = (1 - 0.7 ** 4) / 0.3
+    assert abs(tok["mean"] - e) <= tok["ci"] and tok["ci"] < 0.015 * e
+    rate = {k: d["observes"]["tokens"]["count"] * d["observes"]["tokens"]["mean"] / horizon
+            for k, d in (("plain", plain), ("spec", spec))}
+    assert rate["spec"] / rate["plain"] == pytest.approx(_speedup(n), rel=0.02)
+    # the break-even batch, 211: speculation gains below it and loses above
+    assert (rate["spec"] > rate["plain"]) == (n < 211)
