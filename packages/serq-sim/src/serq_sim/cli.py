@@ -168,10 +168,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         from .records import record_files
 
         if not records_file.lower().endswith((".csv", ".parquet")):
-            raise click.BadParameter(f"{records_file}: a records file ends in .csv or .parquet",
+            raise click.BadParameter(f"{shown_path(records_file)}: a records file ends in .csv or .parquet",
                                      param_hint="--records")
         if not program.records:
-            raise UserError(f"--records {records_file}: the program declares no records (`record NAME {{ col = "
+            raise UserError(f"--records {shown_path(records_file)}: the program declares no records (`record NAME {{ col = "
                             "expr; … }`; lib/vllm.sq's vllm_request records every request)")
         if records_file.lower().endswith(".parquet"):
             from .records import need_parquet

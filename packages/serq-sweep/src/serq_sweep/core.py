@@ -1256,7 +1256,7 @@ def table_format(path: str, flag: str = "--out", what: str = "a table", *, outpu
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise (UsageError if output else UserError)(f"{head or f'{flag} {path}'}: {what} is .parquet or .csv")
+    raise (UsageError if output else UserError)(f"{head or f'{flag} {shown_path(path)}'}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:
@@ -2419,7 +2419,7 @@ def check_table(out: str, inputs: Iterable[str] = (), given: Any = None) -> None
     (:func:`named`: ``out=o.txt`` of the Python API, whose caller gave no ``--out``)."""
     from serq.files import check_not_input, check_output
 
-    if table_format(out, head=named(given, "out", out)) == "parquet":
+    if table_format(out, head=named(given, "out", shown_path(out))) == "parquet":
         need_parquet_writer(named(given, "out", out))
     check_not_input(out, inputs)
     check_output(out)
@@ -2455,7 +2455,7 @@ def check_out_name(out: str, given: Any = None) -> None:
     2, after 23 s of compiling them). ``given`` names ``--out`` or ``out=`` (:func:`named`)."""
     from serq.files import check_output
 
-    if table_format(out, head=named(given, "out", out)) == "parquet":
+    if table_format(out, head=named(given, "out", shown_path(out))) == "parquet":
         need_parquet_writer(named(given, "out", out))
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):

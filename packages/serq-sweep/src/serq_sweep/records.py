@@ -75,7 +75,7 @@ def journal_path(path: str) -> str:
 def record_format(path: str, given: Any = None) -> str:
     from .core import named, table_format
 
-    return table_format(path, "--records", "a records file", head=named(given, "records", path))
+    return table_format(path, "--records", "a records file", head=named(given, "records", shown_path(path)))
 
 
 def _named(plan: Any, setting: str, text: str | None = None) -> str:
