@@ -911,6 +911,51 @@ run { horizon 20; }
 """, {"c2": [(0, 2.0, 0.0)], "c6": [(0, 6.0, 4.0)], "got": [(0, 6.0, 4.0)]},
      {("kv", None): {"used": 2.0, "cached": 0.2, "evicted_entries": 1, "evicted_units": 4.0, "spills": 1},
       ("cpu", None): {"cached": 3.8, "admissions": 1}, ("pcie", None): {"completions": 1, "service": 4.0}}),
+    # Growers in the order they stalled, the head blocking the rest (§3, Ties): m cap 6 full with three
+    # holds of 2; s0 stalls at 1 growing 3, s1 at 1.5 growing 1; s2 ends at 2 (4 used): s0 needs 3 (7 > 6)
+    # and blocks s1, whose 1 would fit: neither grows again (no g0, g1 sample), ended 1. used 6 on [0,2],
+    # 4 on [2,10]: 4.4; holders (6 + 16) / 10.
+    ("the_head_grower_blocks_the_rest", """
+pool m { cap 6; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (3); observe g0 = now; run d (1); } }
+  branch (serial == 1) { hold m (2) { run d (1.5); grow m (1); observe g1 = now; run d (1); } }
+  branch (serial == 2) { hold m (2) { run d (2); } }
+}
+run { horizon 10; }
+""", {"g0": [], "g1": []}, {"ended": 1, ("m", None): {"used": 4.4, "holders": 2.2}}),
+    # Two queues' heads waiting for room in one pool: the pool declared first is served first (§3, Ties),
+    # not the head that waited longer: s2 (at 0.25, in a's queue) and s1 (at 0.5, in b's) both need m,
+    # which s0 frees at 1: a is declared first, s2 at 1, s1 at 2.
+    ("the_pool_declared_first_is_served_first", """
+pool a { cap 10; }
+pool b { cap 10; }
+pool m { cap 2; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); } }
+  branch (serial == 1) { run d (0.5); hold b (1), m (2) { observe tb = now; run d (1); } }
+  branch (serial == 2) { run d (0.25); hold a (1), m (2) { observe ta = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"tb": [(1, 2.0, 2.0)], "ta": [(2, 1.0, 1.0)]}, {("a", None): {"wait": 0.75}, ("b", None): {"wait": 1.5}}),
+    # The same with b declared first: s1 at 1, s2 at 2.
+    ("the_pool_declared_first_is_served_first_swapped", """
+pool b { cap 10; }
+pool a { cap 10; }
+pool m { cap 2; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); } }
+  branch (serial == 1) { run d (0.5); hold b (1), m (2) { observe tb = now; run d (1); } }
+  branch (serial == 2) { run d (0.25); hold a (1), m (2) { observe ta = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"tb": [(1, 1.0, 1.0)], "ta": [(2, 2.0, 2.0)]}, {("a", None): {"wait": 1.75}, ("b", None): {"wait": 0.5}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in MORE], ids=[c[0] for c in MORE])
