@@ -63,12 +63,14 @@ def test_curve_draws_means_and_ci_bands(tmp_path):
     assert again.read_bytes() == svg.read_bytes()
 
 
-def test_cli_png_from_a_sweep_and_from_a_dump(tmp_path):
+def test_cli_png_from_a_sweep_and_from_a_dump(tmp_path, serq_in_process):
     from matplotlib.image import imread
 
+    # (the sweep and the run that make the table and the dump in this process, serq.cli.main; the plots, the
+    # commands under test, as child processes)
     out = tmp_path / "r.parquet"
-    r = subprocess.run([SERQ, "sweep", str(MG1), "--set", "lambda=0.3,0.6", "--seeds", "1..2", "--horizon", "3000",
-                        "--workers", "0", "--out", str(out)], capture_output=True, text=True)
+    r = serq_in_process("sweep", str(MG1), "--set", "lambda=0.3,0.6", "--seeds", "1..2", "--horizon", "3000",
+                        "--workers", "0", "--out", str(out))
     assert r.returncode == 0, r.stderr
     png = tmp_path / "p.png"
     r = subprocess.run([SERQ, "plot", str(out), "--x", "lambda", "--y", "response.mean", "-o", str(png)],
@@ -84,8 +86,7 @@ def test_cli_png_from_a_sweep_and_from_a_dump(tmp_path):
     src = tmp_path / "g.sq"
     src.write_text(MG1.read_text().replace("stage svc : fifo;", "stage svc : fifo;\ngauge inq = queue(svc);"))
     dump = tmp_path / "dump"
-    r = subprocess.run([SERQ, "run", str(src), "--horizon", "2100", "--dump", str(dump), "--no-progress"],
-                       capture_output=True, text=True)
+    r = serq_in_process("run", str(src), "--horizon", "2100", "--dump", str(dump), "--no-progress")
     assert r.returncode == 0, r.stderr
     with open(dump / "response.csv") as f:
         samples = sorted(float(x["value"]) for x in csv.DictReader(f))
@@ -132,10 +133,11 @@ def empirical(values):
     return xs, [(i + 1) / len(xs) for i in range(len(xs))]
 
 
-def test_cdfs_from_the_records_of_a_run(tmp_path):
+def test_cdfs_from_the_records_of_a_run(tmp_path, serq_in_process):
     rec = tmp_path / "requests.csv"
-    r = subprocess.run([SERQ, "run", str(SINGLE), "--set", "Lambda=6", "--horizon", "40", "--warmup", "5",
-                        "--no-progress", "--records", str(rec)], capture_output=True, text=True)
+    # (the run that makes the records in this process, serq.cli.main; the plot as a child process)
+    r = serq_in_process("run", str(SINGLE), "--set", "Lambda=6", "--horizon", "40", "--warmup", "5",
+                        "--no-progress", "--records", str(rec))
     assert r.returncode == 0, r.stderr
     with open(rec) as f:
         rows = [{k: float(v) for k, v in x.items()} for x in csv.DictReader(f)]
@@ -161,11 +163,11 @@ def test_cdfs_from_the_records_of_a_run(tmp_path):
         assert list(xy[:, 0]) == pytest.approx(xs, rel=1e-15, abs=0) and list(xy[:, 1]) == ys, m
 
 
-def test_cdfs_from_a_sweeps_records_by_hue(tmp_path):
+def test_cdfs_from_a_sweeps_records_by_hue(tmp_path, serq_in_process):
     out, rec = tmp_path / "r.parquet", tmp_path / "rec.parquet"
-    r = subprocess.run([SERQ, "sweep", str(SINGLE), "--set", "Lambda=2,6", "--seeds", "1..2", "--horizon", "30",
-                        "--warmup", "5", "--workers", "0", "--no-progress", "--out", str(out), "--records", str(rec)],
-                       capture_output=True, text=True)
+    # (the sweep that makes the records in this process, serq.cli.main; the plot as a child process)
+    r = serq_in_process("sweep", str(SINGLE), "--set", "Lambda=2,6", "--seeds", "1..2", "--horizon", "30",
+                        "--warmup", "5", "--workers", "0", "--no-progress", "--out", str(out), "--records", str(rec))
     assert r.returncode == 0, r.stderr
     import pyarrow.parquet as pq
 
