@@ -841,8 +841,8 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
                 continue
             at = os.path.normcase(os.path.realpath(os.fspath(path)))
             if below == at or below.startswith(at.rstrip(os.sep) + os.sep):
-                where = "is" if below == at else f"holds the folder {os.fspath(folder)} of"
-                raise SameOutputError(f"{os.fspath(path)}: named by {what} as a file, and {where} {fwhat} (a "
+                where = "is" if below == at else f"holds the folder {shown_path(folder)} of"
+                raise SameOutputError(f"{shown_path(path)}: named by {what} as a file, and {where} {fwhat} (a "
                                       f"folder of files); each output of {of} needs a file of its own")
     seen: dict[tuple, tuple[str, str]] = {}
     for what, path in outputs:
@@ -852,7 +852,7 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
             continue
         if key in seen:
             other_what, other = seen[key]
-            same = path if other == path else f"{path} (it is {other})"
+            same = shown_path(path) if other == path else f"{shown_path(path)} (it is {shown_path(other)})"
             raise SameOutputError(f"{same}: named by both {other_what} and {what}; each output of {of} needs a "
                                   "file of its own")
         seen[key] = (what, path)
