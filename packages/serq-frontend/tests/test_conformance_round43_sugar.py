@@ -455,3 +455,36 @@ def test_illegal_forms_refused_at_their_place(src, message):
     assert lines[1].strip() == text.splitlines()[line - 1].strip(), lines
     indent = len(lines[1]) - len(text.splitlines()[line - 1])
     assert lines[2] == " " * (indent + col - 1) + "^", lines
+
+
+DEF_BASE = """stage tool : delay;
+def think() = ~exp(1);
+def half(x) = x / 2;
+workload { arrive batch(1); }
+session { loop { tool think(); tool half(3); branch with (0.5) { end; } } }
+"""
+
+
+@pytest.mark.parametrize("defs", [{"think": "~erlang(4, 1)"}, {"think": "~erlang(4, 1)", "half": "x / 4"}])
+def test_a_definition_given_from_outside_is_the_program_written_with_that_body(defs):
+    """program-reference.txt, def: "An expression definition's body can be given from outside … The program
+    is then the one written with that body": the serving forms that use it compile to the IR of the
+    program whose definitions say so."""
+    written = DEF_BASE
+    for name, body in defs.items():
+        old = next(line for line in DEF_BASE.splitlines() if line.startswith(f"def {name}("))
+        written = written.replace(old, old.split("=")[0] + "= " + body + ";")
+    assert written != DEF_BASE
+    assert ir_bytes(compile_src(DEF_BASE, defs=defs)) == ir_bytes(compile_src(written))
+
+
+def test_a_body_from_outside_that_reads_no_parameter_is_refused_in_it_with_the_use():
+    """A body given from outside is read as the definition's body: `y` is no parameter of half(x), the
+    error at the body's own text (defs['half']:1:1) and a note at the use in the loop."""
+    import serq_frontend
+
+    with pytest.raises(serq_frontend.CompileError) as e:
+        compile_src(DEF_BASE, defs={"half": "y / 4"})
+    lines = str(e.value).splitlines()
+    assert lines[:3] == ["defs['half']:1:1: error: unknown name `y`", "  y / 4", "  ^"], lines
+    assert lines[3].startswith("<source>:5:37: note: in the expansion of `half`, used here"), lines
