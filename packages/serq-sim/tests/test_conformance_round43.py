@@ -1076,3 +1076,32 @@ run { horizon 3; }
     assert js["gauges"]["r"] == {"mean": None, "ci": None, "min": None, "max": None}
     check_by_hand(monkeypatch, src.replace("horizon 3;", "horizon 2; warmup 1;"), {},
                   {("gauge", "r"): {"mean": 2.0, "min": 2.0, "max": 2.0}})
+
+
+def test_the_command_line_reports_the_lease_that_blocks_on_both_tiers(tmp_path):
+    """`serq run FILE --json` of the blocking row above on the tier serQ picks and on the general engine
+    (SERQ_SIM_TIER=general): the same bytes, and the figures worked out there: end 7, P.kv's queue 3/7 and
+    wait 1.5, one eviction at each pool's second admission (5 units at P.kv, 3 at D.kv)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    prog = tmp_path / "p.sq"
+    prog.write_text(PULL_BLOCKING)
+    outs = []
+    for tier in ("", "general"):
+        env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
+        if tier:
+            env["SERQ_SIM_TIER"] = tier
+        r = subprocess.run([sys.executable, "-m", "serq", "run", "p.sq", "--json", "--no-progress"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1]
+    js = json.loads(outs[0])
+    assert js["end"] == 7.0
+    pk = next(p for p in js["pools"] if p["name"] == "P.kv")
+    dk = next(p for p in js["pools"] if p["name"] == "D.kv")
+    assert (pk["queue"], pk["wait"], pk["evicted_entries"], pk["evicted_units"]) == pytest.approx((3 / 7, 1.5, 1, 5.0))
+    assert (dk["evicted_entries"], dk["evicted_units"]) == (1, 3.0)
