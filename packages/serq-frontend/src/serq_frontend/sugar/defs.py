@@ -905,21 +905,32 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
             ex.use(item, base)
         else:
             out.append(A.map_item(item, ex.expr, ex.block))
-    unknown_defs(ctx, ex.overridden, module)
+    unknown_defs(ctx, ex.overridden, module, {k: list(d.params) for k, d in ex.defs.items() if d.body is None})
     return A.Module(out, module.file)
 
 
-def unknown_defs(ctx: Any, overridden: set[str], module: A.Module | None = None) -> None:
+def unknown_defs(ctx: Any, overridden: set[str], module: A.Module | None = None,
+                 params: dict[str, list[str]] | None = None) -> None:
     """Refuse a ``--def`` that names no expression definition of the program (also when the program has
     no definition at all, and this layer has nothing else to do); one that names a ``let`` of the program
-    says to give its value with ``--set``; a misspelt one, the closest definition and the closest let
-    (serq.errors.knob_hint, the rule of --set's too)."""
+    says to give its value with ``--set``; one written with a definition's parameters (``--def 'out(i)=…'``,
+    ``params``: each expression definition's), to name the definition alone, its body reading them; a
+    misspelt one, the closest definition and the closest let (serq.errors.knob_hint, the rule of --set's
+    too)."""
     lets = [] if module is None else [item.name for item in module.items if isinstance(item, A.Let)]
     for name in ctx.defs:
         if name not in overridden:
-            hint = (f"; `{name}` is a `let`: give its value with {ctx.option_name('set', _shown(name))}"
-                    if name in lets else knob_hint(name, lets, ctx.notes.get("expression_defs", ()), "definition",
-                                                   ctx.option_name))
+            head = name.split("(", 1)[0].strip() if isinstance(name, str) else ""
+            if head != name and head in (params or {}):
+                ps = params[head]  # type: ignore[index]
+                reads = (f"; its body reads {'the parameter' if len(ps) == 1 else 'the parameters'} "
+                         + ", ".join(f"`{x}`" for x in ps) if ps else "; it has no parameter")
+                hint = (f": give the body of the definition `{head}` with {ctx.option_name('def', _shown(head))}, "
+                        f"its name alone, without parentheses{reads}")
+            elif name in lets:
+                hint = f"; `{name}` is a `let`: give its value with {ctx.option_name('set', _shown(name))}"
+            else:
+                hint = knob_hint(name, lets, ctx.notes.get("expression_defs", ()), "definition", ctx.option_name)
             raise ctx.error(None, f"{ctx.option_name('def', _shown(name))}: the program has no expression definition "
                             f"`{name}`" + hint)
 
