@@ -428,8 +428,21 @@ workload { arrive batch(1); }
 session { hold p (1) { run d (2); } }
 run { horizon 4; }
 """, {}, {("gauge", "h"): {"mean": 1.0, "min": 0.5, "max": 1.5}}),
+    # A step engine's busy (the jobs the running iteration serves) and queue (its residents), read at the
+    # end of each instant, where the next iteration has started: [0,1] both prefills (2 and 3, budget
+    # 10): 2 and 2; [1,2] s0's first decode (s1 left): 1 and 1; [2,3] its second: 1 and 1; then 0. Mean
+    # (2 + 1 + 1) / 4 = 1 each, greatest 2. The stage: 3 completions (s1's decode of 0 is none), service
+    # (1 + 1 + 2) / 3.
+    ("gauges_of_a_step_engine", """
+stage e : step { budget 10; cost 1; }
+gauge b = busy(e);
+gauge q = queue(e);
+workload { arrive batch(2); }
+session { prefill (serial == 0 ? 2 : 3); decode (serial == 0 ? 2 : 0); }
+run { horizon 4; }
+""", {}, {("gauge", "b"): {"mean": 1.0, "min": 0.0, "max": 2.0}, ("gauge", "q"): {"mean": 1.0, "max": 2.0},
+          ("e", None): {"completions": 3, "service": 4 / 3, "utilisation": 0.75}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in GAUGES], ids=[c[0] for c in GAUGES])
 def test_gauges_by_hand(monkeypatch, src, obs, figures):
