@@ -28,24 +28,34 @@ run { horizon 50; }
 """
 
 
-def _sweep(tmp_path, name, file="p.sq"):
-    return subprocess.run([SERQ, "sweep", file, "--find", "response.mean <= 2", "--over", name, "0.1:0.9"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=100)
+def _serq(tmp_path, args, here=None):
+    """``serq ARGS`` in ``tmp_path``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said and written, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
+    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=100)
+
+
+def _sweep(tmp_path, name, file="p.sq", here=None):
+    return _serq(tmp_path, ["sweep", file, "--find", "response.mean <= 2", "--over", name, "0.1:0.9"], here)
 
 
 @pytest.mark.parametrize("name, meant", [("rte", "`rate`, an expression definition given with --def rate"),
                                          ("Rate", "`rate`, an expression definition given with --def rate"), ("lan", "`lam`"), ("lamb", "`lam`")])
-def test_over_of_a_misspelt_name_suggests_a_let_or_a_definition_saying_which(tmp_path, name, meant):
+def test_over_of_a_misspelt_name_suggests_a_let_or_a_definition_saying_which(tmp_path, serq_in_process, name,
+                                                                           meant):
     (tmp_path / "p.sq").write_text(PROGRAM)
-    r = _sweep(tmp_path, name)
+    r = _sweep(tmp_path, name, here=None if name == "rte" else serq_in_process)  # (the first as a child process)
     assert r.returncode == 1
     assert r.stderr == (f"error: p.sq: --over {name}: the program has no `let {name}` (did you mean {meant}?) (the "
                         "knob --find searches is a let)\n")
 
 
-def test_a_name_near_nothing_suggests_nothing(tmp_path):
+def test_a_name_near_nothing_suggests_nothing(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
-    r = _sweep(tmp_path, "zzz")
+    r = _sweep(tmp_path, "zzz", here=serq_in_process)
     assert r.stderr == "error: p.sq: --over zzz: the program has no `let zzz` (the knob --find searches is a let)\n"
 
 
@@ -113,17 +123,18 @@ run { horizon 5; }
 """
 
 
-def test_set_and_zip_both_take_a_list_with_blanks(tmp_path):
+def test_set_and_zip_both_take_a_list_with_blanks(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(ZIPPED)
 
-    def sweep(*args):
-        r = subprocess.run([SERQ, "sweep", "p.sq", *args, "--workers", "0", "--no-progress", "--seeds", "1, 2",
-                            "--show", "observes.x.mean"], capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    def sweep(*args, here=None):
+        r = _serq(tmp_path, ["sweep", "p.sq", *args, "--workers", "0", "--no-progress", "--seeds", "1, 2",
+                             "--show", "observes.x.mean"], here)
         assert r.returncode == 0, r.stderr
         return r.stdout
 
+    # (the list with blanks as a child process, the one without in this process)
     spaced = sweep("--set", "a=1, 2", "--set", "b=3,  4", "--zip", "a, b")
-    assert spaced == sweep("--set", "a=1,2", "--set", "b=3,4", "--zip", "a,b")
+    assert spaced == sweep("--set", "a=1,2", "--set", "b=3,4", "--zip", "a,b", here=serq_in_process)
     rows = [line.split() for line in spaced.splitlines()]
     # the zipped points (a, b) = (1, 3) and (2, 4): x = a + b, 4 and 6, each of the two seeds
     assert [r[:3] + r[-1:] for r in rows[1:]] == [["1", "3", "2", "4±0"], ["2", "4", "2", "6±0"]], spaced
@@ -142,12 +153,13 @@ def _table(path):
 
 
 @pytest.mark.parametrize("order", ["key-last", "reversed", "figures-first"])
-def test_a_table_of_reordered_columns_is_resumed_by_their_names(tmp_path, order):
+def test_a_table_of_reordered_columns_is_resumed_by_their_names(tmp_path, serq_in_process, order):
     import csv
 
     (tmp_path / "p.sq").write_text(PROGRAM)
-    args = [SERQ, "sweep", "p.sq", "--set", "lam=0.1,0.2,0.3", "--workers", "0", "--no-progress", "-o", "r.csv"]
-    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    args = ["sweep", "p.sq", "--set", "lam=0.1,0.2,0.3", "--workers", "0", "--no-progress", "-o", "r.csv"]
+    here = None if order == "key-last" else serq_in_process  # (the first order's sweeps as child processes)
+    r = _serq(tmp_path, args, here)
     assert r.returncode == 0, r.stderr
     written = (tmp_path / "r.csv").read_bytes()
     rows = _table(tmp_path / "r.csv")
@@ -162,7 +174,7 @@ def test_a_table_of_reordered_columns_is_resumed_by_their_names(tmp_path, order)
     with open(tmp_path / "r.csv", "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows([[row[i] for i in perm] for row in rows])
     assert (tmp_path / "r.csv").read_bytes() != written
-    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    r = _serq(tmp_path, args, here)
     assert r.returncode == 0, r.stderr
     assert "(0 run now, 3 resumed)" in r.stderr, r.stderr
     # every run resumed with every figure it had, each cell as it was: the table written again is the first
