@@ -221,6 +221,23 @@ server { tool 2; }
      STAGES + """workload { arrive batch(1); }
 session { loop { run tool (2); branch (serial == 0) { end; } } }
 """),
+    # which stage, by the stages declared above the form (docs/language.md): a stage named after the role
+    # wins over the step engine; one declared below the form is not seen; a server's form looks above its
+    # own text; a definition's form above its use
+    ("the_roles_stage_before_the_step_engine",
+     "stage e : step { budget 1; cost 1; }\nstage decode : delay;\nworkload { arrive batch(1); }\nsession { decode 1; }\n",
+     "stage e : step { budget 1; cost 1; }\nstage decode : delay;\nworkload { arrive batch(1); }\nsession { run decode (1); }\n"),
+    ("a_roles_stage_below_the_form_is_not_seen",
+     "stage e : step { budget 1; cost 1; }\nworkload { arrive batch(1); }\nsession { prefill 1; }\nstage prefill : delay;\n",
+     "stage e : step { budget 1; cost 1; }\nworkload { arrive batch(1); }\nsession { run e prefill (1); }\nstage prefill : delay;\n"),
+    ("a_servers_form_looks_above_its_own_text",
+     "stage e : step { budget 1; cost 1; }\nworkload { arrive batch(1); session { request; } }\nstage prefill : delay;\n"
+     "server { prefill 1; }\n",
+     "stage e : step { budget 1; cost 1; }\nworkload { arrive batch(1); }\nstage prefill : delay;\nsession { run prefill (1); }\n"),
+    ("a_definitions_form_looks_above_its_use",
+     "stage e : step { budget 1; cost 1; }\ndef f() { prefill 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\n"
+     "session { f(); }\n",
+     "stage e : step { budget 1; cost 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\nsession { run prefill (1); }\n"),
 ]
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
@@ -444,6 +461,9 @@ ILLEGAL = [
      "pool g { }\nqueue D : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { hold ⟨g (1) { run (1); } } } }\n"
      "workload { arrive batch(1); }\nsession { set prompt = 1; D.decode (prompt); }\n",
      "`g` is not a pool of `D`"),
+    # a tool whose stage is declared only below it
+    ("a_tool_whose_stage_is_below", W1 + "session { ⟨tool 1; }\nstage tool : delay;\n",
+     "`tool` finds no stage to run on"),
 ]
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])
