@@ -204,6 +204,46 @@ run { horizon 5; }
 """, {"u": [(0, 4.0, 7.0)], "c": [(0, 4.0, 7.0)]},
      {("kvD", None): {"used": 4.6, "cached": 1.4}, ("kvP", None): {"used": 1.0, "cached": 4.0},
       ("E", None): {"iterations": 3, "service": 3.0}}),
+    # A transfer's release takes the innermost enclosing hold of its pool, not the lease (§3: "release m
+    # inside the body … the innermost enclosing hold on m gives its allocation there back"): the lease of
+    # 3, then hold p (2) around the transfer: its 2 go back at 1, cached per its clause (2); used(p) 3 (the
+    # lease) after. A release outside every hold then ends the lease: cache (3) of 3 replaces the entry of
+    # 2 (the longer), used 0. p used 5 on [0,1], 3 on [1,2]: 8/3; cached 2 on [1,2], 3 on [2,3]: 5/3.
+    ("a_transfer_releases_the_hold_before_the_lease", """
+pool p { cap 10; }
+pool q { cap 10; }
+stage d : delay;
+stage link : delay;
+workload { arrive batch(1); }
+session {
+  hold p (3) { } cache (3) lease p (inf);
+  hold p (2) {
+    hold q (1) { transfer (1) from p to q (1); observe u = used(p); } cache (1);
+    run d (1);
+  } cache (2);
+  observe c2 = cachedin(p);
+  release p;
+  observe u3 = used(p);
+  observe c3 = cachedin(p);
+}
+run { horizon 3; }
+""", {"u": [(0, 1.0, 3.0)], "c2": [(0, 2.0, 2.0)], "u3": [(0, 2.0, 0.0)], "c3": [(0, 2.0, 3.0)]},
+     {("p", None): {"used": 8 / 3, "cached": 5 / 3, "admissions": 2}}),
+    # A release inside a hold that leases: the allocation goes back at once, cached (2), and the scope's
+    # end has nothing left there to lease: used 0 throughout, cached 2 from 0.
+    ("a_release_inside_a_leasing_hold_leaves_nothing_to_lease", """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold p (2) { release p; observe u = used(p); run d (1); } cache (2) lease p (inf);
+  observe u2 = used(p);
+  observe c2 = cachedin(p);
+  run d (1);
+}
+run { horizon 3; }
+""", {"u": [(0, 0.0, 0.0)], "u2": [(0, 1.0, 0.0)], "c2": [(0, 1.0, 2.0)]},
+     {("p", None): {"used": 0.0, "cached": 2.0, "holders": 0.0}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TRANSFERS], ids=[c[0] for c in TRANSFERS])
