@@ -238,6 +238,15 @@ session { loop { run tool (2); branch (serial == 0) { end; } } }
      "stage e : step { budget 1; cost 1; }\ndef f() { prefill 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\n"
      "session { f(); }\n",
      "stage e : step { budget 1; cost 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\nsession { run prefill (1); }\n"),
+    # a member's pool of a family of one, in a gauge: D[0].kv and D.kv are one reference (§2, Queues: "at
+    # size one also takes D.kv")
+    ("a_family_of_ones_pool_in_a_gauge",
+     "queue D[1] : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (1); mark done; } } }\n"
+     "gauge g = holders(D.kv);\nworkload { arrive batch(1); }\n"
+     "session { set prompt = 2; D[0].decode (prompt); observe x = D.done; }\n",
+     "queue D[1] : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (1); mark done; } } }\n"
+     "gauge g = holders(D[0].kv);\nworkload { arrive batch(1); }\n"
+     "session { set prompt = 2; D[0].decode (prompt); observe x = D.done; }\n"),
 ]
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
@@ -464,6 +473,10 @@ ILLEGAL = [
     # a tool whose stage is declared only below it
     ("a_tool_whose_stage_is_below", W1 + "session { ⟨tool 1; }\nstage tool : delay;\n",
      "`tool` finds no stage to run on"),
+    # a family of one called without its index
+    ("a_family_of_one_called_without_an_index",
+     "queue D[1] : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (1); } } }\n" + W1
+     + "session { set prompt = 2; ⟨D.decode (prompt); }\n", "`D` is a family of 1; index it"),
 ]
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])
