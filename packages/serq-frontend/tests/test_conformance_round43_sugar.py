@@ -247,6 +247,17 @@ session { loop { run tool (2); branch (serial == 0) { end; } } }
      "queue D[1] : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (1); mark done; } } }\n"
      "gauge g = holders(D[0].kv);\nworkload { arrive batch(1); }\n"
      "session { set prompt = 2; D[0].decode (prompt); observe x = D.done; }\n"),
+    # forms on a queue's step engine from the session: the queue's stage is the program's under its name,
+    # a step engine, so the run gets the role's mode; with no other stage `prefill [1]` finds it too
+    ("forms_on_a_queues_step_engine",
+     "queue P[2] : prefill { pool kv { } serve step { budget 4; cost 1; } "
+     "prefill (prompt) { hold kv (prompt) { prefill (prompt) growing kv; } } }\n"
+     "workload { arrive batch(1); }\nsession { set prompt = 2; P[0].prefill (prompt); prefill on P[1] (5); "
+     "decode on P[0] 3; prefill [1] 4; }\n",
+     "queue P[2] : prefill { pool kv { } serve step { budget 4; cost 1; } "
+     "prefill (prompt) { hold kv (prompt) { prefill (prompt) growing kv; } } }\n"
+     "workload { arrive batch(1); }\nsession { set prompt = 2; P[0].prefill (prompt); run P[1] prefill (5); "
+     "run P[0] decode (3); run P[1] prefill (4); }\n"),
 ]
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
