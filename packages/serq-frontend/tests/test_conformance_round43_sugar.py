@@ -258,6 +258,12 @@ session { loop { run tool (2); branch (serial == 0) { end; } } }
      "prefill (prompt) { hold kv (prompt) { prefill (prompt) growing kv; } } }\n"
      "workload { arrive batch(1); }\nsession { set prompt = 2; P[0].prefill (prompt); run P[1] prefill (5); "
      "run P[0] decode (3); run P[1] prefill (4); }\n"),
+    # a form two definitions deep finds its stage above the outermost use, not above the inner one
+    ("a_form_two_definitions_deep",
+     "stage e : step { budget 1; cost 1; }\ndef inner() { prefill 1; }\ndef outer() { inner(); }\n"
+     "stage prefill : delay;\nworkload { arrive batch(1); }\nsession { outer(); }\n",
+     "stage e : step { budget 1; cost 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\n"
+     "session { run prefill (1); }\n"),
 ]
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
