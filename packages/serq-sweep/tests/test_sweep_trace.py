@@ -14,6 +14,7 @@ import sys
 import pytest
 import serq_sweep
 from serq.errors import UsageError, UserError
+from serq_sim.errors import SimError
 from serq_sweep import core
 from serq_sweep.api import run_plan
 from serq_sweep.figures import flatten
@@ -152,7 +153,7 @@ def test_a_trace_changed_under_its_name_is_not_resumed_as_the_old_one(folder):
 
 
 @pytest.mark.parametrize("kind", ["missing", "folder", "fifo"])
-def test_a_trace_that_is_no_file_is_a_usage_error(folder, kind):
+def test_a_trace_that_is_no_file_is_refused_before_anything_runs(folder, kind):
     name = {"missing": "nope.csv", "folder": "sub", "fifo": "pipe.csv"}[kind]
     if kind == "folder":
         (folder / "sub").mkdir()
@@ -160,9 +161,11 @@ def test_a_trace_that_is_no_file_is_a_usage_error(folder, kind):
         os.mkfifo(folder / "pipe.csv")
     r = serq("sweep", "q.sq", "--trace", "week.csv", "--trace", name, "--seeds", "1..3", "-o", "r.csv",
              "--workers", "0", cwd=folder)
-    assert r.returncode == 2, r.stderr
+    # a folder is the option's type's refusal (a usage error, status 2); a missing file or a FIFO is a bad
+    # input file, serq run --trace's error of it, status 1
+    assert r.returncode == (2 if kind == "folder" else 1), r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert name in r.stderr and r.stderr.startswith("error: ")
+    assert name in r.stderr and r.stderr.startswith("error: " if kind == "folder" else f"{name}: error: cannot read the trace: ")
     assert sorted(os.listdir(folder)) == sorted(["q.sq", "own.csv", "week.csv", "peak.csv", *(
         [name] if kind != "missing" else [])])  # nothing written, no journal
 
@@ -244,7 +247,7 @@ def test_find_searches_once_per_trace(folder, serq_in_process):
 
 
 def test_from_python_a_trace_is_checked_by_the_same_rules(folder):
-    with pytest.raises(UsageError, match=r"^error: trace=nope\.csv: cannot read the trace: No such file or directory$"):
+    with pytest.raises(SimError, match=r"^nope\.csv: error: cannot read the trace: No such file or directory$"):
         serq_sweep.sweep("q.sq", trace=["week.csv", "nope.csv"], workers=0)
     os.symlink("week.csv", folder / "link.csv")
     with pytest.raises(UsageError, match=r"^error: the traces of a sweep are given twice: week\.csv and link\.csv are "

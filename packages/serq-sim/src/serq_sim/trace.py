@@ -528,6 +528,25 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     return None
 
 
+def unreadable(path: str, e: OSError, declared=None, source: str | None = None) -> SimError:
+    """The error of a trace that cannot be opened as a file (missing, a FIFO, a device, a socket, unreadable),
+    one rule for every command that reads one: ``serq run --trace``, a sweep's, a comparison's and a capacity
+    search's ``--trace`` (checked before anything compiles, ``serq_sweep.core.trace_files``), a workload's
+    ``trace`` clause (``declared``, its span, and ``source``, the program's file: said there). A bad input
+    file, status 1, as a program that cannot be read is: ``serq sweep --trace`` of a FIFO was a usage
+    error, status 2, where ``serq run --trace`` said this (a folder is the option's type's refusal, status 2,
+    in every command)."""
+    why = e.strerror or str(e)
+    if isinstance(e, FileNotFoundError):  # (a name with a look-alike letter: the file it prints as)
+        from serq.errors import missing_file_note
+
+        why += missing_file_note(path)
+    if declared is not None:
+        return SimError(format_error(declared, None, None, f"cannot read the trace {shown_path(path)}: {why}",
+                                     source))
+    return SimError(f"{shown_path(path)}: error: cannot read the trace: {why}")
+
+
 def load_trace(path: str, declared=None, source: str | None = None, digest: str | None = None,
                watch=None) -> TraceCorpus:
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
@@ -541,15 +560,7 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
         watched = _Watched(open_input(path, max_line=MAX_LINE), None if digest is None else _sha256()(), watch)
         f = _open(path, watched=watched)
     except OSError as e:
-        why = e.strerror or str(e)
-        if isinstance(e, FileNotFoundError):  # (a name with a look-alike letter: the file it prints as)
-            from serq.errors import missing_file_note
-
-            why += missing_file_note(path)
-        if declared is not None:
-            raise SimError(format_error(declared, None, None, f"cannot read the trace {shown_path(path)}: {why}",
-                                        source)) from None
-        raise SimError(f"{shown_path(path)}: error: cannot read the trace: {why}") from None
+        raise unreadable(path, e, declared, source) from None
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:

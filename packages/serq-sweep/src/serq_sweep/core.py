@@ -268,7 +268,9 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
     """The trace files a sweep's runs replay instead of their workload's (``serq sweep --trace FILE``, each
     FILE a value of the axis ``trace``; ``trace=`` of the Python API: a path or a list of them), each
     checked once, before anything is compiled or run: one that cannot be opened as a file (missing, a
-    folder, a FIFO, unreadable) is a usage error naming it, as a bad value of any flag is; one that is no
+    FIFO, unreadable) is ``serq run --trace``'s error of it (:func:`serq_sim.trace.unreadable`: ``FILE: error:
+    cannot read the trace: …``), status 1, a bad input file as a program that cannot be read is (it was a
+    usage error, status 2, where ``serq run`` said 1); one that is no
     trace (a cell that is no number, a row cut short) is ``serq run --trace``'s error of it, by its loader
     (:func:`serq_sim.trace.load_trace`: ``FILE:LINE:COL: error: …``, the line and a caret), status 1; one
     file by two paths (``t.csv ./t.csv``, a link) is refused, as a program's is: two points of one run.
@@ -282,7 +284,6 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
     paths = [] if trace is None else program_files(trace, "trace")
     ids: dict[tuple[int, int], str] = {}
     for path in paths:
-        said = given("trace", shown_path(path))
         if not path:
             raise UsageError(f"{given('trace', repr(path))}: an empty name names no file")
         problem = name_not_text(path)
@@ -292,8 +293,10 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
         try:
             with open_input(path) as f:
                 st = os.fstat(f.fileno())
-        except (OSError, ValueError) as e:  # missing, a folder, a FIFO (not waited for), unreadable
-            raise UsageError(f"{said}: cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
+        except OSError as e:  # missing, a FIFO (not waited for), unreadable: serq run --trace's error, status 1
+            from serq_sim.trace import unreadable
+
+            raise unreadable(path, e) from None
         if (st.st_dev, st.st_ino) in ids:
             raise UsageError(f"the traces of a sweep are given twice: {shown_path(ids[st.st_dev, st.st_ino])}"
                             f" and {shown_path(path)} are one file")
