@@ -264,6 +264,13 @@ session { loop { run tool (2); branch (serial == 0) { end; } } }
      "stage prefill : delay;\nworkload { arrive batch(1); }\nsession { outer(); }\n",
      "stage e : step { budget 1; cost 1; }\nstage prefill : delay;\nworkload { arrive batch(1); }\n"
      "session { run prefill (1); }\n"),
+    # request inside the session side's own hold at admission: the server spliced in the body, where the
+    # binding it reads is set at the body's top
+    ("request_inside_a_hold_at_admission",
+     "stage d : delay;\npool p { cap 3; }\n"
+     "workload { arrive batch(1); session { hold p (h) at admission (h = 1) { request; } } }\nserver { run d (h); }\n",
+     "stage d : delay;\npool p { cap 3; }\n"
+     "workload { arrive batch(1); }\nsession { hold p (h) at admission (h = 1) { run d (h); } }\n"),
 ]
 
 @pytest.mark.parametrize("sugar, kernel", [c[1:] for c in EQUIVALENT], ids=[c[0] for c in EQUIVALENT])
@@ -494,6 +501,15 @@ ILLEGAL = [
     ("a_family_of_one_called_without_an_index",
      "queue D[1] : decode { pool kv { } serve fifo; decode (prompt) { hold kv (prompt) { run (1); } } }\n" + W1
      + "session { set prompt = 2; ⟨D.decode (prompt); }\n", "`D` is a family of 1; index it"),
+    # request in the workload's turn block
+    ("request_in_a_turn_block", STAGES + "workload { arrive batch(1); turn { ⟨request; } session { turn; request; } }\n"
+     "server { }\n", "`turn` holds only `set` and `observe`"),
+    # at admission written after the hold's block, in a server
+    ("at_admission_after_the_block", STAGES + "workload { arrive batch(1); session { request; } }\n"
+     "server { hold p (1) { tool 1; } ⟨at admission (h = 1) }\n", "`at admission` goes before the hold's block"),
+    # a second session in the workload
+    ("a_second_workload_session", STAGES + "workload { arrive batch(1); session { request; } ⟨session { request; } }\n"
+     "server { }\n", "a second `session` in the workload"),
 ]
 
 @pytest.mark.parametrize("src, message", [c[1:] for c in ILLEGAL], ids=[c[0] for c in ILLEGAL])
