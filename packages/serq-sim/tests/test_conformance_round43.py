@@ -614,8 +614,27 @@ workload { arrive batch(1); }
 session { choose j in 1 by (-inf); run d (1); observe jj = j; }
 run { horizon inf; }
 """, {"jj": [(0, 1.0, 0.0)]}, {}),
+    # Routing by the session's own prefix over a family, after a drop: both cache 4 on kv[1] at 0; s1
+    # drops it. At 1, s0's keys (-cachedin, j == 2 ? 0 : 1) are (0, 1), (-4, 1), (0, 0): kv[1], where its
+    # hold finds 4; s1's are (0, 1), (0, 1), (0, 0): kv[2], cached 0. kv[1] keeps s0's 4 throughout (taken
+    # and cached again at 1): cached 4; kv[2] s1's 4 on [1,2]: 2.
+    ("by_the_sessions_own_prefix_after_a_drop", """
+pool kv[3] { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold kv[1] (4) { } cache (4);
+  branch (serial == 1) { drop kv[1]; }
+  run d (1);
+  choose j in 3 by (-cachedin(kv[j]), j == 2 ? 0 : 1);
+  observe jj = j;
+  hold kv[j] (4) { observe c = cached; } cache (4);
+}
+run { horizon 2; }
+""", {"jj": [(0, 1.0, 1.0), (1, 1.0, 2.0)], "c": [(0, 1.0, 4.0), (1, 1.0, 0.0)]},
+     {("kv", 1): {"cached": 4.0, "admissions": 3}, ("kv", 2): {"cached": 2.0, "admissions": 1},
+      ("kv", 0): {"admissions": 0}}),
 ]
-
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CHOOSES], ids=[c[0] for c in CHOOSES])
 def test_choose_by_hand(monkeypatch, src, obs, figures):
