@@ -381,3 +381,55 @@ def test_spec_break_even_against_closed_form(monkeypatch, n, horizon):
     assert rate["spec"] / rate["plain"] == pytest.approx(_speedup(n), rel=0.02)
     # the break-even batch, 211: speculation gains below it and loses above
     assert (rate["spec"] > rate["plain"]) == (n < 211)
+
+
+# offload_turns.sq
+
+_TWO_CHATS = {"gap": "~det(1)", "new_len": "serial == 0 ? 60 : 100", "out_len": "4", "think": "10",
+              "turns": "serial == 0 ? 2 : 1"}
+
+
+@pytest.mark.parametrize("tier, ttft2, gpu, cpu, computed, spills", [
+    (0, 2.08, 16, 0, 277, 0),
+    (1, 0.0008 + 1.76, 16, 32, 245, 8),
+])
+def test_offload_returning_turn_by_hand(monkeypatch, tier, ttft2, gpu, cpu, computed, spills):
+    doc, recs = run("offload_turns.sq", monkeypatch, sets={"tier": tier, "blocks": 8, "c0": 1, "c1": 0.01},
+                    defs=_TWO_CHATS, arrivals=2, horizon=math.inf, warmup=0)
+    r = {(int(s), int(t)): i for i, (s, t) in enumerate(zip(recs["session"], recs["turn"]))}
+    a1, b1, a2 = r[(0, 1)], r[(1, 1)], r[(0, 2)]
+    assert recs["first_token"][a1] == pytest.approx(2.6) and recs["last_token"][a1] == pytest.approx(5.63)
+    assert recs["first_token"][b1] == pytest.approx(7.63) and recs["last_token"][b1] == pytest.approx(10.66)
+    assert recs["sent"][a2] == pytest.approx(15.63)
+    assert recs["first_token"][a2] - recs["sent"][a2] == pytest.approx(ttft2)
+    assert (recs["gpu"][a2], recs["cpu"][a2], recs["prompt"][a2]) == (gpu, cpu, 124)
+    e = stage(doc, "engine")
+    assert e["tokens"] * e["iterations"] == pytest.approx(computed)
+    assert pool(doc, "kv")["spills"] == spills and pool(doc, "kv")["evicted_units"] == 128
+
+
+def test_offload_tokens_conserved_when_drained(monkeypatch):
+    for tier in (0, 1):
+        doc, recs = run("offload_turns.sq", monkeypatch, sets={"tier": tier}, arrivals=30, horizon=math.inf,
+                        warmup=0)
+        # every prompt token is a GPU hit, a CPU hit or computed, and every output but the last is computed
+        e = stage(doc, "engine")
+        assert e["tokens"] * e["iterations"] == pytest.approx(
+            float(np.sum(recs["prompt"] - recs["gpu"] - recs["cpu"]) + np.sum(recs["output"] - 1)), rel=1e-9)
+        assert np.array_equal(recs["cached"], recs["gpu"] + recs["cpu"])
+        # the tier holds only what the GPU evicted: its hits are at most the blocks spilled
+        assert np.sum(recs["cpu"]) <= pool(doc, "kv")["spills"] * 16
+        assert (np.sum(recs["cpu"]) > 0) == (tier == 1)
+
+
+def test_offload_returning_turns_gain():
+    ttft = {}
+    for tier in (0, 1):
+        r = serq_sim.run(compiled("offload_turns.sq", sets={"tier": tier}))
+        d = {k: np.asarray(v) for k, v in r.records(kind="numpy").items()}
+        back = d["turn"] > 1
+        ttft[tier] = float(np.mean(d["first_token"][back] - d["sent"][back]))
+        hit = float(np.sum(d["cached"][back]) / np.sum(d["prompt"][back]))
+        assert (hit > 0.8) if tier else (hit < 0.2)
+    # seed 1: 0.290 s without the tier, 0.103 s with it
+    assert ttft[1] < 0.5 * ttft[0]
