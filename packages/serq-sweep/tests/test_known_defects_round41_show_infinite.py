@@ -33,8 +33,15 @@ HEAD = ("warning: --show {f}: nan where no run had a finite value of it, an infi
         "out of a mean as a run without one is: ")
 
 
-def _sweep(tmp_path: Path, program: str, *args: str) -> subprocess.CompletedProcess:
+def _sweep(tmp_path: Path, program: str, *args: str, here=None) -> subprocess.CompletedProcess:
+    """serq fmt --check of the program, then its sweep, as child processes; given ``here`` (serq_in_process),
+    on serq.cli.main in the test's process, in ``tmp_path`` (a test of what is said and shown)."""
     (tmp_path / "p.sq").write_text(program)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            assert here("fmt", "--check", "p.sq").returncode == 0
+            return here("sweep", "p.sq", "--workers", "0", "--out", "t.csv", *args)
     assert subprocess.run([SERQ, "fmt", "--check", "p.sq"], cwd=tmp_path, capture_output=True,
                           timeout=60).returncode == 0
     return subprocess.run([SERQ, "sweep", "p.sq", "--workers", "0", "--out", "t.csv", *args], cwd=tmp_path,
@@ -42,6 +49,7 @@ def _sweep(tmp_path: Path, program: str, *args: str) -> subprocess.CompletedProc
 
 
 def test_every_run_infinite_is_said(tmp_path):
+    # (as child processes; the module's other sweeps in this process)
     r = _sweep(tmp_path, EVERY, "--set", "K=1,-1", "--seeds", "1,2", "--show", "w.mean", "--show", "v.mean")
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[1:] == [HEAD.format(f="w.mean") + "K=1: infinite in all 2 runs; K=-1: infinite "
@@ -49,14 +57,14 @@ def test_every_run_infinite_is_said(tmp_path):
     assert r.stdout.splitlines() == [" K  runs  w.mean  v.mean", " 1     2     nan     1±0", "-1     2     nan     1±0"]
 
 
-def test_one_run_infinite(tmp_path):
-    r = _sweep(tmp_path, EVERY, "--set", "K=3", "--seeds", "1", "--show", "observes.w.mean")
+def test_one_run_infinite(tmp_path, serq_in_process):
+    r = _sweep(tmp_path, EVERY, "--set", "K=3", "--seeds", "1", "--show", "observes.w.mean", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[1:] == [HEAD.format(f="observes.w.mean") + "K=3: infinite in its one run"]
 
 
-def test_infinite_runs_beside_runs_without_a_value(tmp_path):
-    r = _sweep(tmp_path, SOME, "--set", "K=1", "--seeds", "1..6", "--show", "w.mean")
+def test_infinite_runs_beside_runs_without_a_value(tmp_path, serq_in_process):
+    r = _sweep(tmp_path, SOME, "--set", "K=1", "--seeds", "1..6", "--show", "w.mean", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     values = [line.split(",") for line in (tmp_path / "t.csv").read_text().splitlines()]
     column = values[0].index("observes.w.mean")
@@ -67,10 +75,11 @@ def test_infinite_runs_beside_runs_without_a_value(tmp_path):
                                          "in the others"]
 
 
-def test_a_finite_mean_or_no_value_at_all_says_nothing_of_inf(tmp_path):
-    r = _sweep(tmp_path, EVERY, "--set", "K=1", "--seeds", "1,2", "--show", "v.mean")
+def test_a_finite_mean_or_no_value_at_all_says_nothing_of_inf(tmp_path, serq_in_process):
+    r = _sweep(tmp_path, EVERY, "--set", "K=1", "--seeds", "1,2", "--show", "v.mean", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert "infinite" not in r.stderr
-    r = _sweep(tmp_path, SOME.replace("K / 0", "K"), "--set", "K=1", "--seeds", "2,3", "--show", "w.mean")
+    r = _sweep(tmp_path, SOME.replace("K / 0", "K"), "--set", "K=1", "--seeds", "2,3", "--show", "w.mean",
+               here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert "infinite" not in r.stderr
