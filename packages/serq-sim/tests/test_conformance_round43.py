@@ -350,6 +350,36 @@ PULLS = [
      {"d": [(2, 4.0, 4.0), (0, 7.0, 7.0), (1, 7.0, 7.0), (3, 7.0, 7.0)]},
      {"end": 7.0, ("P.nic", 1): {"utilisation": 2 / 7, "service": 3.0},
       ("D.nic", 1): {"utilisation": 3 / 7, "service": 4.5}}),
+    # Two reads in one entry, each its own wait: prefill [0,1] on a delay; the first read waits [1,1.5]
+    # and moves 2 at min(4, 2) = 2: t1 2.5, where its release ends P's lease (cache (prompt): 6 cached);
+    # the second waits [2.5,3] and moves 4 at 2: d 5 (its release finds nothing left). The latency stage:
+    # 2 completions of 0.5; D.kv used 6 on [1,5]: 4.8; P.kv used 6 on [0,2.5], cached 6 on [2.5,5]: 3, 3.
+    ("two_reads_in_one_entry_wait_twice", """queue P : prefill {
+  pool kv { cap 100; }
+  serve delay;
+  nic ps(4);
+  prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }
+}
+queue D : decode {
+  pool kv { cap 100; }
+  serve delay;
+  nic ps(2);
+  decode (prompt) from src {
+    hold kv (prompt) {
+      transfer (2) from src to kv (2);
+      observe t1 = now;
+      transfer (4) from src to kv (3);
+    } cache (prompt);
+  }
+}
+D pull P latency 0.5 share maxmin;
+workload { arrive batch(1); }
+session { set prompt = 6; P.prefill (prompt); D.decode (prompt) from P; observe d = now; }
+run { horizon inf; }
+""", {"t1": [(0, 2.5, 2.5)], "d": [(0, 5.0, 5.0)]},
+     {"end": 5.0, ("D.nic.latency", None): {"completions": 2, "service": 0.5},
+      ("D.kv", None): {"used": 4.8}, ("P.kv", None): {"used": 3.0, "cached": 3.0},
+      ("D.nic", None): {"completions": 2, "service": 1.5, "utilisation": 0.6}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in PULLS], ids=[c[0] for c in PULLS])
