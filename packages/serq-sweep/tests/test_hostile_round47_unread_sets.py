@@ -49,8 +49,14 @@ def _words(name: str, values: str) -> str:
             f"`{name}` nowhere, or only where these values come to the same, so each of them runs the same runs")
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS --no-progress`` of the program in ``tmp_path``, as a child process; given ``here``
+    (serq_in_process), on serq.cli.main in the test's process, in that folder (a test of what is said)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args, "--no-progress")
     return subprocess.run([SERQ, *args, "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=100)
 
 
@@ -73,12 +79,14 @@ def test_a_name_the_program_never_reads(tmp_path):
     assert len({tuple(row[1:]) for row in rows}) == 1
 
 
-def test_a_name_read_only_where_its_values_come_to_the_same(tmp_path):
+def test_a_name_read_only_where_its_values_come_to_the_same(tmp_path, serq_in_process):
+    # (serq.cli.main in this process, as the module's other sweeps but the first test's)
     # max(capped, 1) is 1 for every capped up to 1: the values 0 and 1 compile alike; 2 does not
-    r = _serq(tmp_path, "sweep", "p.sq", "--set", "capped=0,1", "--set", "lambda=0.5,1", "--workers", "0")
+    r = _serq(tmp_path, "sweep", "p.sq", "--set", "capped=0,1", "--set", "lambda=0.5,1", "--workers", "0",
+              here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[0] == _words("capped", "capped=0, capped=1")
-    r = _serq(tmp_path, "sweep", "p.sq", "--set", "capped=0,1,2", "--workers", "0")
+    r = _serq(tmp_path, "sweep", "p.sq", "--set", "capped=0,1,2", "--workers", "0", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert "warning" not in r.stderr
 
@@ -89,8 +97,9 @@ def test_serq_compare_says_it_too(tmp_path):
     assert r.stderr.splitlines()[0] == _words("unused", "unused=1, unused=2")
 
 
-def test_a_definition_the_program_never_calls(tmp_path):
-    r = _serq(tmp_path, "sweep", "p.sq", "--def", "unused_def=1", "--def", "unused_def=2", "--workers", "0")
+def test_a_definition_the_program_never_calls(tmp_path, serq_in_process):
+    r = _serq(tmp_path, "sweep", "p.sq", "--def", "unused_def=1", "--def", "unused_def=2", "--workers", "0",
+              here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[0] == (
         "serq: warning: --def unused_def: its bodies make one program (unused_def=1, unused_def=2 compile alike): the "
@@ -104,7 +113,7 @@ def test_a_definition_the_program_never_calls(tmp_path):
     ["--set", "unused=1"],                                                       # one value: nothing to compare
     ["--def", "service=1", "--def", "service=2"],                                # called: two programs
 ])
-def test_no_word_where_the_values_make_programs_of_their_own(tmp_path, args):
-    r = _serq(tmp_path, "sweep", "p.sq", *args, "--workers", "0")
+def test_no_word_where_the_values_make_programs_of_their_own(tmp_path, serq_in_process, args):
+    r = _serq(tmp_path, "sweep", "p.sq", *args, "--workers", "0", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     assert "warning" not in r.stderr
