@@ -1207,3 +1207,22 @@ def test_the_command_line_reports_the_lease_that_blocks_on_both_tiers(tmp_path):
     dk = next(p for p in js["pools"] if p["name"] == "D.kv")
     assert (pk["queue"], pk["wait"], pk["evicted_entries"], pk["evicted_units"]) == pytest.approx((3 / 7, 1.5, 1, 5.0))
     assert (dk["evicted_entries"], dk["evicted_units"]) == (1, 3.0)
+
+
+def test_a_record_in_a_queue_entry_is_the_programs_table(monkeypatch):
+    """An entry's record is the program's table, as its observe is the program's (§2, Queues): D's fifo
+    serves s0's run of 1 ([0,1]) then s1's of 2 ([1,3]); the rows at 1 and 3 with the entry's parameter.
+    D.kv: 1 unit on [0,1] and 2 on [0,3]: 7/3; the stage's mean wait (0 + 1) / 2."""
+    src = """queue D : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  decode (prompt) { hold kv (prompt) { run (prompt); record r { p = prompt; } } }
+}
+workload { arrive batch(2); }
+session { set prompt = 1 + serial; D.decode (prompt); }
+run { horizon inf; }
+"""
+    r, _ = check_by_hand(monkeypatch, src, {}, {"records": {"r": 2}, ("D.kv", None): {"used": 7 / 3},
+                                                 ("D", None): {"wait": 0.5, "service": 1.5}})
+    t = r.records("r", kind="numpy")
+    assert list(zip(t["session"].tolist(), t["time"].tolist(), t["p"].tolist())) == [(0, 1.0, 1.0), (1, 3.0, 2.0)]
