@@ -433,3 +433,41 @@ def test_offload_returning_turns_gain():
         assert (hit > 0.8) if tier else (hit < 0.2)
     # seed 1: 0.290 s without the tier, 0.103 s with it
     assert ttft[1] < 0.5 * ttft[0]
+
+
+# prefix_share.sq
+
+_THREE_CALLS = {"gap": "~det(1)", "new_len": "50", "out_len": "10", "step_cost": "1"}
+
+
+def test_prefix_share_by_hand(monkeypatch):
+    docs, recs = {}, {}
+    for share in (0, 1):
+        docs[share], recs[share] = run("prefix_share.sq", monkeypatch, sets={"share": share, "S": 100},
+                                       defs=_THREE_CALLS, arrivals=3, horizon=math.inf, warmup=0)
+        assert recs[share]["last_token"].tolist() == [11.0, 12.0, 13.0]
+    assert recs[1]["prompt"].tolist() == [54] * 3 and recs[0]["prompt"].tolist() == [150] * 3
+    # the hit rate over the whole prompt: the pinned 96 of 150
+    assert float(np.sum(96 + recs[1]["cached"]) / np.sum(96 + recs[1]["prompt"])) == pytest.approx(0.64)
+    assert recs[0]["cached"].tolist() == [0] * 3
+    computed = {s: stage(docs[s], "engine")["tokens"] * stage(docs[s], "engine")["iterations"] for s in (0, 1)}
+    assert computed == pytest.approx({0: 477, 1: 189})
+    # the memory saved: S_pin tokens for each request holding the pool
+    k0, k1 = pool(docs[0], "kv"), pool(docs[1], "kv")
+    assert k0["holders"] == pytest.approx(k1["holders"]) and k0["holders"] == pytest.approx(30 / 13)
+    assert k0["used"] - k1["used"] == pytest.approx(96 * k0["holders"])
+
+
+def test_prefix_share_under_load(monkeypatch):
+    docs, recs = {}, {}
+    for share in (0, 1):
+        docs[share], recs[share] = run("prefix_share.sq", monkeypatch, sets={"share": share}, horizon=300)
+    t0, t1 = docs[0]["requests"]["ttft"], docs[1]["requests"]["ttft"]
+    assert t1["mean"] + t1["ci"] < 0.1 * (t0["mean"] - t0["ci"])
+    assert pool(docs[1], "kv")["preemptions"] == 0 < pool(docs[0], "kv")["preemptions"]
+    # the whole prompt's hit rate (S_pin = 1 984 on every request) against none
+    r = recs[1]
+    rate = float(np.sum(1984 + r["cached"]) / np.sum(1984 + r["prompt"]))
+    # the own prompts are 16 + 1 + floor(exp(200)) tokens, 216.5 on average: about 1 984 / 2 200.5 = 0.90
+    assert 0.88 < rate < 0.93
+    assert np.sum(r["cached"]) == 0 and np.sum(recs[0]["cached"]) == 0
