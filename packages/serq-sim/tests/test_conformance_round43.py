@@ -244,6 +244,38 @@ session {
 run { horizon 3; }
 """, {"u": [(0, 0.0, 0.0)], "u2": [(0, 1.0, 0.0)], "c2": [(0, 1.0, 2.0)]},
      {("p", None): {"used": 0.0, "cached": 2.0, "holders": 0.0}}),
+    # Blocks of 4: hold q (7) allocates 8; load 5 reaches 5; cache (100) keeps min(100, 5) rounded down to
+    # blocks, 4. The next hold finds 4 (cached), loads 3 to 7, and caches 4 again (7 rounded down).
+    ("a_loads_position_cached_in_whole_blocks", """
+pool q { cap 16; block 4; }
+workload { arrive batch(1); }
+session {
+  hold q (7) { load q (5); observe u = used(q); } cache (100);
+  observe c = cachedin(q);
+  hold q (8) { observe k = cached; load q (3); } cache (100);
+  observe c2 = cachedin(q);
+}
+run { horizon 1; }
+""", {"u": [(0, 0.0, 8.0)], "c": [(0, 0.0, 4.0)], "k": [(0, 0.0, 4.0)], "c2": [(0, 0.0, 4.0)]},
+     {("q", None): {"cached": 4.0, "admissions": 2}}),
+    # A transfer between pools of blocks of 4: the lease of 6 holds 8 (used(p) 8) and caches min(6, 8)
+    # rounded down, 4, when the transfer's release ends it at 1; q's load of 6 caches 4 too. Horizon 2:
+    # each pool used 8 on [0,1] (4), cached 4 on [1,2] (2).
+    ("a_transfer_between_pools_of_blocks", """
+pool p { cap 16; block 4; }
+pool q { cap 16; block 4; }
+stage link : delay;
+workload { arrive batch(1); }
+session {
+  hold p (6) { } cache (6) lease p (inf);
+  observe up = used(p);
+  hold q (6) { transfer (1) from p to q (6); } cache (6);
+  observe cp = cachedin(p);
+  observe cq = cachedin(q);
+}
+run { horizon 2; }
+""", {"up": [(0, 0.0, 8.0)], "cp": [(0, 1.0, 4.0)], "cq": [(0, 1.0, 4.0)]},
+     {("p", None): {"used": 4.0, "cached": 2.0}, ("q", None): {"used": 4.0, "cached": 2.0}}),
 ]
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in TRANSFERS], ids=[c[0] for c in TRANSFERS])
