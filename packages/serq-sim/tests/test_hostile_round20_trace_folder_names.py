@@ -27,18 +27,25 @@ def program(name: str) -> str:
             "session { turn; run s (new / 1000); observe n = new; end; }\nrun { horizon 50; }\n")
 
 
-def serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``tmp_path``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of the error said, or the report, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                           stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("name", ["t.csv/", "t.csv/.", "t.csv//", "t.csv/./"])
-def test_a_trace_named_as_a_folder_is_not_the_file(tmp_path, name):
+def test_a_trace_named_as_a_folder_is_not_the_file(tmp_path, serq_in_process, name):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "p.sq").write_text(program(name))
     (sub / "t.csv").write_text(HEADER + "0,1,100,5,0,0\n")
-    r = serq(tmp_path, "run", "sub/p.sq", "--no-progress")
+    here = None if name == "t.csv/" else serq_in_process  # (the first name's commands as child processes)
+    r = serq(tmp_path, "run", "sub/p.sq", "--no-progress", here=here)
     col = 3 + len('workload { arrive poisson(1); ')
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.splitlines() == [
@@ -52,13 +59,13 @@ def test_a_trace_named_as_a_folder_is_not_the_file(tmp_path, name):
         assert f"sub/p.sq:2:{col - 2}: error: cannot read the trace sub/{name}: Not a directory" in r.stderr
 
 
-def test_the_trace_as_written_is_still_read(tmp_path):
+def test_the_trace_as_written_is_still_read(tmp_path, serq_in_process):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "t.csv").write_text(HEADER + "0,1,100,5,0,0\n")
     for name in ("t.csv", "./t.csv", "../sub/t.csv"):
         (sub / "p.sq").write_text(program(name))
-        r = serq(tmp_path, "run", "sub/p.sq", "--no-progress", "--json")
+        r = serq(tmp_path, "run", "sub/p.sq", "--no-progress", "--json", here=serq_in_process)
         assert r.returncode == 0, r.stderr
         assert '"n"' in r.stdout
 
@@ -77,8 +84,8 @@ def test_resolve_trace_keeps_the_name_as_written():
     assert resolve_trace("", None) == "."
 
 
-def test_the_empty_name_is_refused_as_a_folder(tmp_path):
+def test_the_empty_name_is_refused_as_a_folder(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(program(""))
-    r = serq(tmp_path, "run", "p.sq", "--no-progress")
+    r = serq(tmp_path, "run", "p.sq", "--no-progress", here=serq_in_process)
     assert r.returncode == 1
     assert r.stderr.splitlines()[0] == "p.sq:2:31: error: cannot read the trace .: is a folder, not a file"
