@@ -66,9 +66,8 @@ STUCK = ("warning: 1 session stuck in the run, preempted again without progress 
          "at the same position, its hold needing more than the pool's capacity (5 units for the first, capacity 4), "
          "so re-executed it grows into the same preemption for as long as the run goes on (a livelock; a larger pool, "
          "a cut before the growth or a reserve of what the hold will need, which rejects it, ends it); on kv no "
-         "growing run or load advances a hold's position, so every preemption there found position 0 and a session "
-         "preempted twice is counted however long it was served in between (a hold that starts over at each "
-         "preemption, as a restart after a failure or a preemptive priority does, is counted so without cycling)")
+         "growing run or load advances a hold's position, so every preemption there found position 0, and only a "
+         "session preempted again by its own growth is counted (re-executed, its hold grows into the same shortage)")
 
 
 def compiled(horizon: str):

@@ -195,9 +195,9 @@ def test_a_session_stuck_in_preemption_is_a_warning():
         "warning: 1 session stuck in the run, preempted again without progress (at no greater "
         "position than at their previous preemption): p (1 stuck, 20 preemption(s)); such a session can cycle "
         "between admission and preemption for as long as the pool is short, and its latency grows with it; on p no "
-        "growing run or load advances a hold's position, so every preemption there found position 0 and a session "
-        "preempted twice is counted however long it was served in between (a hold that starts over at each "
-        "preemption, as a restart after a failure or a preemptive priority does, is counted so without cycling)"]
+        "growing run or load advances a hold's position, so every preemption there found position 0, and only a "
+        "session preempted again by its own growth is counted (re-executed, its hold grows into the same "
+        "shortage)"]
 
 
 DEADLOCK = """pool p1 { cap 1; }

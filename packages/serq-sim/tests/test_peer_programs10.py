@@ -182,7 +182,9 @@ def test_interactive_requests_preempting_batch_ones_are_cobhams_preemptive_prior
     # lam1 rho2 a second), more by those admitted at the instant an interactive one leaves
     assert gpu.preemptions / 59400 > 0.3 * 0.4 * 0.9
     assert 0 < gpu.stuck <= gpu.preemptions
-    assert any("stuck" in n for n in r.result.notes)
+    # the restarted batch requests are the model, not a cycle: the stuck column counts them, the stuck warning
+    # (kept for a sign of no progress, docs/simulator.md) does not fire
+    assert not any("stuck" in n for n in r.result.notes)
 
 
 def test_a_drained_run_of_the_priority_classes_accounts_for_every_admission():

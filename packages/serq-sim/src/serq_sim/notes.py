@@ -498,39 +498,54 @@ def livelocked(label: str, k: int, units: str, cap: str) -> str:
 
 
 def stuck(pools) -> list[str]:
-    """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
-    the preemptions there and whether any preemption there found its hold at a position above 0:
-    ``(label, stuck, preemptions, positioned)``. Where none did (no growing run or load advances a position on
-    the pool: a restart model, a preemptive priority), every second preemption counts, however long the
-    session was served in between, and the warning says so beside its word that the session may cycle.
+    """The stuck warning: sessions preempted again at no greater position (``pools.growth``: stuck) where that
+    is a sign of no progress. ``pools``: ``(label, stuck, preemptions, positioned, own)``, the pool's stuck
+    count, its preemptions, whether any preemption there found its hold at a position above 0, and, of its
+    sessions preempted again at no greater position, those preempted so by their own growth
+    (``Pool.self_stuck`` with ``Pool.livelocked``).
 
-    A pool's entry may go on with ``livelocked, units, cap``: of its stuck, the sessions preempted, once
-    stuck, by their own growth beyond the cap (``Pool.livelocked``, pools.growth.preempt_outgrown), the
-    units the first of them needed and the pool's cap. Those preempt themselves again and again at the same
-    position for as long as the run goes on (language.txt §3: "the report now names the livelock"), and the
-    warning says so, after its counts, in words of their own."""
-    found = [(label, n, pre, pos, *more) for label, n, pre, pos, *more in pools if n]
+    On a pool with positions (a growing run or a load advances them) every stuck session lost computed work
+    and came back to no further: all are counted. On a pool where every preemption found position 0 a
+    session preempted twice by another's growth started over, as a preemptive priority or a failure model
+    has it, however long it was served in between: the model, not a fault. There only the sessions
+    preempted again by their own growth are counted (re-executed, such a hold grows into the same shortage),
+    and the warning says the column counts more; a pool with none has no warning.
+
+    A pool's entry may go on with ``livelocked, units, cap``: the sessions preempted, once stuck, by their
+    own growth beyond the cap (``Pool.livelocked``, pools.growth.preempt_outgrown), the units the first of
+    them needed and the pool's cap. Those preempt themselves again and again at the same position for as
+    long as the run goes on (language.txt §3: "the report now names the livelock"), and the warning says so,
+    after its counts, in words of their own."""
+    found = []
+    for label, n, pre, pos, own, *more in pools:
+        counted = n if pos else own
+        if counted:
+            found.append((label, counted, pre, pos, n, *more))
     if not found:
         return []
     total = sum(f[1] for f in found)
     where = ", ".join(f"{f[0]} ({f[1]} stuck, {f[2]} preemption(s))" for f in found)
     text = (f"{total} {number_of(total, 'session')} stuck in the run, preempted again without progress (at no "
             f"greater position than at their previous preemption): {where}")
-    for label, _n, _pre, _pos, *more in found:
+    for label, _n, _pre, _pos, _col, *more in found:
         if more and more[0]:
             k, units, cap = more
             text += (f"; {livelocked(label, k, f'{units:g}', f'{cap:g}')}, so re-executed it grows into the same "
                      "preemption for as long as the run goes on (a livelock; a larger pool, a cut before the growth or "
                      "a reserve of what the hold will need, which rejects it, ends it)")
-    if total > sum(f[4] for f in found if len(f) > 4 and f[4]):
+    if total > sum(f[5] for f in found if len(f) > 5 and f[5]):
         text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
                  "its latency grows with it")
-    flat = [f[0] for f in found if not f[3]]
+    flat = [f for f in found if not f[3]]
     if flat:
-        text += (f"; on {', '.join(flat)} no growing run or load advances a hold's position, so every preemption "
-                 "there found position 0 and a session preempted twice is counted however long it was served in "
-                 "between (a hold that starts over at each preemption, as a restart after a failure or a "
-                 "preemptive priority does, is counted so without cycling)")
+        text += (f"; on {', '.join(f[0] for f in flat)} no growing run or load advances a hold's position, so every "
+                 "preemption there found position 0, and only a session preempted again by its own growth is "
+                 "counted (re-executed, its hold grows into the same shortage)")
+        more = [f for f in flat if f[4] > f[1]]
+        if more:
+            text += ("; the stuck column counts too the sessions another's growth preempted twice, which start over "
+                     "as a restart after a failure or a preemptive priority does (the column: "
+                     + ", ".join(f"{f[4]} on {f[0]}" for f in more) + ")")
     return [warning("stuck", text)]
 
 

@@ -505,8 +505,8 @@ def build_report(sim) -> Report:
     labels = [member_label(pl) for pl in sim.pools]  # (once a member, not once a warning)
     notes += warn.rejections([(label, pl.rejections, pl.admissions, pl.cap, pl.refused,
                                pl.rounded_out, pl.block) for label, pl in zip(labels, sim.pools)])
-    notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned, len(pl.livelocked), pl.livelock_units,
-                          pl.cap)
+    notes += warn.stuck([(label, pl.stuck, pl.preemptions, pl.positioned, len({*pl.self_stuck, *pl.livelocked}),
+                          len(pl.livelocked), pl.livelock_units, pl.cap)
                          for label, pl in zip(labels, sim.pools)])
     notes += warn.lapsed_reads([(label, pl.lapsed_reads) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))

@@ -133,7 +133,7 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting
             kept = kept_through_preemption(s, pool)
             if x + kept > pool.limit:
                 return preempt_outgrown(sim, s, pool, x, kept)
-        exc = preempt(sim, victim, pool)
+        exc = preempt(sim, victim, pool, victim is s)
         if victim is s:
             return exc
 
@@ -150,7 +150,7 @@ def preempt_outgrown(sim, s, pool: Pool, x: float, kept: float) -> Preempted:
     first (docs/language.md, "A hold that outgrows its pool")."""
     if sim.horizon == INF:
         s.outgrew = (pool, x, kept)
-    exc = preempt(sim, s, pool)
+    exc = preempt(sim, s, pool, True)
     if s.stuck and s.serial not in pool.livelocked:
         if pool.livelocked is NONE_YET:
             pool.livelocked = set()
@@ -396,7 +396,10 @@ def computed_position(s, slot: Slot) -> float:
     return slot.pos
 
 
-def preempt(sim, victim, pool: Pool) -> Preempted:
+def preempt(sim, victim, pool: Pool, own: bool = False) -> Preempted:
+    """Preempt ``victim`` on ``pool``; ``own``: by its own growth (the grower its own victim). A second
+    preemption at no greater position counts the session ``stuck`` (once); by its own growth it is noted in
+    ``Pool.self_stuck`` too (the stuck warning's count where no hold has a position, notes.stuck)."""
     hi, slot = release.innermost(victim, pool)
     sim._detach(victim)
     computed = slot.pos
@@ -406,9 +409,14 @@ def preempt(sim, victim, pool: Pool) -> Preempted:
     prev = pp.get(pool)
     if computed > EPS:
         pool.positioned = True
-    if prev is not None and computed <= prev + EPS and not victim.stuck:
-        victim.stuck = True
-        pool.stuck += 1
+    if prev is not None and computed <= prev + EPS:
+        if not victim.stuck:
+            victim.stuck = True
+            pool.stuck += 1
+        if own and victim.serial not in pool.self_stuck:
+            if pool.self_stuck is NONE_YET:
+                pool.self_stuck = set()
+            pool.self_stuck.add(victim.serial)
     pp[pool] = computed
     victim.attrs[SLOT_COMPUTED] = computed
     while len(victim.holds) > hi:

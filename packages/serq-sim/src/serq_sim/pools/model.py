@@ -672,7 +672,7 @@ class Pool:
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
         "preemptions", "spills", "rejections", "refused", "rounded_out", "stuck", "livelocked", "livelock_units",
-        "positioned", "over_cap", "lapsed_reads",
+        "self_stuck", "positioned", "over_cap", "lapsed_reads",
         "__dict__",
     )
 
@@ -766,6 +766,11 @@ class Pool:
         #: names the livelock); over the whole run, as ``stuck``
         self.livelocked: set[int] = NONE_YET
         self.livelock_units: float | None = None
+        #: the serials of the sessions preempted again at no greater position on the pool by their own growth
+        #: (the grower its own victim, pools.growth.preempt): re-executed, such a hold grows into the same
+        #: shortage, a cycle without progress; on a pool where no hold has a position (``positioned`` False)
+        #: these, not every stuck session, are what the stuck warning counts (notes.stuck); over the whole run
+        self.self_stuck: set[int] = NONE_YET
         #: whether a preemption on the pool ever found its hold at a position above 0 (a growing run or a load
         #: had advanced it): where none did, a session preempted twice is stuck however long it was served
         #: in between (notes.stuck says so)
