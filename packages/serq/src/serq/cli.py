@@ -697,12 +697,42 @@ def entry() -> None:
 
     from .shared import stack_room
 
+    _names_as_utf8()
     stack_room()  # (a program nesting 1 000 deep recurses through C frames: serq.shared.STACK_BYTES)
     _own_process = True
     if gc.isenabled():
         gc.disable()
         _startup_gc = True
     main()
+
+
+def _names_as_utf8() -> None:
+    """Start the command again in Python's UTF-8 mode (``-X utf8``, passed on to a sweep's workers) when this
+    process decodes file names as ASCII: the C or POSIX locale with UTF-8 mode switched off
+    (``LC_ALL=C PYTHONUTF8=0``; Python's own default in that locale is UTF-8 mode). There the system has no
+    encoding for a name beyond ASCII, and Python gave the bytes of ``prö.sq`` as lone surrogates, no text:
+    every command that compiles refused it as "not UTF-8 text" (its content blamed), and a program's
+    ``trace "tö.csv"`` was a ``UnicodeEncodeError`` traceback. serQ's names are UTF-8 text (the IR, a
+    table's cells, the cache), and standard output is UTF-8 whatever the locale: the file is opened by its
+    bytes' name and run. Only the process's own command (:func:`entry`), and only where the interpreter's
+    command line is known; if the start fails the command goes on as it is."""
+    import codecs
+
+    if sys.flags.utf8_mode:
+        return
+    try:
+        if codecs.lookup(sys.getfilesystemencoding()).name != "ascii":
+            return
+    except LookupError:  # pragma: no cover - Python names only codecs it has
+        return
+    argv = getattr(sys, "orig_argv", None)
+    if not argv or not sys.executable:
+        return
+    try:
+        sys.stdout.flush()
+        os.execv(sys.executable, [argv[0], "-X", "utf8", *argv[1:]])
+    except (OSError, ValueError):  # (not started again: the command as this process has it)
+        return
 
 
 def _startup_done() -> None:

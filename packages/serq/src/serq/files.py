@@ -326,8 +326,11 @@ def name_not_text(name: str) -> str | None:
     except UnicodeDecodeError as e:
         return f"the file's name is not UTF-8 text (byte 0x{raw[e.start]:02X})"
     except UnicodeEncodeError:  # (a surrogate no file system gave: the name was made as text)
-        pass
-    return "the file's name is not UTF-8 text"
+        return "the file's name is not UTF-8 text"
+    # UTF-8 bytes this process decoded as ASCII (the C locale with Python's UTF-8 mode off: the serq command
+    # starts itself again in UTF-8 mode there, serq.cli._names_as_utf8; a program calling the API does not)
+    return ("the file's name is UTF-8, which this process reads as ASCII (the C or POSIX locale with Python's "
+            "UTF-8 mode off, PYTHONUTF8=0; PYTHONUTF8=1 reads it)")
 
 
 def shown_name(name: str) -> str:
