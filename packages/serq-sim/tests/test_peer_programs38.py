@@ -38,8 +38,13 @@ def report(name: str, *, sets=None, defs=None, **kw) -> dict:
     return json.loads(encode_json(serq_sim.run(compiled(name, sets=sets, defs=defs), **kw)))
 
 
-def serq(*args, timeout=60):
-    r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def serq(*args, timeout=60, here=None):
+    """``serq ARGS``, status 0, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process (a test of the report, records or configuration a command gives, not of the process)."""
+    if here is not None:
+        r = here(*map(str, args))
+    else:
+        r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
 
@@ -246,12 +251,12 @@ def test_rag_threshold_cuts_the_itl_tail():
         assert t[0] > t[2048] > t[512]
 
 
-def test_rag_target_threshold():
-    out = json.loads(serq("vllm", "target", HERE / "rag_itl.sq", "--set", "C=1024").stdout)
+def test_rag_target_threshold(serq_in_process):
+    out = json.loads(serq("vllm", "target", HERE / "rag_itl.sq", "--set", "C=1024", here=serq_in_process).stdout)
     cfg = out["config"]
     assert cfg["long_prefill_token_threshold"] == 1024 and cfg["max_num_batched_tokens"] == 8192
     assert cfg["num_gpu_blocks"] == 8011 and cfg["max_num_seqs"] == 128
-    assert json.loads(serq("vllm", "target", HERE / "rag_itl.sq").stdout)["config"][
+    assert json.loads(serq("vllm", "target", HERE / "rag_itl.sq", here=serq_in_process).stdout)["config"][
         "long_prefill_token_threshold"] == 0
 
 
@@ -271,10 +276,10 @@ def test_chat_history_hits_by_hand(monkeypatch):
     assert e["tokens"] * e["iterations"] == pytest.approx((recs["prompt"] - recs["cached"] + 20 - 1).sum())
 
 
-def test_chat_history_hit_rate_by_turn_from_the_records(tmp_path):
+def test_chat_history_hit_rate_by_turn_from_the_records(tmp_path, serq_in_process):
     out = tmp_path / "chat.csv"
     serq("run", HERE / "chat_history.sq", "--horizon", 300, "--warmup", 30, "--records", out, "--json", "-o",
-         tmp_path / "r.json", "--no-progress")
+         tmp_path / "r.json", "--no-progress", here=serq_in_process)
     doc = json.loads((tmp_path / "r.json").read_text())
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -615,7 +620,7 @@ def test_half_kv_a_pools_cap_is_no_observable(tmp_path):
     assert a["requests"] == b["requests"] and a["pools"] == b["pools"]
 
 
-def test_a_constant_gauge_has_no_spread(monkeypatch, tmp_path):
+def test_a_constant_gauge_has_no_spread(monkeypatch, tmp_path, serq_in_process):
     # step3.sq with the KV pool's cap as a gauge (used + free, lib/vllm.sq's pool holds reserve no units) and
     # a literal: each holds one value throughout, which is its mean, with a CI of 0 (it was some ulps' spread)
     src = (HERE / "step3.sq").read_text().replace("gauge kv_used = used(kv);",
@@ -628,7 +633,7 @@ def test_a_constant_gauge_has_no_spread(monkeypatch, tmp_path):
     assert doc["gauges"]["three"] == {"mean": 3.0, "ci": 0.0, "min": 3.0, "max": 3.0}
     # a gauge that changes keeps its batch-means CI
     assert doc["gauges"]["kv_used"]["ci"] > 1
-    out = serq("run", tmp_path / "g.sq", "--no-progress").stdout
+    out = serq("run", tmp_path / "g.sq", "--no-progress", here=serq_in_process).stdout
     assert [ln.split() for ln in out.splitlines() if ln.startswith("three ")] == [["three", "3", "±0", "3", "3"]]
 
 
@@ -696,8 +701,8 @@ def test_two_sizes_no_large_replica_routes_to_member_0(monkeypatch):
 
 
 @pytest.mark.parametrize("name, unlike", [("two_sizes.sq", True), ("gpu_count.sq", False)])
-def test_target_of_a_family_of_unlike_costs_says_so(name, unlike):
-    out = json.loads(serq("vllm", "target", HERE / name).stdout)
+def test_target_of_a_family_of_unlike_costs_says_so(serq_in_process, name, unlike):
+    out = json.loads(serq("vllm", "target", HERE / name, here=serq_in_process).stdout)
     note = out["replicas"]["note"]
     n = out["replicas"]["count"]
     assert note.startswith(f"the configuration is each member's, the same for all {n} (step family `engine[{n}]`)")
