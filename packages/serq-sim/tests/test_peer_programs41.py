@@ -471,3 +471,49 @@ def test_prefix_share_under_load(monkeypatch):
     # the own prompts are 16 + 1 + floor(exp(200)) tokens, 216.5 on average: about 1 984 / 2 200.5 = 0.90
     assert 0.88 < rate < 0.93
     assert np.sum(r["cached"]) == 0 and np.sum(recs[0]["cached"]) == 0
+
+
+# srpt.sq
+
+_SRPT3 = {"gap": "now == 0 ? 1 : now < 1.2 ? 0.5 : 1", "output_len": "serial == 0 ? 8 : serial == 1 ? 1 : 2"}
+
+
+@pytest.mark.parametrize("policy, responses", [
+    (0, [8.0, 8.5, 9.5]),
+    (1, [11.0, 1.5, 2.5]),
+    (2, [11.0, 1.5, 3.5]),
+])
+def test_srpt_three_requests_by_hand(policy, responses):
+    prog = compiled("srpt.sq", sets={"policy": policy, "c": 1}, defs=_SRPT3)
+    outs = [run_on_tier(prog, tier, arrivals=3, horizon=math.inf, warmup=0) for tier in ("", "general")]
+    assert outs[0][1] == outs[1][1] and outs[0][2] == outs[1][2]
+    values, _, sessions, _ = outs[0][2]["response"]
+    got = dict(zip(np.frombuffer(sessions, dtype=np.int64).tolist(), np.frombuffer(values).tolist()))
+    assert [got[i] for i in range(3)] == pytest.approx(responses, abs=1e-12)
+
+
+def _geometric_mg1(lam, e_o, c):
+    """(E[S], FCFS mean response, non-preemptive SJF mean response) of the M/G/1 with service c o, o geometric
+    from 1 of mean about e_o."""
+    q = math.exp(-1 / e_o)
+    k = np.arange(1, 60 * e_o)
+    pk = (1 - q) * q ** (k - 1)
+    es, es2 = float(np.sum(pk * c * k)), float(np.sum(pk * (c * k) ** 2))
+    rho, w0 = lam * es, lam * es2 / 2
+    sig = np.cumsum(lam * pk * c * k)
+    before = np.concatenate([[0.0], sig[:-1]])
+    return es, es + w0 / (1 - rho), es + float(np.sum(pk * w0 / ((1 - before) * (1 - sig))))
+
+
+@pytest.mark.parametrize("policy", [0, 2])
+def test_srpt_fcfs_and_las_are_pollaczek_khinchine(policy):
+    _, fcfs, _ = _geometric_mg1(0.78, 20, 0.05)
+    assert fcfs == pytest.approx(5.0176, abs=1e-4)
+    covers(report("srpt.sq", sets={"policy": policy})["observes"]["response"], fcfs, 0.13)
+
+
+def test_srpt_below_nonpreemptive_sjf():
+    _, fcfs, sjf = _geometric_mg1(0.78, 20, 0.05)
+    r = report("srpt.sq", sets={"policy": 1})["observes"]["response"]
+    assert r["mean"] + r["ci"] < sjf < fcfs
+    assert r["ci"] < 0.1 * r["mean"]
