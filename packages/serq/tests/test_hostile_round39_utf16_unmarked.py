@@ -30,24 +30,31 @@ def note(order: str) -> str:
             f"character): serQ reads UTF-8 text (iconv -f UTF-16{order} -t UTF-8 converts it)")
 
 
-def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(cwd: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
                           stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("order", ["LE", "BE"])
-def test_every_reader_says_what_the_file_is(tmp_path, order):
+def test_every_reader_says_what_the_file_is(tmp_path, serq_in_process, order):
+    here = None if order == "LE" else serq_in_process  # (LE's commands as child processes, BE's in this process)
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "t.csv").write_text(TRACE)
-    assert _serq(tmp_path, "run", "p.sq", "--no-progress").returncode == 0  # in UTF-8, a trace it replays
-    ir = _serq(tmp_path, "ir", "p.sq").stdout
+    assert _serq(tmp_path, "run", "p.sq", "--no-progress", here=here).returncode == 0  # in UTF-8, a trace it replays
+    ir = _serq(tmp_path, "ir", "p.sq", here=here).stdout
     codec = f"utf-16-{order.lower()}"
     (tmp_path / "t.csv").write_bytes(TRACE.encode(codec))
     (tmp_path / "steps.jsonl").write_bytes(STEPS.encode(codec))
     (tmp_path / "u.ir.json").write_bytes(ir.encode(codec))
     for args, name in ((["run", "p.sq", "--no-progress"], "t.csv"), (["fit", "steps.jsonl"], "steps.jsonl"),
                        (["check", "u.ir.json"], "u.ir.json")):
-        r = _serq(tmp_path, *args)
+        r = _serq(tmp_path, *args, here=here)
         assert r.returncode == 1 and "Traceback" not in r.stderr, (args, r.stderr)
         first = r.stderr.splitlines()[0]
         assert first.startswith(f"{name}:1:") and first.endswith(note(order)), first
@@ -69,18 +76,19 @@ def test_the_note():
 
 
 @pytest.mark.parametrize("order", ["LE", "BE"])
-def test_a_sweep_table_and_records_saved_as_utf16_say_so(tmp_path, order):
+def test_a_sweep_table_and_records_saved_as_utf16_say_so(tmp_path, serq_in_process, order):
+    here = None if order == "LE" else serq_in_process  # (LE's commands as child processes, BE's in this process)
     (tmp_path / "p.sq").write_text("let a = 1;\nstage s : delay;\nworkload { arrive poisson(1); }\n"
                                    "session { run s (a); record r { y = now; } }\nrun { horizon 5; seed 1; }\n")
     args = ("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv", "--records", "r.csv")
-    assert _serq(tmp_path, *args).returncode == 0
+    assert _serq(tmp_path, *args, here=here).returncode == 0
     table, records = (tmp_path / "t.csv").read_text(), (tmp_path / "r.csv").read_text()
     (tmp_path / "t.csv").write_bytes(table.encode(f"utf-16-{order.lower()}"))
     (tmp_path / "r.csv").write_bytes(records.encode(f"utf-16-{order.lower()}"))
     for cmd, lead in ((args, "cannot read the table to resume from ("),
                       (("plot", "t.csv", "--x", "a", "--y", "events", "-o", "t.svg"), "cannot read the table ("),
                       (("plot", "r.csv", "--cdf", "y", "-o", "r.svg"), "cannot read the records (")):
-        r = _serq(tmp_path, *cmd)
+        r = _serq(tmp_path, *cmd, here=here)
         assert r.returncode == 1 and "Traceback" not in r.stderr, (cmd, r.stderr)
         first = r.stderr.splitlines()[0]
         # at its first byte: the header read as UTF-8 (a NUL beside each letter) is refused before its columns
