@@ -765,6 +765,11 @@ def _shape_problem(module: Any, graph: bool = True) -> tuple[str, Any] | None:
     for item in items:
         if type(item) in leaves or not dataclasses.is_dataclass(item) or isinstance(item, type):
             return f"{_kind_of(item)} among the module's items, not an item of the AST", None
+        # (an item's own fields first: the blocks below are read through them, a workload's through its WlItems)
+        wrong = _field_problem(item, type(item), A)
+        if wrong is not None:
+            at = getattr(item, "pos", None)
+            return wrong, at if isinstance(at, Pos) else None
         todo.append((item, None))
     # the statement blocks: each entry a statement, whose class the walks read BLOCKS of
     blocks = [(b, getattr(item, "pos", None)) for item in items for b in A.item_blocks(item)]
@@ -799,6 +804,11 @@ def _shape_problem(module: Any, graph: bool = True) -> tuple[str, Any] | None:
                 return (f"a node {t.__name__} whose pos is {_kind_of(pos)}, not a place (a "
                         "serq_frontend.diagnostics.Pos: give a node the pos of the sugar it stands for)"), where
             where = pos
+        # a kernel node's other fields hold what ast.py declares (WlItem("hidden", pos, 3): the linker's
+        # "TypeError: 'int' object is not iterable", a traceback naming no plugin)
+        wrong = _field_problem(obj, t, A)
+        if wrong is not None:
+            return wrong, where
         # an expression's place holds an expression (a node), not a number or None: the linker's "an
         # expression the linker does not know (float)" named neither the plugin nor a place
         if isinstance(obj, A.Node):
@@ -817,6 +827,82 @@ def _shape_problem(module: Any, graph: bool = True) -> tuple[str, Any] | None:
             x = getattr(obj, name)
             if type(x) not in leaves:
                 todo.append((x, where))
+    return None
+
+
+#: the declared types of the kernel's node classes (serq_frontend.ast), by class: ``{field: type}`` of the
+#: fields :func:`_field_problem` checks (an expression's field, ``Any``, and a kind's name are not: the walk
+#: checks expressions, the linker's refusal of a kind the kernel lacks names the layer)
+_DECLARED: dict[type, dict[str, Any]] = {}
+
+
+def _declared(t: type, A: Any) -> dict[str, Any]:
+    got = _DECLARED.get(t)
+    if got is None:
+        import dataclasses
+        import typing
+
+        hints = typing.get_type_hints(t) if t.__module__ == A.__name__ else {}
+        names = {f.name for f in dataclasses.fields(t)}
+        skip = {"kind"} if t in (A.WlItem, A.Kind, A.PoolOpt) else set()
+        got = _DECLARED[t] = {n: h for n, h in hints.items() if n in names and n not in skip and h is not Any}
+    return got
+
+
+def _fits(v: Any, hint: Any) -> bool:
+    """Whether ``v`` is of the declared type ``hint`` (a class, ``X | None``, ``list[X]``, ``tuple[X, …]``,
+    ``dict[K, V]``, ``Any``). A list may be a tuple; a float an int; a bool an int."""
+    import types
+    import typing
+
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return v is None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        return any(_fits(v, h) for h in args)
+    if origin is list:
+        return isinstance(v, (list, tuple)) and all(_fits(x, args[0]) for x in v)
+    if origin is tuple:
+        return isinstance(v, (list, tuple)) and len(v) == len(args) and all(map(_fits, v, args))
+    if origin is dict:
+        return isinstance(v, dict) and all(_fits(k, args[0]) and _fits(x, args[1]) for k, x in v.items())
+    if hint is float:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if hint is bool:
+        return isinstance(v, (bool, int))
+    return isinstance(v, hint)
+
+
+def _said(hint: Any) -> str:
+    """A declared type as the message writes it: ``list[tuple[str, Pos]]``."""
+    import typing
+
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint.__name__
+    return str(hint).replace("serq_frontend.diagnostics.", "").replace("serq_frontend.ast.", "").replace(
+        "typing.", "")
+
+
+def _field_problem(obj: Any, t: type, A: Any) -> str | None:
+    """What is wrong with a field of ``obj``, a node of the kernel's class ``t``, beside the type ast.py
+    declares for it (an expression's and a block's fields are checked apart): ``an object of type int where
+    WlItem.arg holds, for `hidden`, list[tuple[str, Pos]]``; None when each fits. What ``arg`` holds by
+    kind is the class's ``ARGS`` (:class:`serq_frontend.ast.WlItem`, :class:`serq_frontend.ast.Kind`)."""
+    if t.__module__ != A.__name__:
+        return None
+    for name, hint in _declared(t, A).items():
+        v = getattr(obj, name, None)
+        if not _fits(v, hint):
+            return f"{_kind_of(v)} where {t.__name__}.{name} holds {_said(hint)}"
+    by_kind = getattr(t, "ARGS", None)
+    if by_kind:
+        kind = getattr(obj, "kind", None)
+        hint = by_kind.get(kind) if isinstance(kind, str) else None
+        if hint is not None and not _fits(obj.arg, hint):
+            return f"{_kind_of(obj.arg)} where {t.__name__}.arg holds, for `{kind}`, {_said(hint)}"
     return None
 
 

@@ -479,7 +479,7 @@ class ExtRef:
     holds ``(name or None, expr, pos)``: a named argument has its name, a positional one ``None``."""
 
     name: str
-    args: list[Any]
+    args: list[tuple[str | None, Any, Pos]]
     pos: Pos
 
 
@@ -491,7 +491,12 @@ class Kind:
     kind: str
     pos: Pos
     arg: Any = None
-    fields: dict[str, Any] = field(default_factory=dict)
+    #: a step stage's fields, each ``(value, pos)``
+    fields: dict[str, tuple[Any, Pos]] = field(default_factory=dict)
+
+    #: what ``arg`` holds, by kind, beyond an expression or None (serq_frontend._shape_problem holds a
+    #: plugin's node to it)
+    ARGS = {"ext": ExtRef}
 
 
 @dataclass(slots=True, eq=False)
@@ -510,6 +515,11 @@ class WlItem:
     pos: Pos
     arg: Any = None
     extra: Any = None
+
+    #: what ``arg`` holds, by kind, where it is not an expression, None or a statement block (the blocks:
+    #: ``WL_BLOCKS``): ``hidden``'s names with their places, ``trace``'s file name (serq_frontend._shape_problem
+    #: holds a plugin's item to it, the linker reads it so)
+    ARGS = {"hidden": list[tuple[str, Pos]], "trace": str}
 
 
 @dataclass(slots=True, eq=False)
