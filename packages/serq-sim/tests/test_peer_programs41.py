@@ -517,3 +517,26 @@ def test_srpt_below_nonpreemptive_sjf():
     r = report("srpt.sq", sets={"policy": 1})["observes"]["response"]
     assert r["mean"] + r["ci"] < sjf < fcfs
     assert r["ci"] < 0.1 * r["mean"]
+
+
+# vLLM's recompute after a preemption, two requests (peer_programs38/preempt_storm.sq at N = 2)
+
+def test_two_request_storm_recompute_by_hand(monkeypatch):
+    """Two prompts of 16 tokens (a block each) and 40 outputs on 5 blocks of 16, a step clock. Both prefill in
+    iteration 1; each takes its 2nd block for its 17th token (iteration 2) and needs a 3rd for its 33rd
+    (iteration 18): 6 against 5, so the newest, request 1, preempts itself with 32 computed (its 2 blocks
+    cached). Request 0 takes one of them for its 4th block at iteration 34 and ends with iteration 40 (55
+    tokens, 3 whole blocks cached). Request 1 comes back in iteration 41 with 33 tokens known (32 computed and
+    the one sampled), hits its 16 left, recomputes 17 in that iteration (16 of them computed before) and
+    decodes 22 more: done with iteration 63. Tokens: 2 (16 + 39) + 16 recomputed = 126; evicted: request 1's
+    block at 34, then one of request 0's at its readmission and one as it grows to 4 blocks (48 tokens)."""
+    prog = serq_frontend.compile(path=str(HERE.parent / "peer_programs38" / "preempt_storm.sq"),
+                                 sets={"N": 2, "P": 16, "O": 40, "blocks": 5}, defs={"step_cost": "1"})
+    doc, recs = run_both(prog, monkeypatch)
+    r = by_session(recs)
+    assert r["last_token"].tolist() == [40.0, 63.0] and r["preemptions"].tolist() == [0, 1]
+    e, kv = stage(doc, "engine"), pool(doc, "kv")
+    assert e["iterations"] == 63 and e["tokens"] * e["iterations"] == pytest.approx(126)
+    assert (kv["preemptions"], kv["evicted_units"]) == (1, 48)
+    recomputed = e["tokens"] * e["iterations"] - float(np.sum(r["prompt"] - r["cached"] + r["output"] - 1))
+    assert recomputed == pytest.approx(16)
