@@ -41,7 +41,13 @@ def _zipped(data: bytes) -> bytes:
     return b.getvalue()
 
 
-def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(cwd: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
                           stdin=subprocess.DEVNULL)
 
@@ -50,27 +56,29 @@ def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     (gzip.compress, "a gzip file does (1F 8B)"), (bz2.compress, "a bzip2 file does (42 5A 68)"),
     (lzma.compress, "an xz file does (FD 37 7A 58)"), (_zipped, "a zip archive does (50 4B 03 04)"),
 ])
-def test_a_compressed_trace_says_what_it_is(tmp_path, pack, said):
+def test_a_compressed_trace_says_what_it_is(tmp_path, serq_in_process, pack, said):
+    here = None if pack is gzip.compress else serq_in_process  # (gzip's commands as child processes)
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "t.csv").write_bytes(TRACE)
-    plain = _serq(tmp_path, "run", "p.sq", "--no-progress")
+    plain = _serq(tmp_path, "run", "p.sq", "--no-progress", here=here)
     assert plain.returncode == 0, plain.stderr  # the trace, uncompressed, is one the program replays
     (tmp_path / "t.csv").write_bytes(pack(TRACE))
-    r = _serq(tmp_path, "run", "p.sq", "--no-progress")
+    r = _serq(tmp_path, "run", "p.sq", "--no-progress", here=here)
     assert (r.returncode, r.stdout) == (1, "") and "Traceback" not in r.stderr
     first = r.stderr.splitlines()[0]
     assert first.startswith("t.csv:1:") and ": error: the trace is not UTF-8 text (byte 0x" in first, first
     assert first.endswith(f"; it begins as {said}: serQ reads it as text, uncompressed (decompress it first)"), first
-    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "--trace", "t.csv")
+    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "--trace", "t.csv", here=here)
     assert r.returncode == 1 and r.stderr.splitlines()[0] == first
 
 
-def test_every_reader_of_text_names_a_gzip_file(tmp_path):
+def test_every_reader_of_text_names_a_gzip_file(tmp_path, serq_in_process):
+    # (the first reader's command as a child process, the others in this process)
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "t.csv").write_bytes(TRACE)
-    ir = _serq(tmp_path, "ir", "p.sq").stdout
+    ir = _serq(tmp_path, "ir", "p.sq", here=serq_in_process).stdout
     args = ("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "s.csv")
-    assert _serq(tmp_path, *args).returncode == 0
+    assert _serq(tmp_path, *args, here=serq_in_process).returncode == 0
     (tmp_path / "s.csv").write_bytes(gzip.compress((tmp_path / "s.csv").read_bytes()))
     (tmp_path / "g.sq").write_bytes(gzip.compress(PROGRAM.encode()))
     (tmp_path / "g.ir.json").write_bytes(gzip.compress(ir.encode()))
@@ -83,7 +91,7 @@ def test_every_reader_of_text_names_a_gzip_file(tmp_path):
                             (["vllm", "scenario", "s.json"], "s.json", "the file is "),
                             (["fit", "steps.jsonl"], "steps.jsonl", "the file is "),
                             (list(args), "s.csv", "cannot read the table to resume from (")):
-        r = _serq(tmp_path, *cmd)
+        r = _serq(tmp_path, *cmd, here=None if name == "g.sq" else serq_in_process)
         assert r.returncode == 1 and "Traceback" not in r.stderr, (cmd, r.stderr)
         first = r.stderr.splitlines()[0]
         # a gzip file's second byte, 0x8B, is the first that is not UTF-8: line 1, column 2
@@ -91,7 +99,7 @@ def test_every_reader_of_text_names_a_gzip_file(tmp_path):
         assert f"not UTF-8 text (byte 0x8B){GZIP}" in first, first
     # an IR file's first byte, 0x1F, is no JSON before 0x8B is no UTF-8: that fault, at 1:1, says it too
     for cmd in (["check", "g.ir.json"], ["run", "g.ir.json", "--no-progress"]):
-        r = _serq(tmp_path, *cmd)
+        r = _serq(tmp_path, *cmd, here=serq_in_process)
         assert (r.returncode, r.stderr.splitlines()[0]) == (
             1, f"g.ir.json:1:1: error: JSON is malformed: invalid character (at offset 0){GZIP}"), r.stderr
 
