@@ -540,3 +540,32 @@ def test_two_request_storm_recompute_by_hand(monkeypatch):
     assert (kv["preemptions"], kv["evicted_units"]) == (1, 48)
     recomputed = e["tokens"] * e["iterations"] - float(np.sum(r["prompt"] - r["cached"] + r["output"] - 1))
     assert recomputed == pytest.approx(16)
+
+
+_LAS_HIDDEN = """let Lambda = 0.78;
+stage engine : step {
+  budget 1;
+  cost 0.05;
+  serve by (KEY);
+}
+workload { arrive renewal(~exp(1 / Lambda)); hidden o; }
+session {
+  set o = 1 + floor(~exp(20));
+  set w = o;
+  set t0 = now;
+  run engine decode (w);
+  observe response = now - t0;
+}
+run { horizon 2000; warmup 100; seed 1; }
+"""
+
+
+def test_hidden_length_and_serve_keys():
+    # under hidden o, o itself is refused in a serve key; remaining (the run's work left) is not, and the
+    # tokens generated so far are read from an attribute set to the run's work (docs/language.md)
+    with pytest.raises(serq_frontend.CompileError, match="`o` is hidden: a step stage's serve key"):
+        serq_frontend.compile(source=_LAS_HIDDEN.replace("KEY", "o - remaining").replace("decode (w)", "decode (o)"))
+    for key, policy in (("w - remaining", 2), ("remaining", 1)):
+        hidden = json.loads(encode_json(serq_sim.run(serq_frontend.compile(source=_LAS_HIDDEN.replace("KEY", key)))))
+        same = report("srpt.sq", sets={"policy": policy}, horizon=2000, warmup=100)
+        assert hidden["observes"]["response"] == same["observes"]["response"]
