@@ -28,37 +28,45 @@ def _cut(name: str) -> str:
     return name if len(name) <= 240 else name[:120] + "…" + name[-119:]
 
 
-def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(cwd: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is said and written, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here(*args)
     return subprocess.run([SERQ, *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=120)
 
 
 @pytest.mark.parametrize("folder", ["n\nl", LONG])
 @pytest.mark.parametrize("command", ["sweep -o", "sweep --records", "compare -o"])
-def test_an_output_in_no_folder_names_it_as_every_message_does(tmp_path, folder, command):
+def test_an_output_in_no_folder_names_it_as_every_message_does(tmp_path, serq_in_process, folder, command):
+    here = None if folder == "n\nl" else serq_in_process  # (the first folder's commands as child processes)
     (tmp_path / "p.sq").write_text(PROGRAM)
     out = f"{folder}/x.csv"
     shown, where = _cut(out.replace("\n", "\\n")), _cut(folder.replace("\n", "\\n"))
     if command == "sweep -o":
-        r, head = _serq(tmp_path, *SWEEP, "-o", out), ""
+        r, head = _serq(tmp_path, *SWEEP, "-o", out, here=here), ""
     elif command == "sweep --records":
-        r, head = _serq(tmp_path, *SWEEP, "-o", "t.csv", "--records", out), "--records "
+        r, head = _serq(tmp_path, *SWEEP, "-o", "t.csv", "--records", out, here=here), "--records "
     else:
-        r, head = _serq(tmp_path, *COMPARE, "-o", out), ""
+        r, head = _serq(tmp_path, *COMPARE, "-o", out, here=here), ""
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == f"error: {head}{shown}: no folder {where} to write it in\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]
 
 
-def test_a_table_or_points_table_of_another_kind_names_it_as_every_message_does(tmp_path):
+def test_a_table_or_points_table_of_another_kind_names_it_as_every_message_does(tmp_path, serq_in_process):
+    # (serq.cli.main in this process; the first test's names with a line break keep their child processes)
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "n\nl.csv").write_text("a,b\n1,2\n")
-    r = _serq(tmp_path, *SWEEP, "-o", "n\nl.csv")
+    r = _serq(tmp_path, *SWEEP, "-o", "n\nl.csv", here=serq_in_process)
     assert (r.returncode, r.stderr) == (1, "error: n\\nl.csv: not a sweep's table (no column key); remove it or "
                                            "give --fresh\n")
     (tmp_path / "n\nl.csv").unlink()
     (tmp_path / "n\nl.points.csv").write_text("a,b\n1,2\n")
-    r = _serq(tmp_path, *SWEEP, "-o", "n\nl.csv")
+    r = _serq(tmp_path, *SWEEP, "-o", "n\nl.csv", here=serq_in_process)
     assert (r.returncode, r.stderr) == (1, "error: n\\nl.points.csv: not a sweep's points table (no column point "
                                            "and runs); a sweep into n\\nl.csv writes its table of points there: "
                                            "remove it, give --out another name, or give --fresh\n")
@@ -66,11 +74,11 @@ def test_a_table_or_points_table_of_another_kind_names_it_as_every_message_does(
     assert (tmp_path / "n\nl.points.csv").read_text() == "a,b\n1,2\n"
 
 
-def test_a_dump_folder_without_the_observe_names_it_as_every_message_does(tmp_path):
+def test_a_dump_folder_without_the_observe_names_it_as_every_message_does(tmp_path, serq_in_process):
     (tmp_path / "p.sq").write_text(PROGRAM)
-    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "--dump", "d\nd")
+    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "--dump", "d\nd", here=serq_in_process)
     assert r.returncode == 0 and (tmp_path / "d\nd" / "y.csv").is_file()
-    r = _serq(tmp_path, "plot", "d\nd", "--cdf", "z", "-o", "c.svg")
+    r = _serq(tmp_path, "plot", "d\nd", "--cdf", "z", "-o", "c.svg", here=serq_in_process)
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr.startswith("error: d\\nd: no observe z in the dump (observes there: y)")
     assert "\n" not in r.stderr.rstrip("\n")
