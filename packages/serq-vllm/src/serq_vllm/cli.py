@@ -42,11 +42,17 @@ def _read(file: str) -> dict:
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
     vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
+    from serq.loading import stdout_to_stderr
+
     from .scenarios import ScenarioError, _run, scenario_path
 
     sc = _read(file)  # read_scenario checked it
     try:
-        answer = _run(sc, pm)
+        # what a plugin's code writes to standard output while lib/vllm.sq compiles and runs (a sugar layer's or
+        # a stage kind's hook, a print, an os.write(1, …)) goes to standard error, as serq run's does: standard
+        # output is the answer's JSON, which such a line came ahead of
+        with stdout_to_stderr():
+            answer = _run(sc, pm)
     except ScenarioError as e:  # the run's error (a request that never finished) at its place in the file
         from serq.jsonin import fault_at, read_text
 
@@ -98,15 +104,16 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
-    from serq.loading import defs_quoted, load_program, sets_noted
+    from serq.loading import defs_quoted, load_program, sets_noted, stdout_to_stderr
     from serq.options import to_load_options
 
     from .target import target
 
     options = to_load_options(sets, defs)
-    program = load_program(pm, file, options)
-    # (`budget B;` refused as inf named no --set B; one in a --def body quotes the body, as serq run does)
-    with sets_noted(options.sets), defs_quoted(options.defs):
+    program = load_program(pm, file, options)  # (a loader's output goes to standard error: load_program)
+    # (`budget B;` refused as inf named no --set B; one in a --def body quotes the body, as serq run does); what
+    # plugin code writes to standard output while the target is worked out goes to standard error, as serq run's
+    with sets_noted(options.sets), defs_quoted(options.defs), stdout_to_stderr():
         answer = target(program, file)
     for warning in answer.get("warnings", ()):  # (in the JSON too, under warnings)
         click.echo(f"warning: {warning}", err=True)
