@@ -3,12 +3,15 @@ published scheduling idea and run on both simulator tiers: Orca's iteration-leve
 batching (a burst by hand and the static batch's closed form); Sarathi-Serve's stall-free batching against
 prefill-prioritizing (two requests iteration by iteration, the ITL tail bounded by one budget's iteration);
 shortest-job-first by the known output length against FCFS (the M/G/1 closed forms of Pollaczek-Khinchine and
-Cobham); prefill-decode disaggregation against colocation (one request's transfer by hand, goodput under two
-TPOT SLOs)."""
+Cobham); FastServe's multi-level feedback queue (nothing gained on memoryless outputs, much on heavy-tailed
+ones); iteration-level SRPT and least attained service (three requests by hand, SRPT < SJF < FCFS = LAS);
+prefill-decode disaggregation against colocation (one request's transfer by hand, goodput under two TPOT
+SLOs); Llumnix-like routing by KV use (routing by hand, the queued requests' demand); speculative decoding's
+break-even batch (the closed form); a CPU tier for returning turns (by hand, tokens conserved); one shared
+system prompt (by hand, the memory saved); vLLM's recompute in a two-request preemption storm (by hand)."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import subprocess
@@ -44,12 +47,6 @@ def serq(*args, timeout=120):
     r = subprocess.run([SERQ, *map(str, args)], capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
-
-
-def read_csv(path) -> dict:
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
 
 
 def by_session(recs: dict) -> dict:
