@@ -70,7 +70,13 @@ def write_files(tmp_path) -> None:
     (tmp_path / "plain.sq").write_text(PLAIN)
 
 
-def serq(tmp_path, *args) -> subprocess.CompletedProcess:
+def serq(tmp_path, *args, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS --no-progress --workers 0`` in ``tmp_path``, as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args, "--no-progress", "--workers", "0")
     return subprocess.run([*SERQ, *args, "--no-progress", "--workers", "0"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
 
@@ -88,21 +94,22 @@ def test_a_sweep_names_the_trace_of_its_failed_run(tmp_path):
     assert lines[-1] == "(at the sweep's point trace=week.csv, seed 1)"
 
 
-def test_a_sweeps_show_of_no_finished_run_names_its_point(tmp_path):
+def test_a_sweeps_show_of_no_finished_run_names_its_point(tmp_path, serq_in_process):
+    # (serq.cli.main in this process, as the module's commands but the first test's)
     # every run fails (week.csv alone): --show has no figure to show, and says why, with the point and seed
     write_files(tmp_path)
     r = serq(tmp_path, "sweep", "p.sq", "--trace", "week.csv", "--seeds", "3..4", "--arrivals", "10",
-             "--show", "response.mean")
+             "--show", "response.mean", here=serq_in_process)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "error: 2 run(s) failed; the first:\np.sq:20:3: error: at t=" in r.stderr
     assert r.stderr.splitlines()[-1] == "(at the sweep's point trace=week.csv, seed 3)"
 
 
-def test_a_sweep_of_no_axis_names_the_seed(tmp_path):
+def test_a_sweep_of_no_axis_names_the_seed(tmp_path, serq_in_process):
     # P = -1: every run's work is negative, at the first arrival (renewal(1): t = 1, session 0)
     write_files(tmp_path)
     (tmp_path / "minus.sq").write_text(PLAIN.replace("let P = 1;", "let P = -1;"))
-    r = serq(tmp_path, "sweep", "minus.sq", "--seeds", "5..6")
+    r = serq(tmp_path, "sweep", "minus.sq", "--seeds", "5..6", here=serq_in_process)
     assert r.returncode == 1
     assert r.stderr.splitlines()[-5:] == [
         "error: 2 run(s) failed; the first:",
@@ -112,19 +119,19 @@ def test_a_sweep_of_no_axis_names_the_seed(tmp_path):
         "(at seed 5)"]
 
 
-def test_a_comparison_names_the_arm_of_its_failed_run(tmp_path):
+def test_a_comparison_names_the_arm_of_its_failed_run(tmp_path, serq_in_process):
     write_files(tmp_path)
-    r = serq(tmp_path, "compare", "plain.sq", "--set", "P=1,-1", "--seeds", "1..2")
+    r = serq(tmp_path, "compare", "plain.sq", "--set", "P=1,-1", "--seeds", "1..2", here=serq_in_process)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "error: 2 run(s) failed; the first:\nplain.sq:7:3: error: at t=1, session 0: the run's work is negative" \
         in r.stderr
     assert r.stderr.splitlines()[-1] == "(at the sweep's point P=-1, seed 1)"
 
 
-def test_a_capacity_search_names_the_trace_and_seed_of_its_failed_run(tmp_path):
+def test_a_capacity_search_names_the_trace_and_seed_of_its_failed_run(tmp_path, serq_in_process):
     write_files(tmp_path)
     r = serq(tmp_path, "sweep", "p.sq", "--trace", "peak.csv", "--trace", "week.csv", "--find",
-             "response.mean <= 1", "--over", "N", "1:4:1", "--seeds", "1..2", "--arrivals", "10")
+             "response.mean <= 1", "--over", "N", "1:4:1", "--seeds", "1..2", "--arrivals", "10", here=serq_in_process)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "p.sq:20:3: error: at t=" in r.stderr
     assert r.stderr.splitlines()[-1] == "(at N=1 of the capacity search, trace=week.csv, seed 1)"
