@@ -566,3 +566,22 @@ def test_hidden_length_and_serve_keys():
         hidden = json.loads(encode_json(serq_sim.run(serq_frontend.compile(source=_LAS_HIDDEN.replace("KEY", key)))))
         same = report("srpt.sq", sets={"policy": policy}, horizon=2000, warmup=100)
         assert hidden["observes"]["response"] == same["observes"]["response"]
+
+
+def test_sarathi_prefill_alone_variant_by_hand(monkeypatch):
+    # vLLM before chunked prefill: a prefill runs alone, the decodes displaced (serve exclusive prefill)
+    text = (HERE / "sarathi.sq").read_text()
+    for old, new in (("  budget stall_free == 1 ? B : inf;\n", ""),
+                     ("  serve by (stall_free == 1 ? (decoding ? 0 : 1) : (decoding ? 1 : 0));\n",
+                      "  serve exclusive prefill;\n")):
+        assert old in text
+        text = text.replace(old, new)
+    prog = serq_frontend.compile(source=text, sets={"c0": 1, "c1": 0.01}, defs=_PAIR)
+    doc, recs = run_both(prog, monkeypatch, arrivals=2, horizon=math.inf, warmup=0)
+    r = by_session(recs)
+    assert r["first_token"] == pytest.approx([5.0, 9.0]) and r["last_token"] == pytest.approx([12.05, 11.04])
+    # A's gaps 5.02 (B's prefill alone), 1.02, 1.01; B's 1.02, 1.02
+    assert doc["requests"]["itl"]["count"] == 5
+    assert doc["requests"]["itl"]["mean"] == pytest.approx((5.02 + 1.02 + 1.01 + 1.02 + 1.02) / 5)
+    e = stage(doc, "engine")
+    assert (e["iterations"], e["prefill_only"], e["decode_only"], e["mixed"]) == (5, 2, 3, 0)
