@@ -221,7 +221,7 @@ def to_json(x: Any) -> Any:
         if isinstance(x, (list, tuple)):
             return [conv(v) for v in x]
         if isinstance(x, dict):
-            return {str(k): conv(v) for k, v in x.items()}
+            return {json_key(k): conv(v) for k, v in x.items()}
         if isinstance(x, float):
             return _number(x)
         if x is None or isinstance(x, (str, int)):
@@ -232,6 +232,32 @@ def to_json(x: Any) -> Any:
 
 
 _INF = float("inf")
+
+
+def json_key(k: Any) -> str:
+    """A dict's key in ``serq ast``'s JSON, :func:`to_json`'s and the written text's alike: as Python's JSON
+    encoder writes it (``True`` is ``"true"``, ``None`` ``"null"``, ``2`` ``"2"``, ``1.5`` ``"1.5"``, an infinity
+    ``"Infinity"`` and NaN ``"NaN"``, text that JSON takes as a key). A key the encoder takes none of (a
+    plugin's node may keep a tuple) is written by its type, ``"<tuple>"``, as :func:`_other` writes such a
+    value (its text, a repr, may hold an address that differs run to run). ``to_json`` wrote ``str(k)``
+    (``"True"``), and the text a dict held in a node's field so, and ``"\"inf\""`` and ``"null"`` (None's) for
+    the float keys of a dict in a list."""
+    import numbers
+
+    if isinstance(k, str):
+        return k
+    if k is True or k is False or k is None:
+        return "true" if k is True else "false" if k is False else "null"
+    if isinstance(k, numbers.Integral):
+        return int.__repr__(int(k))
+    if isinstance(k, numbers.Real):
+        k = float(k)
+        if k != k:
+            return "NaN"
+        if k in (_INF, -_INF):
+            return "Infinity" if k > 0 else "-Infinity"
+        return float.__repr__(k)
+    return f"<{type(k).__name__}>"
 
 
 def _number(x: float) -> float | str | None:
@@ -262,7 +288,7 @@ def _other(x: Any) -> Any:
 def json_node(x: Any) -> Any:
     """One node of an AST as :func:`to_json` gives it, its fields as they are (the encoder asks again for each
     node among them): a ``json.JSONEncoder``'s ``default``, so a tree is encoded without a copy of it. A
-    dict's keys are text, as :func:`to_json` makes them."""
+    dict's keys are text, as :func:`to_json` makes them (:func:`json_key`)."""
     import dataclasses
 
     from .diagnostics import Pos
@@ -360,15 +386,7 @@ def write_json(items: Any, write: Any, size: int = 2**16) -> None:
         markers.difference_update(release)
 
     def key_text(k: Any) -> str:
-        if isinstance(k, str):
-            return text(k)
-        if isinstance(k, float):
-            return text(number(k))
-        if k is True or k is False or k is None:
-            return text(scalar(k) or "")
-        if isinstance(k, int):
-            return text(int.__repr__(k))
-        raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+        return text(json_key(k))
 
     done = object()
     open_value(items, 0)
@@ -399,7 +417,7 @@ def write_json(items: Any, write: Any, size: int = 2**16) -> None:
 
 
 def _text_keys(d: dict) -> dict:
-    return {str(k): _text_keys(v) if isinstance(v, dict) else v for k, v in d.items()}
+    return {json_key(k): _text_keys(v) if isinstance(v, dict) else v for k, v in d.items()}
 
 
 @click.command("ast")
