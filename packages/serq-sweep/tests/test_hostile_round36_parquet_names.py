@@ -22,7 +22,13 @@ PROGRAM = ("let lam = 1;\nstage s : delay;\nworkload { arrive poisson(lam); }\n"
            "  end;\n}\nrun { horizon 10; seed 1; }\n")
 
 
-def _serq(folder: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(folder: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``folder``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of what is written and said, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(folder)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=folder, timeout=50,
                           stdin=subprocess.DEVNULL)
 
@@ -36,11 +42,12 @@ def _twice(path: Path, column: str) -> int:
 
 
 @pytest.fixture
-def folder(tmp_path):
+def folder(tmp_path, serq_in_process):
     pytest.importorskip("pandas")
     (tmp_path / "p.sq").write_text(PROGRAM)
+    # (the sweep that makes the tables in this process; the resume and the table's plot as child processes)
     r = _serq(tmp_path, "sweep", "p.sq", "--set", "lam=0.5,1", "--seeds", "1..2", "--workers", "0", "--no-progress",
-              "-o", "t.parquet", "--records", "r.parquet")
+              "-o", "t.parquet", "--records", "r.parquet", here=serq_in_process)
     assert r.returncode == 0, r.stderr
     return tmp_path
 
@@ -60,10 +67,10 @@ def test_a_resume_and_a_plot_of_the_table(folder):
     assert r.stderr == f"error: t.parquet: cannot read the table: {said}\n"
 
 
-def test_records(folder):
+def test_records(folder, serq_in_process):
     pytest.importorskip("matplotlib")
     first, second = _twice(folder / "r.parquet", "wait")
-    r = _serq(folder, "plot", "r.parquet", "--cdf", "wait", "-o", "p.svg")
+    r = _serq(folder, "plot", "r.parquet", "--cdf", "wait", "-o", "p.svg", here=serq_in_process)
     assert r.returncode == 1
     assert r.stderr.splitlines() == [f"error: r.parquet: cannot read the records: the schema names the column wait "
                                      f"twice, as columns {first} and {second}: no column of a table is named twice"]
