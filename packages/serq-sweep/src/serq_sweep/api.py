@@ -6,10 +6,10 @@ import contextlib
 import math
 import os
 import stat
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import click
 from serq.errors import UserError, shown_path
 
 from . import core
@@ -58,7 +58,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 core.check_points_table(out, plan.given)
                 said = core.left_out(out, others, plan.given)
                 if said is not None:  # before the first run, while the table there is still whole
-                    print(said, file=sys.stderr, flush=True)
+                    click.echo(said, err=True)
         skip = set(done)
         if records is not None:
             records.open(fresh, done, len(others))
@@ -169,7 +169,7 @@ class Records:
             self.runs = R.load(self.path, self.plan, others, done, table_others)
             said = R.left_out(self.path, others, getattr(self.plan, "given", None))
             if said is not None:  # before the first run, while the records there are still whole
-                print(said, file=sys.stderr, flush=True)
+                click.echo(said, err=True)
         from serq.files import open_own_append
 
         self._made = not os.path.lexists(jp)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import click
 from serq.errors import UsageError, UserError, clipped, located, printable, shown_path
 from serq.files import MAX_LINE, open_input
 from serq.jsonin import MAX_DIGITS, value_at
@@ -1997,7 +1998,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             refuse_unknown_figures(path, names, unknown, given)
             said = not_figures(path, unknown, given)
             if said is not None:  # before the first run, while the table there is still whole
-                print(said, file=sys.stderr, flush=True)
+                click.echo(said, err=True)
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)

@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import click
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines, shown_path
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
@@ -811,9 +812,7 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     if hue is not None or levels:
         _legend(ax, entries, f"--hue {_drawn(hue)}" if hue is not None else _drawn(x))
     if thin:
-        import sys
-
-        print(printable_lines(_thin_warning(y, thin)), file=sys.stderr, flush=True)
+        click.echo(printable_lines(_thin_warning(y, thin)), err=True)
     return figure
 
 
@@ -966,9 +965,7 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     something_to_draw((((v,) for v in vs) for vs in samples.values()), f"--cdf {', '.join(observes)}",
                       "no sample that is a finite number (each is NaN or infinite, or there are none)")
     if said:
-        import sys
-
-        print("\n".join(printable_lines(w) for w in said), file=sys.stderr, flush=True)
+        click.echo("\n".join(printable_lines(w) for w in said), err=True)
     figure = _figure()
     ax = figure.add_subplot()
     for name, vs in samples.items():
@@ -1293,9 +1290,7 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
                       f"no {word[:-1]} has a value that is a finite number (each is NaN or infinite, or there are "
                       "none)")
     if said:  # (what the legend's counts alone told of)
-        import sys
-
-        print("\n".join(printable_lines(w) for w in said), file=sys.stderr, flush=True)
+        click.echo("\n".join(printable_lines(w) for w in said), err=True)
     figure = _figure()
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
@@ -1489,9 +1484,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
                                   key=lambda v: (isinstance(v, str), v))
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
         if left_out:
-            import sys
-
-            print(printable_lines(_no_requests_warning(hue, left_out, where)), file=sys.stderr, flush=True)
+            click.echo(printable_lines(_no_requests_warning(hue, left_out, where)), err=True)
     elif cdf_of or gauge:
         if not (isinstance(src, str) and os.path.isdir(src)):
             raise UserError(f"{shown_path(src)}: --gauge reads a dump folder (serq run --dump DIR)")

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import click
 from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines, shown_path
 from serq.loading import def_texts, given_or_option
 from serq.numbers import NotANumber, number, real, shown
@@ -530,30 +531,23 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             for s in searches:
                 s.settle()
     if fractional_cap is not None:
-        import sys
-
-        print(printable_lines(fractional_cap), file=sys.stderr, flush=True)
+        click.echo(printable_lines(fractional_cap), err=True)
     if thin:  # (said, as --show says `(n=2)` after such a mean: a run without a value is no run of the mean)
-        import sys
-
         more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
-        print(printable_lines(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample "
-                              "of it: an observe that took none, a request metric of a run that completed no request "
-                              f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
-                              f"{more}"), file=sys.stderr, flush=True)
+        click.echo(printable_lines(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample "
+                                   "of it: an observe that took none, a request metric of a run that completed no request "
+                                   f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
+                                   f"{more}"), err=True)
     empty = [f for f in dict.fromkeys(figures or []) if f not in valued]
     if empty and judged:  # (its conditions failed for want of a value, not on one: fails_everywhere of a figure a
-        import sys  # fifo stage never gives, a step stage's iterations, said only that the ends failed)
-
-        print(printable_lines(f"warning: {given('find')}: no run of the search gave a value of "
-                              f"{' or '.join(empty)} (no sample of it, or a figure the program gives no number, as "
-                              "a step stage's figures of a fifo stage), so every condition on it failed for want "
-                              "of one at every value evaluated"), file=sys.stderr, flush=True)
+        # fifo stage never gives, a step stage's iterations, said only that the ends failed)
+        click.echo(printable_lines(f"warning: {given('find')}: no run of the search gave a value of "
+                                   f"{' or '.join(empty)} (no sample of it, or a figure the program gives no number, as "
+                                   "a step stage's figures of a fifo stage), so every condition on it failed for want "
+                                   "of one at every value evaluated"), err=True)
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
-        import sys
-
-        print(printable_lines(warning), file=sys.stderr, flush=True)
+        click.echo(printable_lines(warning), err=True)
     from .alike import seeds_alike
 
     # every seed of every point evaluated ran the same run: the conditions were judged on means of no spread
@@ -561,16 +555,12 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     alike = seeds_alike(evaluated, columns, "the conditions of --find were judged on means whose CIs across them "
                         "are 0" if cli else "the conditions were judged on means whose CIs across them are 0")
     if alike is not None:
-        import sys
-
-        print(printable_lines(alike), file=sys.stderr, flush=True)
+        click.echo(printable_lines(alike), err=True)
     # (last: read beside the table it explains)
     for outcome in (HOLDS_EVERYWHERE, FAILS_EVERYWHERE):
         everywhere = [s for s in searches if s.state == outcome]
         if everywhere:
-            import sys
-
-            print(printable_lines(everywhere_note(everywhere, name)), file=sys.stderr, flush=True)
+            click.echo(printable_lines(everywhere_note(everywhere, name)), err=True)
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)

@@ -1042,20 +1042,22 @@ def read_scenario_file(path: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import click  # (its echo to stderr drops what is said where there is none: print wrote it to stdout then)
+
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", file=sys.stderr)
+        click.echo("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", err=True)
         return 2
     try:
         scenario = read_scenario_file(argv[0])
     except _Unreadable as e:
         text = str(e)
-        print(text if ": error: " in text else f"error: {text}", file=sys.stderr)
+        click.echo(text if ": error: " in text else f"error: {text}", err=True)
         return 1
     try:
         result = run_real(scenario)
     except (VllmNotInstalled, ScenarioError, ScenarioStuck) as e:
-        print(f"error: {e}", file=sys.stderr)
+        click.echo(f"error: {e}", err=True)
         return 1
     print(json.dumps(result, indent=None))
     return 0
