@@ -115,7 +115,48 @@ def something_to_draw(lines: Any, what: str, why: str) -> None:
     raise UserError(f"{what}: nothing to plot: {why}")
 
 
+def _matplotlib_folder() -> None:
+    """Before matplotlib is first imported: when the folders it keeps its configuration and font cache in
+    would be made under a home that is unusable (``HOME`` missing, not absolute or not a folder;
+    ``XDG_CONFIG_HOME`` or ``XDG_CACHE_HOME`` relative, which it would make in the current folder), point
+    ``MPLCONFIGDIR`` at a temporary folder made here and removed when the process ends. matplotlib made
+    ``~/.config/matplotlib`` and ``~/.cache/matplotlib`` with every folder above them: ``HOME=/nonexistent``
+    (a system user's home, which must never exist) was made by ``serq plot`` run as root, and with a home it
+    could not write it said so on stderr, a warning of its temporary cache. A usable home's folders are
+    left to matplotlib (they are the user's own matplotlib's, as for any program that plots); a
+    ``MPLCONFIGDIR`` given is used as it is (docs/sweep.md)."""
+    import sys
+
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    bases = (("XDG_CONFIG_HOME", "XDG_CACHE_HOME") if sys.platform.startswith(("linux", "freebsd")) else ())
+    needs_home = not bases
+    for name in bases:
+        given = os.environ.get(name) or ""
+        if given and not os.path.isabs(given):
+            needs_home = None  # (a folder matplotlib would make wherever the command runs)
+            break
+        needs_home = needs_home or not given
+    if needs_home is False:
+        return
+    if needs_home:
+        home = os.path.expanduser("~")
+        if os.path.isabs(home) and os.path.isdir(home) and os.access(home, os.W_OK | os.X_OK):
+            return
+    import atexit
+    import shutil
+    import tempfile
+
+    try:
+        folder = tempfile.mkdtemp(prefix="serq-matplotlib-")
+    except OSError:  # (no temporary folder either: matplotlib's own choice and its word on it)
+        return
+    os.environ["MPLCONFIGDIR"] = folder
+    atexit.register(shutil.rmtree, folder, True)
+
+
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
+    _matplotlib_folder()
     try:
         from matplotlib.figure import Figure
     except ImportError:
