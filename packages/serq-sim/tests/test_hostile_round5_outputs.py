@@ -25,8 +25,15 @@ run { horizon 5; seed 1; }
 """
 
 
-def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq run p.sq --no-progress ARGS`` in ``tmp_path``, as a child process; given ``here``
+    (serq_in_process), serq.cli.main in the test's process, in that folder (a test of what is said and
+    written, not of the process)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here("run", "p.sq", "--no-progress", *args)
     return subprocess.run([SERQ, "run", "p.sq", "--no-progress", *args], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
 
@@ -40,16 +47,18 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     (["--records", "q.csv", "--dump", "q.csv/a/b"], "q.csv: named by --records as a file, and holds the folder "
                                                    "q.csv/a/b of --dump (a folder of files)"),
 ])
-def test_a_file_output_that_is_or_holds_the_dump_folder_is_refused_before_the_run(tmp_path, args, message):
-    r = _run(tmp_path, *args)
+def test_a_file_output_that_is_or_holds_the_dump_folder_is_refused_before_the_run(tmp_path, serq_in_process, args,
+                                                                                 message):
+    r = _run(tmp_path, *args, here=None if args[1] == "r.txt" and args[3] == "out.csv" else serq_in_process)
     assert r.returncode == 2, r.stderr  # a usage error (serq.files.SameOutputError)
     assert r.stderr == f"error: {message}; each output of a run needs a file of its own\n"
     assert r.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]
 
 
-def test_an_output_beyond_a_missing_folder_is_refused_before_the_run(tmp_path):
-    r = _run(tmp_path, "-o", "d/../r.txt", "--dump", "d")
+def test_an_output_beyond_a_missing_folder_is_refused_before_the_run(tmp_path, serq_in_process):
+    # (the first case of the module's refusals as a child process, the others in this process)
+    r = _run(tmp_path, "-o", "d/../r.txt", "--dump", "d", here=serq_in_process)
     assert r.returncode == 1
     assert r.stderr == "error: d/../r.txt: no folder d/.. to write it in\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]
