@@ -46,8 +46,15 @@ run { horizon 2.5; seed 1; }
 """
 
 
-def _serq(*args):
-    r = subprocess.run([SERQ, *args, "--workers", "0", "--no-progress"], capture_output=True, text=True, timeout=60)
+def _serq(*args, here=None):
+    """What ``serq ARGS --workers 0 --no-progress`` printed, status 0, as a child process; given ``here``
+    (serq_in_process), on serq.cli.main in the test's process (a test of the table printed, not of the
+    process)."""
+    if here is not None:
+        r = here(*args, "--workers", "0", "--no-progress")
+    else:
+        r = subprocess.run([SERQ, *args, "--workers", "0", "--no-progress"], capture_output=True, text=True,
+                           timeout=60)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -60,7 +67,7 @@ def _split(text):
     return lines
 
 
-def test_the_outcomes_of_a_search_are_one_cell_each_printed_and_written(tmp_path):
+def test_the_outcomes_of_a_search_are_one_cell_each_printed_and_written(tmp_path, serq_in_process):
     prog = tmp_path / "exact.sq"
     prog.write_text(EXACT)
     out = tmp_path / "f.csv"
@@ -70,17 +77,19 @@ def test_the_outcomes_of_a_search_are_one_cell_each_printed_and_written(tmp_path
     assert [line[2] for line in lines[1:]] == ["found", "found_smallest", "holds_everywhere"]
     with open(out, newline="") as f:
         assert [r["outcome"] for r in csv.DictReader(f)] == ["found", "found_smallest", "holds_everywhere"]
-    lines = _split(_serq("sweep", str(prog), "--find", "y.mean <= -100", "--over", "lam", "0:4"))
+    # (the first search as a child process; the module's other commands in this process)
+    lines = _split(_serq("sweep", str(prog), "--find", "y.mean <= -100", "--over", "lam", "0:4",
+                         here=serq_in_process))
     assert [line[lines[0].index("outcome")] for line in lines[1:]] == ["fails_everywhere"]
     assert all(" " not in o for o in OUTCOMES)
 
 
-def test_show_prints_mean_ci_and_its_count_as_one_cell(tmp_path):
+def test_show_prints_mean_ci_and_its_count_as_one_cell(tmp_path, serq_in_process):
     prog = tmp_path / "some.sq"
     prog.write_text(SOME)
     out = tmp_path / "t.csv"
     lines = _split(_serq("sweep", str(prog), "--set", "lam=1,2", "--seeds", "1..6", "--show", "z.mean",
-                         "--show", "y.mean", "--out", str(out)))
+                         "--show", "y.mean", "--out", str(out), here=serq_in_process))
     assert lines[0] == ["lam", "runs", "z.mean", "y.mean"]
     with open(out, newline="") as f:
         runs = list(csv.DictReader(f))
@@ -114,10 +123,10 @@ def test_compare_names_its_columns_as_its_table_does():
     assert _split(text[3])[0][6] == "80.0%"
 
 
-def test_compare_printed_block_splits_into_its_columns(tmp_path):
+def test_compare_printed_block_splits_into_its_columns(tmp_path, serq_in_process):
     prog = tmp_path / "exact.sq"
     prog.write_text(EXACT.replace("renewal(1)", "poisson(1)"))
-    text = _serq("compare", str(prog), "--set", "lam=1,2", "--seeds", "1..3").splitlines()
+    text = _serq("compare", str(prog), "--set", "lam=1,2", "--seeds", "1..3", here=serq_in_process).splitlines()
     assert text[0] == "lam=2 - lam=1, paired over 3 seeds (95 % CIs):"
     lines = _split("\n".join(line for line in text[1:] if not line.startswith("(")))
     assert lines[0] == ["figure", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction"]
@@ -138,21 +147,21 @@ run { horizon 100; warmup 1.5; seed 1; arrivals 6; }
 """
 
 
-def test_the_slo_attainment_is_a_figure_of_find_show_and_compare(tmp_path):
+def test_the_slo_attainment_is_a_figure_of_find_show_and_compare(tmp_path, serq_in_process):
     prog = tmp_path / "steps.sq"
     prog.write_text(STEPS)
     # under ttft=2.5, 3 of the 5 requests meet it while 3d <= 2.5: on the grid, d = 0.75 holds (3 * 0.75
     # = 2.25) and 1 fails (TTFT 1, 2 only: 0.4)
     lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--find", "requests.attainment >= 0.6",
-                         "--over", "d", "0.5:1.5:0.25"))
+                         "--over", "d", "0.5:1.5:0.25", here=serq_in_process))
     # (then the condition's mean at the value found: 3 of the 5 requests, 0.6)
     assert lines[1:] == [["0.75", "found", "0.75", "1.0", "4", "0.6"]]
     lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--show", "attainment",
-                         "--show", "requests.good"))
+                         "--show", "requests.good", here=serq_in_process))
     # d = 0.5: TTFT 0.5 … 2.5, all five; d = 1: two of five (one seed: no CI)
     assert lines == [["d", "runs", "attainment", "requests.good"], ["0.5", "1", "1", "5"], ["1", "1", "0.4", "2"]]
     text = _serq("compare", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--seeds", "1..2",
-                 "--figure", "attainment").splitlines()
+                 "--figure", "attainment", here=serq_in_process).splitlines()
     assert _split(text[2])[0][:4] == ["requests.attainment", "1", "0.4", "-0.6"]
     r = subprocess.run([SERQ, "sweep", str(prog), "--set", "d=0.5,1", "--show", "attainment", "--workers", "0",
                         "--no-progress"], capture_output=True, text=True, timeout=60)
