@@ -27,7 +27,14 @@ run { horizon 20; }
 """
 
 
-def _serq(*args, cwd):
+def _serq(*args, cwd, here=None):
+    """``serq run --no-progress ARGS`` in ``cwd``, as a child process; given ``here`` (serq_in_process),
+    serq.cli.main in the test's process, in that folder (a test of what is said and written, not of the
+    process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(cwd)
+            return here("run", "--no-progress", *args)
     return subprocess.run([sys.executable, "-m", "serq", "run", "--no-progress", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
@@ -49,11 +56,12 @@ def folder(tmp_path):
     ("serq-dump.json", '{"keep": 1}\n', 'not a JSON object beginning with "serq-dump"',
      "its list of the files it wrote"),
 ])
-def test_a_file_no_dump_wrote_is_refused_before_the_run(folder, file, text, why, what):
+def test_a_file_no_dump_wrote_is_refused_before_the_run(folder, serq_in_process, file, text, why, what):
     (folder / "gauge").mkdir()
     (folder / file).write_text(text)
     before = _snapshot(folder)
-    r = _serq("p.sq", "--dump", ".", cwd=folder)
+    here = None if text == "user data\n" else serq_in_process  # (the first case as a child process)
+    r = _serq("p.sq", "--dump", ".", cwd=folder, here=here)
     where = f"./{file}"
     assert r.returncode == 1, r.stderr
     assert r.stderr == (f"error: {where}: not a file a dump writes ({why}); a dump into {where.rsplit('/', 1)[0]} "
@@ -62,7 +70,7 @@ def test_a_file_no_dump_wrote_is_refused_before_the_run(folder, file, text, why,
     assert _snapshot(folder) == before
 
 
-def test_the_files_a_dump_wrote_are_replaced_by_the_next(folder):
+def test_the_files_a_dump_wrote_are_replaced_by_the_next(folder, serq_in_process):
     out = folder / "out"
     (out / "gauge").mkdir(parents=True)
     # an earlier dump's files (a byte-order mark and CRLF line ends, as a spreadsheet saves them), an empty one
@@ -76,7 +84,8 @@ def test_the_files_a_dump_wrote_are_replaced_by_the_next(folder):
     assert (out / "gauge" / "q.csv").read_text().startswith("time,value\n")
     assert '"observes": [\n  "response"\n ]' in (out / "serq-dump.json").read_text()
     again = _snapshot(folder)
-    assert _serq("p.sq", "--dump", "out", cwd=folder).returncode == 0
+    # (the dump over its own files on serq.cli.main in this process, the first as a child process)
+    assert _serq("p.sq", "--dump", "out", cwd=folder, here=serq_in_process).returncode == 0
     assert _snapshot(folder) == again  # a dump over its own files: the same bytes
 
 
