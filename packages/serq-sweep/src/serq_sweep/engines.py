@@ -171,7 +171,14 @@ class LocalPool:
             # (serq_sweep.server_ready last: the server, started ignoring SIGINT, forks processes that take it)
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast",
                                         "serq_sweep.server_ready"])
-            _start_forkserver_deaf_to_ctrl_c()
+            try:
+                _start_forkserver_deaf_to_ctrl_c()
+            except OSError:
+                # the server listens on a Unix socket in the temporary folder, which cannot be made there: a
+                # TMPDIR whose path is longer than such a socket's name may be ("AF_UNIX path too long", 107
+                # bytes on Linux) was that traceback; the workers are spawned instead, as where there is no
+                # fork server (the same runs, the same table)
+                ctx = mp.get_context("spawn")
         from .worker import ignore_sigint
 
         self._started = ctx.SimpleQueue()
@@ -660,6 +667,17 @@ def _ignoring_ctrl_c() -> dict[str, Any]:
     return config
 
 
+def _scratch_folder() -> str | None:
+    """A new temporary folder for a LocalCluster's scratch folders (Dask's ``temporary-directory``), or None
+    when none can be made (then Dask's own choice, ``$TMPDIR/dask-scratch-space``)."""
+    import tempfile
+
+    try:
+        return tempfile.mkdtemp(prefix="serq-dask-")
+    except OSError:
+        return None
+
+
 class Dask:
     """A Dask distributed cluster: ``address`` (``tcp://host:8786``, a scheduler file's path), ``"local"``
     for a :class:`distributed.LocalCluster` of ``workers`` single-threaded processes started here, or a
@@ -674,6 +692,8 @@ class Dask:
         self.name = "dask"
         #: the loggers quieted while a cluster of our own runs, with the levels to put back (_quiet_loggers)
         self._quiet: list | None = None
+        #: the temporary folder a cluster of our own keeps its scratch folders in (:func:`_scratch_folder`)
+        self._scratch: str | None = None
         #: the variables of this process's environment a cluster of our own set as it started, as they were
         #: before (:func:`_environ_back`: a worker it restarts sets them again)
         self._environ: dict[str, str | None] | None = None
@@ -713,6 +733,12 @@ class Dask:
             # and a later cluster's workers took that N) and Dask's logging at CRITICAL; put back (_environ_back)
             before = dict(os.environ)
             os.environ.pop(WORKERS_VAR, None)
+            # the scratch folders of its scheduler, nannies and workers in a temporary folder of ours, removed with
+            # the cluster (__exit__): Dask made $TMPDIR/dask-scratch-space and left it, its two lock files in it,
+            # after every sweep; a worker it restarts is given its nanny's folder, inside ours
+            self._scratch = _scratch_folder()
+            if self._scratch is not None:
+                quiet_workers["temporary-directory"] = self._scratch
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
                     # quiet, its workers' processes and, while it runs, the handlers Dask gives its loggers here
@@ -724,6 +750,7 @@ class Dask:
                                                              host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                                              silence_logs=QUIET)
             except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
+                self._remove_scratch()
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
                                 + _UNGUARDED_DASK) from None
             finally:  # (what the cluster's start changed, as it was: put back again at its end)
@@ -814,7 +841,16 @@ class Dask:
                 if self._environ is not None:  # (a worker Dask restarted set them again)
                     _environ_back(self._environ)
                     self._environ = None
+                self._remove_scratch()
         self._client = self._cluster = None
+
+    def _remove_scratch(self) -> None:
+        """Remove the scratch folder of a cluster of our own (:func:`_scratch_folder`), once it is closed."""
+        folder, self._scratch = getattr(self, "_scratch", None), None  # (an engine made without __init__ has none)
+        if folder is not None:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
         import asyncio
