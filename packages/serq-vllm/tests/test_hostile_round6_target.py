@@ -14,6 +14,15 @@ SERQ = str(Path(sys.executable).parent / "serq")
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = (ROOT / "examples" / "multi-turn" / "vllm.sq").read_text()
 
+def _at(text: str, path: tuple) -> str:
+    """``LINE:COL`` of the value at ``path`` of the JSON ``text`` (serq.jsonin.value_at), where a node of an IR
+    file without spans is placed (serq_ir.codec.placed)."""
+    from serq.jsonin import value_at
+
+    pos = value_at(text, path)
+    return f"{text.count(chr(10), 0, pos) + 1}:{pos - text.rfind(chr(10), 0, pos)}"
+
+
 
 def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
@@ -46,7 +55,10 @@ def test_an_ir_file_without_spans_is_named_by_its_file(tmp_path):
     (tmp_path / "p.ir.json").write_text(ir.stdout)
     r = _serq(tmp_path, "vllm", "target", "p.ir.json")
     assert r.returncode == 1
-    assert r.stderr.strip() == "p.ir.json: error: a serve key that reads `queued(…)` has no vLLM form"
+    # at the key's own place in the file and its JSON path, as a node of an IR file without spans is told
+    at = _at(ir.stdout, ("stages", 0, "kind", "serve", "keys", 0))
+    assert r.stderr.strip() == (f"p.ir.json:{at}: error: a serve key that reads `queued(…)` has no vLLM form - at "
+                                "'$.stages[0].kind.serve.keys[0]'")
 
 
 @pytest.mark.timeout(60)

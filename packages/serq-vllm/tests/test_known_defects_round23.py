@@ -23,6 +23,15 @@ SERQ = str(Path(sys.executable).parent / "serq")
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAM = (ROOT / "examples" / "multi-turn" / "vllm.sq").read_text()
 
+def _at(text: str, path: tuple) -> str:
+    """``LINE:COL`` of the value at ``path`` of the JSON ``text`` (serq.jsonin.value_at), where a node of an IR
+    file without spans is placed (serq_ir.codec.placed)."""
+    from serq.jsonin import value_at
+
+    pos = value_at(text, path)
+    return f"{text.count(chr(10), 0, pos) + 1}:{pos - text.rfind(chr(10), 0, pos)}"
+
+
 
 def _without_budget() -> str:
     assert PROGRAM.count("  budget B;\n") == 1
@@ -69,9 +78,10 @@ def test_an_ir_without_spans_tells_it_too(tmp_path):
     (tmp_path / "p.ir.json").write_text(ir.stdout)
     r = _serq(tmp_path, "vllm", "target", "p.ir.json")
     assert r.returncode == 1
-    assert r.stderr == ("p.ir.json: error: stage `engine` gives no `budget`, so its budget is infinite (a step "
-                        "stage without `budget` has an infinite one): vLLM's max_num_batched_tokens has no unbounded "
-                        "value; give the engine the tokens of an iteration, `budget B;`\n")
+    assert r.stderr == (f"p.ir.json:{_at(ir.stdout, ('stages', 0))}: error: stage `engine` gives no `budget`, so "
+                        "its budget is infinite (a step stage without `budget` has an infinite one): vLLM's "
+                        "max_num_batched_tokens has no unbounded value; give the engine the tokens of an iteration, "
+                        "`budget B;` - at '$.stages[0]'\n")
 
 
 @pytest.mark.parametrize("budget", ["  budget B;\n", "  budget 512;\n"])

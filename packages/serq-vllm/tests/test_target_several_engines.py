@@ -21,6 +21,15 @@ workload { arrive poisson(1); }
 session { hold kv (4) { run A prefill (4) growing kv; } hold kv2 (4) { run B decode (1) growing kv2; } }
 """
 
+def _at(text: str, path: tuple) -> str:
+    """``LINE:COL`` of the value at ``path`` of the JSON ``text`` (serq.jsonin.value_at), where a node of an IR
+    file without spans is placed (serq_ir.codec.placed)."""
+    from serq.jsonin import value_at
+
+    pos = value_at(text, path)
+    return f"{text.count(chr(10), 0, pos) + 1}:{pos - text.rfind(chr(10), 0, pos)}"
+
+
 
 def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
@@ -45,10 +54,10 @@ def test_two_step_engines_are_refused_at_the_second(tmp_path):
     (tmp_path / "two.ir.json").write_text(ir.stdout)
     r = _serq(tmp_path, "vllm", "target", "two.ir.json")
     assert r.returncode == 1
-    assert r.stderr.strip() == ("two.ir.json: error: a vLLM target needs exactly one step stage; the program has 2 "
-                                "(`A`, `B`): a target describes one vLLM instance, so describe each engine with a "
-                                "program of its own (replicas of one configuration are one family, `stage "
-                                "engine[N]`)")
+    assert r.stderr.strip() == (f"two.ir.json:{_at(ir.stdout, ('stages', 1))}: error: a vLLM target needs exactly "
+                                "one step stage; the program has 2 (`A`, `B`): a target describes one vLLM instance, "
+                                "so describe each engine with a program of its own (replicas of one configuration "
+                                "are one family, `stage engine[N]`) - at '$.stages[1]'")
 
 
 @pytest.mark.timeout(120)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .errors import IRError, at_path
-from .nodes import FILE_NAME_BOUND, IR_VERSION, MAX_PATH, Program
+from .nodes import FILE_NAME_BOUND, IR_VERSION, MAX_PATH, Program, Span
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -767,7 +767,122 @@ def load(path: str | Path, *, check: Callable[[Program], tuple[str, str] | None]
             raise at_path(shown, message, at if at.startswith("$") else f"$.{at}")
     except IRError as e:
         raise locate(data, e, shown) from None
-    return written_origins(program, name)
+    return placed(written_origins(program, name), data, shown)
+
+
+def placed(program: Program, data: bytes, name: str) -> Program:
+    """``program``, read from the IR text ``data`` of the file ``name``, with each node that has no span
+    (``serq ir --no-spans``, or spans deleted by hand) given one at its own place in that file: the line and
+    column of its object there. A run-time error at such a node was told at no place (``p.sq: error: at t=0,
+    session 0: stage E: the iteration's cost is NaN …``, the program's source named and nothing more); it is
+    told there now, as a fault of the file is, its JSON path after it (``x.ir.json:35:17: error: at t=0, …
+    - at '$.stages[0].kind.cost'``: :func:`serq.errors.located`, which reads the path :data:`serq.errors.PLACED`
+    holds for the span). The one rule of every command that reads an IR file (:func:`load`); a program whose
+    nodes all have spans is returned as it is. ``serq ir`` of such a file leaves those spans out again
+    (:func:`unplaced`). A file's line is not quoted under the message (only a ``.sq`` file is)."""
+    wanted = _spanless(program)
+    if not wanted:
+        return program
+    from serq.errors import PLACED
+    from serq.jsonin import STRING
+
+    at: dict[tuple, tuple[int, int]] = {}
+    stack: list[list] = []  # [kind, key or index]
+    key = None
+    line, line_start, last = 1, 0, 0
+    for m in re.finditer(STRING.encode() + rb'|[{}\[\],:]', data):
+        tok = m.group()
+        if tok[:1] == b'"':
+            key = tok
+            continue
+        if tok in (b"{", b"["):
+            if tok == b"{":
+                path = tuple(k for _kind, k in stack)
+                if path in wanted:
+                    off = m.start()
+                    line += data.count(b"\n", last, off)
+                    nl = data.rfind(b"\n", 0, off)
+                    line_start = nl + 1
+                    last = off
+                    at[path] = (line, len(data[line_start:off].decode("utf-8", errors="replace")) + 1)
+            stack.append([tok, None if tok == b"{" else 0])
+        elif tok in (b"}", b"]"):
+            if stack:
+                stack.pop()
+        elif tok == b":" and stack:
+            try:
+                stack[-1][1] = json.loads(key)
+            except (ValueError, TypeError):
+                stack[-1][1] = "?"
+        elif tok == b"," and stack and stack[-1][0] == b"[":
+            stack[-1][1] += 1
+    if not at:
+        return program
+    tree = msgspec.to_builtins(program)
+    for path, (ln, col) in at.items():
+        node = tree
+        for step in path:
+            node = node[step]
+        node["span"] = [name, ln, col]
+        PLACED[Span(name, ln, col)] = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
+    return msgspec.convert(tree, Program)
+
+
+def unplaced(program: Program) -> Program:
+    """``program`` without the spans :func:`placed` gave it (``serq ir`` of an IR file without spans writes
+    none)."""
+    from serq.errors import PLACED
+
+    if not PLACED:
+        return program
+    tree = msgspec.to_builtins(program)
+    found = False
+    todo = [tree]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            span = x.get("span")
+            if isinstance(span, (list, tuple)) and len(span) == 3 and tuple(span) in PLACED:
+                del x["span"]
+                found = True
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+    return msgspec.convert(tree, Program) if found else program
+
+
+#: the struct types whose ``span`` field holds a node's place (a :class:`Span`; a run's is its settings')
+_PLACEABLE: dict[type, bool] = {}
+
+
+def _spanless(program: Program) -> set[tuple]:
+    """The JSON paths, as tuples of keys and indices, of the nodes of ``program`` whose ``span`` is None."""
+    out: set[tuple] = set()
+    todo: list[tuple[Any, tuple]] = [(program, ())]
+    while todo:
+        x, path = todo.pop()
+        if isinstance(x, msgspec.Struct):
+            t = type(x)
+            fields = t.__struct_fields__
+            if "span" in fields:
+                placeable = _PLACEABLE.get(t)
+                if placeable is None:
+                    info = {f.name: f.type for f in msgspec.structs.fields(t)}
+                    placeable = _PLACEABLE[t] = Span in getattr(info["span"], "__args__", ())
+                if placeable and x.span is None:
+                    out.add(path)
+            for f, enc in zip(fields, t.__struct_encode_fields__):
+                if f == "span":
+                    continue
+                v = getattr(x, f)
+                if isinstance(v, (msgspec.Struct, list, dict)) or (isinstance(v, tuple) and not isinstance(v, Span)):
+                    todo.append((v, (*path, enc)))
+        elif isinstance(x, (list, tuple)):
+            todo.extend((v, (*path, i)) for i, v in enumerate(x)
+                        if isinstance(v, (msgspec.Struct, list, tuple, dict)) and not isinstance(v, Span))
+        elif isinstance(x, dict):
+            todo.extend((v, (*path, k)) for k, v in x.items() if isinstance(v, (msgspec.Struct, list, tuple, dict)))
+    return out
 
 
 def written_origins(program: Program, name: str) -> Program:

@@ -77,4 +77,8 @@ def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no
     with sets_noted(options.sets):  # (a horizon --set gave, below --warmup)
         program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                       name=file)
+    if not no_spans:  # (an IR file's nodes without spans, placed in it for its errors, are written without)
+        from serq_ir.codec import unplaced
+
+        program = unplaced(program)
     click.echo(serq_ir.encode_pretty(program, spans=not no_spans))

@@ -247,6 +247,11 @@ def texts_quoted(message: str, texts: Mapping[str, str | None]) -> str:
 #: the folders a span's relative file is looked for in, in order, while a command runs a program it read from
 #: an IR file (:func:`spans_read_from`); None: as the spans were written, from the current folder and beside the
 #: program's source
+#: the JSON path of each span serq_ir.codec.placed gave a node of an IR file that had none (the span the
+#: object's own line and column in the file): :func:`located` names the path after the message, as a fault
+#: of the file is told (``… - at '$.stages[0].kind.cost'``)
+PLACED: dict[tuple, str] = {}
+
 _SPAN_FOLDERS: ContextVar[tuple[str, ...] | None] = ContextVar("serq_span_folders", default=None)
 
 
@@ -369,6 +374,9 @@ def located(span, body: str, base: str | None = None, kind: str = "error") -> st
     if span is None:
         head = f"{shown_path(base)}: " if base else ""
         return f"{head}{kind}: {body}"
+    if PLACED and isinstance(span, tuple) and span in PLACED:  # a node of an IR file without spans
+        first, nl, rest = body.partition("\n")
+        body = f"{first} - at '{clipped(PLACED[span])}'{nl}{rest}"
     # the files by :func:`shown_path`, as a compile's messages name them (a run's error at a program of a long
     # name printed it whole, where serq check cut it)
     out = f"{shown_path(span.file)}:{span.line}:{span.col}: {kind}: {body}" + source_excerpt(span.file, span.line,
