@@ -499,7 +499,7 @@ def livelocked(label: str, k: int, units: str, cap: str) -> str:
 
 def stuck(pools) -> list[str]:
     """The stuck warning: sessions preempted again at no greater position (``pools.growth``: stuck) where that
-    is a sign of no progress. ``pools``: ``(label, stuck, preemptions, positioned, own)``, the pool's stuck
+    is a sign of no progress. ``pools``: ``(label, stuck, preemptions, positioned[, own])``, the pool's stuck
     count, its preemptions, whether any preemption there found its hold at a position above 0, and, of its
     sessions preempted again at no greater position, those preempted so by their own growth
     (``Pool.self_stuck`` with ``Pool.livelocked``).
@@ -517,7 +517,8 @@ def stuck(pools) -> list[str]:
     long as the run goes on (language.txt §3: "the report now names the livelock"), and the warning says so,
     after its counts, in words of their own."""
     found = []
-    for label, n, pre, pos, own, *more in pools:
+    for label, n, pre, pos, *rest in pools:
+        own, more = (rest[0], rest[1:]) if rest else (0, [])  # (an entry without ``own``: none)
         counted = n if pos else own
         if counted:
             found.append((label, counted, pre, pos, n, *more))
