@@ -44,14 +44,20 @@ def _at(text: str, path: tuple) -> str:
 
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` in ``tmp_path``, as a child process; given ``here`` (serq_in_process), serq.cli.main in the
+    test's process, in that folder (a test of the IR written and the notes said, not of the process)."""
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=100,
                           stdin=subprocess.DEVNULL)
 
 
-def _ir(tmp_path: Path, budget: str, *flags: str) -> dict:
+def _ir(tmp_path: Path, budget: str, *flags: str, here=None) -> dict:
     (tmp_path / "p.sq").write_text(PROGRAM.replace("  BUDGET\n", budget))
-    r = _serq(tmp_path, "ir", *flags, "p.sq")
+    r = _serq(tmp_path, "ir", *flags, "p.sq", here=here)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -66,27 +72,28 @@ def test_a_spanless_ir_notes_the_stage_by_name(tmp_path):
     assert r.stderr == f"p.ir.json:{_at(json.dumps(doc), ('stages', 0))}: " + NOTE
 
 
-def test_an_ir_with_spans_notes_it_at_the_stage(tmp_path):
-    doc = _ir(tmp_path, "")
+def test_an_ir_with_spans_notes_it_at_the_stage(tmp_path, serq_in_process):
+    # (serq.cli.main in this process, as the module's commands but the first test's)
+    doc = _ir(tmp_path, "", here=serq_in_process)
     (tmp_path / "p.ir.json").write_text(json.dumps(doc))
-    r = _serq(tmp_path, "check", "p.ir.json")
+    r = _serq(tmp_path, "check", "p.ir.json", here=serq_in_process)
     assert (r.returncode, r.stderr) == (0, "p.sq:2:1: " + NOTE)
 
 
 @pytest.mark.parametrize("budget", ["  budget 10;\n", "  budget inf;\n"])
-def test_a_budget_written_is_not_noted_without_spans_either(tmp_path, budget):
-    doc = _ir(tmp_path, budget, "--no-spans")
+def test_a_budget_written_is_not_noted_without_spans_either(tmp_path, serq_in_process, budget):
+    doc = _ir(tmp_path, budget, "--no-spans", here=serq_in_process)
     assert "budget_given" not in doc["stages"][0]["kind"]  # (the IR of a budget given is as it was)
     (tmp_path / "p.ir.json").write_text(json.dumps(doc))
-    r = _serq(tmp_path, "check", "p.ir.json")
+    r = _serq(tmp_path, "check", "p.ir.json", here=serq_in_process)
     assert (r.returncode, r.stderr) == (0, "")
 
 
-def test_an_ir_that_says_no_budget_beside_one_is_refused(tmp_path):
-    doc = _ir(tmp_path, "  budget 10;\n", "--no-spans")
+def test_an_ir_that_says_no_budget_beside_one_is_refused(tmp_path, serq_in_process):
+    doc = _ir(tmp_path, "  budget 10;\n", "--no-spans", here=serq_in_process)
     doc["stages"][0]["kind"]["budget_given"] = False
     (tmp_path / "p.ir.json").write_text(json.dumps(doc))
-    r = _serq(tmp_path, "check", "p.ir.json")
+    r = _serq(tmp_path, "check", "p.ir.json", here=serq_in_process)
     assert r.returncode == 1
     assert r.stdout == ""
     assert "budget_given is false, yet the budget is not inf" in r.stderr
