@@ -30,16 +30,23 @@ run { horizon 5; seed 1; }
 proc = pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="no /proc")
 
 
-def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _serq(tmp_path: Path, *args: str, here=None) -> subprocess.CompletedProcess:
+    """``serq ARGS`` of the program in ``tmp_path``, as a child process; given ``here`` (serq_in_process),
+    serq.cli.main in the test's process, in that folder (a test of what is said and written)."""
     (tmp_path / "p.sq").write_text(PROGRAM)
+    if here is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.chdir(tmp_path)
+            return here(*args)
     return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           stdin=subprocess.DEVNULL)
 
 
 @proc
 @pytest.mark.parametrize("output", ["/proc/self/status", "/proc/version", "/proc/no-such-file"])
-def test_a_folder_that_takes_no_new_file_is_named_with_its_reason(tmp_path, output):
-    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "-o", output)
+def test_a_folder_that_takes_no_new_file_is_named_with_its_reason(tmp_path, serq_in_process, output):
+    here = None if output == "/proc/self/status" else serq_in_process  # (the first as a child process)
+    r = _serq(tmp_path, "run", "p.sq", "--no-progress", "-o", output, here=here)
     assert r.returncode == 1 and r.stdout == "", r.stderr
     folder = os.path.dirname(output)
     assert r.stderr.startswith(f"error: {output}: cannot create a file in its folder {folder} ("), r.stderr
@@ -47,14 +54,16 @@ def test_a_folder_that_takes_no_new_file_is_named_with_its_reason(tmp_path, outp
 
 
 @proc
-def test_every_command_that_writes_refuses_it_before_it_runs(tmp_path):
-    made = _serq(tmp_path, "sweep", "p.sq", "--workers", "0", "--no-progress", "--set", "a=1,2", "-o", "t.csv")
+def test_every_command_that_writes_refuses_it_before_it_runs(tmp_path, serq_in_process):
+    # (the sweep that makes the table and the refusals but the first on serq.cli.main in this process)
+    made = _serq(tmp_path, "sweep", "p.sq", "--workers", "0", "--no-progress", "--set", "a=1,2", "-o", "t.csv",
+                 here=serq_in_process)
     assert made.returncode == 0, made.stderr
     for args in (["sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "/proc/self/status.csv"],
                  ["run", "p.sq", "--no-progress", "--records", "/proc/self/r.csv"],
                  ["sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.csv", "--records", "/proc/self/r.csv"],
                  ["plot", "t.csv", "--x", "a", "--y", "events", "-o", "/proc/self/p.svg"]):
-        r = _serq(tmp_path, *args)
+        r = _serq(tmp_path, *args, here=None if args[-1] == "/proc/self/status.csv" else serq_in_process)
         assert r.returncode == 1 and "cannot create a file in its folder /proc/self" in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr
 
