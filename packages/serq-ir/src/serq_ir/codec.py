@@ -15,7 +15,7 @@ from .errors import IRError, at_path
 from .nodes import FILE_NAME_BOUND, IR_VERSION, MAX_PATH, Program, Span
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -689,14 +689,12 @@ def _too_deep(data: bytes, name: str) -> None:
                   "its blocks 32)", _deep_path(data, JSON_DEPTH)) from None
 
 
-def _deep_path(data: bytes, limit: int) -> str:
-    """The JSON path (``$.session[0].value.arg…``) where ``data`` first nests ``limit`` deep (scanned without
-    recursion; ``$`` when it never does)."""
-    import re
-
+def _json_opens(data: bytes, stack: list[list]) -> Iterator[re.Match[bytes]]:
+    """Each ``{`` and ``[`` of the JSON text ``data`` (its match), in order, with ``stack`` (the caller's list:
+    ``[kind, key or index]`` of each container open around it, outermost first) as it is before the
+    container opens; scanned without recursion, so a text nesting too deeply to decode is walked too."""
     from serq.jsonin import STRING
 
-    stack: list[list] = []  # [kind, key or index]
     key = None
     # (a string by possessive runs: a repeat of a group of one character kept a backtracking point each)
     for m in re.finditer(STRING.encode() + rb'|[{}\[\],:]', data):
@@ -705,8 +703,7 @@ def _deep_path(data: bytes, limit: int) -> str:
             key = tok
             continue
         if tok in (b"{", b"["):
-            if len(stack) >= limit:
-                break
+            yield m
             stack.append([tok, None if tok == b"{" else 0])
         elif tok in (b"}", b"]"):
             if stack:
@@ -718,6 +715,15 @@ def _deep_path(data: bytes, limit: int) -> str:
                 stack[-1][1] = "?"
         elif tok == b"," and stack and stack[-1][0] == b"[":
             stack[-1][1] += 1
+
+
+def _deep_path(data: bytes, limit: int) -> str:
+    """The JSON path (``$.session[0].value.arg…``) where ``data`` first nests ``limit`` deep (scanned without
+    recursion; ``$`` when it never does)."""
+    stack: list[list] = []
+    for _ in _json_opens(data, stack):
+        if len(stack) >= limit:
+            break
     path = "$"
     for kind, k in stack[:-1] if stack else []:
         path += f"[{k}]" if kind == b"[" else f".{k}"
@@ -784,38 +790,19 @@ def placed(program: Program, data: bytes, name: str) -> Program:
     if not wanted:
         return program
     from serq.errors import PLACED
-    from serq.jsonin import STRING
 
     at: dict[tuple, tuple[int, int]] = {}
-    stack: list[list] = []  # [kind, key or index]
-    key = None
-    line, line_start, last = 1, 0, 0
-    for m in re.finditer(STRING.encode() + rb'|[{}\[\],:]', data):
-        tok = m.group()
-        if tok[:1] == b'"':
-            key = tok
-            continue
-        if tok in (b"{", b"["):
-            if tok == b"{":
-                path = tuple(k for _kind, k in stack)
-                if path in wanted:
-                    off = m.start()
-                    line += data.count(b"\n", last, off)
-                    nl = data.rfind(b"\n", 0, off)
-                    line_start = nl + 1
-                    last = off
-                    at[path] = (line, len(data[line_start:off].decode("utf-8", errors="replace")) + 1)
-            stack.append([tok, None if tok == b"{" else 0])
-        elif tok in (b"}", b"]"):
-            if stack:
-                stack.pop()
-        elif tok == b":" and stack:
-            try:
-                stack[-1][1] = json.loads(key)
-            except (ValueError, TypeError):
-                stack[-1][1] = "?"
-        elif tok == b"," and stack and stack[-1][0] == b"[":
-            stack[-1][1] += 1
+    stack: list[list] = []
+    line, last = 1, 0
+    for m in _json_opens(data, stack):
+        if m.group() == b"{":
+            path = tuple(k for _kind, k in stack)
+            if path in wanted:
+                off = m.start()
+                line += data.count(b"\n", last, off)
+                last = off
+                line_start = data.rfind(b"\n", 0, off) + 1
+                at[path] = (line, len(data[line_start:off].decode("utf-8", errors="replace")) + 1)
     if not at:
         return program
     tree = msgspec.to_builtins(program)
