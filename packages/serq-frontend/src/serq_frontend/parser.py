@@ -1244,8 +1244,9 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         return at, (f"unexpected `latency`: a pull's `latency` comes before its `share`, `{words[0]} pull {words[2]} "
                     f"latency x share {words[-1] if words[-1] != 'share' else 'maxmin'};`")
     if (first in ("prefill", "decode", "tool", "transfer") and len(words) >= 2 and words[1] == "on"
-            and before[start + 1][1] == "[" and tok.type != "LPAR"):
-        # `prefill [0] on P 3;`: the index read as the form, `on P` as two names of its work
+            and before[start + 1][1] == "[" and (tok.type != "LPAR" or before[-2][1] == "on")):
+        # `prefill [0] on P 3;`: the index read as the form, `on P` as two names of its work (`… on P (1)`: as
+        # an aggregate's start, which wanted `in` at the `(`)
         on = next(t for t in before[start + 1:] if t[1] == "on")
         return (on[2], on[3]), (f"unexpected `on`: a serving form names its stage by an index or by `on`, not both: "
                                 f"`{first}[j] …;` serves the role's array, `{first} on S …;` the stage S")
@@ -1642,6 +1643,8 @@ def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] |
     words, depth = _depth0_open(before, start)
     if depth != 0 or ("to" in words and before[-1][1] == ")"):
         return None
+    if words[1:2] == ["on"] and before[start + 1][1] == "[":
+        return None  # `transfer [0] on L (X) …`: an index and `on` both, which _clause_out_of_order says
     return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a transfer says where the KV moves, "
                                     "`transfer (X) from P to Q (n);` (X the link's work, n the tokens that move "
                                     "from the lease or hold on P to the hold on Q); a link that stores and "
