@@ -1490,6 +1490,15 @@ class Linker:
             why = self.ctx.extensions.problem("share policy", share_item.policy, f"`{share_item.policy}`")
             if why:
                 raise self.error(share_item.pos, f"`share {share_item.policy}`: {why}")
+            pulled = self.ctx.notes.get("share_of_pull")
+            if self.multi_run is None and pulled is not None:
+                # the share a pull relation wrote (sugar.queues): the relation reads nothing
+                r, src, reads = pulled
+                why = (f"no entry of `{r}` that holds one is called `from {src}`" if reads else
+                       f"no entry of `{r}` holds one")
+                raise self.error(share_item.pos, f"`{r} pull {src}` reads nothing: its read is a `transfer` "
+                                 f"without `on` in an entry of `{r}` called `from {src}`, and {why}, so the "
+                                 "relation's share divides no NIC")
             if self.multi_run is None:
                 raise self.error(share_item.pos, "`share` with no run over several stages: it divides such "
                                  "runs' stages, and the program has none")

@@ -519,6 +519,12 @@ class QueueRewriter:
                             "every pull relation names the same share")
         # one share item for the program (the linker's: `share` once), written by the first relation
         out: list[Any] = [A.ShareItem(item.share, item.pos)] if first is None else []
+        if first is None:
+            # for the linker's refusal of that share when no read is run: the relation, and whether the
+            # reader's entries hold a read at all (a transfer without `on` or an index)
+            reads = any(type(s) is A.STransfer and not s.on and s.index is None
+                        for e in reader.item.entries for s in A.walk_stmts(e.body))
+            ctx.notes["share_of_pull"] = (item.reader, item.source, reads)
         if item.latency is not None:
             _latency(ctx, item.latency, f"the latency of `{item.reader} pull {item.source}`")
             size = A.Num(float(reader.size), item.pos) if reader.family else None
