@@ -56,6 +56,9 @@ def test_seeds_given_as_text_are_named_by_the_argument(prog, seeds, message):
 
 
 def test_compare_asks_for_seeds_by_its_argument(prog):
+    # (arrivals that draw: arms that draw nothing are told that one seed is exact, test_messages_round1_compare_one_seed)
+    with open(prog, "w") as f:
+        f.write(PROGRAM.replace("batch(2)", "poisson(1)"))
     with pytest.raises(UsageError) as e:
         serq_sweep.compare(prog, sets={"x": [1, 2]}, seeds="1", workers=0, progress=False)
     assert str(e.value) == "error: compare() needs two or more seeds (seeds=1..10) for its CIs"

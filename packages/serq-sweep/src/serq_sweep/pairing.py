@@ -40,10 +40,90 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
         if len(_arms(shape)) != 1 or len(shape.points) < 2:
             raise UsageError(_not_arms(shape, given is option_given))
         if len(shape.seeds) < 2:
-            who = "serq compare" if given is option_given else "compare()"  # (the API's caller ran no serq compare)
+            cli = given is option_given
+            who = "serq compare" if cli else "compare()"  # (the API's caller ran no serq compare)
+            if _draws_nothing(files, shape, pm, given):
+                raise UsageError(_one_exact_run(files, shape, who, cli))
             raise UsageError(f"{who} needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
 
     return core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, shape=arms, **kw)  # A/A: x=0,0
+
+
+#: the most arms compiled to tell whether any draws a random number, for the refusal of one seed (a comparison of
+#: more is refused without looking: its compiles cost more than the words they choose)
+MAX_ARMS_PROBED = 16
+
+
+def _draws_nothing(files: Sequence[str], shape: core.PlanShape, pm: Any, given: Any) -> bool:
+    """Whether no arm of ``shape`` draws a random number, so that every seed runs the same run: no draw
+    (``~exp(…)``) anywhere in its IR, no Poisson arrivals, no trace sampled (a trace clause not ``ordered``).
+    Each arm is compiled, its warnings unsaid; False at the first that draws, or that does not compile (its
+    error is said when the seeds are given), and for more than :data:`MAX_ARMS_PROBED` arms."""
+    import contextlib
+    import io
+
+    import serq_ir
+    from serq.loading import LoadOptions, load_program
+
+    if len(shape.points) > MAX_ARMS_PROBED:
+        return False
+    from .axes import program_files
+
+    paths = program_files(files)
+    pm = core._plugin_manager(pm)
+    by_label = dict(zip(shape.axes[0].values, paths)) if len(paths) > 1 else {}
+    for params in shape.points:
+        file = by_label[params["program"]] if by_label else paths[0]
+        s = {a.name: params[a.name] for a in shape.axes if a.kind == "set"}
+        d = {a.name: params[a.name] for a in shape.axes if a.kind == "def"}
+        try:
+            with contextlib.redirect_stderr(io.StringIO()), core._unstored(bool(s or d)):
+                program = load_program(pm, file, LoadOptions(sets=s, defs=d, given=given))
+        except Exception:  # noqa: BLE001 - an arm that does not compile: the seeds' refusal, not its error
+            return False
+        workload = program.workload
+        if isinstance(workload.arrive, serq_ir.nodes.Poisson) or (
+                workload.trace is not None and not workload.trace.ordered) or _holds_draw(program):
+            return False
+    return True
+
+
+def _holds_draw(node: Any) -> bool:
+    """Whether the IR ``node`` holds a draw anywhere (a walk with a stack: an IR may nest deeply)."""
+    import msgspec
+    import serq_ir
+
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, serq_ir.nodes.Draw):
+            return True
+        if isinstance(x, msgspec.Struct):
+            stack.extend(getattr(x, f) for f in x.__struct_fields__)
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+    return False
+
+
+def _one_exact_run(files: Sequence[str], shape: core.PlanShape, who: str, cli: bool) -> str:
+    """The refusal of one seed for arms none of which draws a random number, with what works instead: a sweep
+    of the same arms under the one seed."""
+    import shlex
+
+    from .axes import program_files
+
+    axis = _arms(shape)[0]
+    if cli:
+        shown = ",".join(show_value(v) for v in axis.values)
+        how = "serq sweep " + " ".join(shlex.quote(f) for f in program_files(files))
+        if axis.kind != "program":
+            how += f" --{axis.kind} " + shlex.quote(f"{axis.name}={shown}")
+        how = f"`{how} --seeds 1`"
+    else:
+        how = "sweep() of the same arms with seeds=[1]"
+    return (f"{who} needs two or more seeds for its CIs, and no arm here draws a random number (no draw, no Poisson "
+            f"arrivals, no trace sampled): every seed runs the same run, so one seed's figures are exact and there "
+            f"are no CIs to give; {how} compares the arms' figures")
 
 
 def _not_arms(plan: core.Plan | core.PlanShape, cli: bool = True) -> str:
