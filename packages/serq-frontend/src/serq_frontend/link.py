@@ -212,6 +212,13 @@ class Linker:
         #: its member in the same block as there are holds of it around, with its pool and the first of those
         #: releases: one no hold leases is told (:meth:`unleased_releases`)
         self.again_releases: list[tuple[A.SRelease, ir.PoolRef, A.SRelease]] = []
+        #: each hold that leases, its pool and whether it runs at most once a session (in no loop and no hold,
+        #: whose preemption runs its body again), and each `release` (a transfer's included) in no hold of its
+        #: member that follows another of it in the same block with no hold leasing the pool between, with
+        #: the first: told when the pool's one lease is taken once (:meth:`lease_ended_before`)
+        self.lease_holds: list[tuple[str, bool]] = []
+        self.loose_again: list[tuple[A.SRelease, ir.PoolRef, A.SRelease]] = []
+        self.loops = 0
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
         #: there a family of its size named without an index is the member paired with the stage's member
         self.own: Family | None = None
@@ -1005,11 +1012,54 @@ class Linker:
     def block(self, stmts: list[Any], where: str) -> list[Any]:
         out = []
         released: dict | None = None
+        loose: dict | None = None  # (pool, member) -> the first release of it in no hold of it, in this block
         for s in stmts:
             out.append(self.stmt(s, where))
             if type(s) is A.SRelease:
                 released = self._again(s, out[-1].pool, released)
+                loose = self._loose_again(s, out[-1].pool, loose)
+            elif loose and type(s) in (A.SHold, A.SBranch, A.SLoop):
+                for pool in _leased_in(out[-1]):  # a lease taken between: the next release may end it
+                    loose = {k: v for k, v in loose.items() if k[0] != pool}
         return out
+
+    def _loose_again(self, s: A.SRelease, r: ir.PoolRef, loose: dict | None) -> dict | None:
+        """Keep ``s``, a `release P` in no hold of P, for :meth:`lease_ended_before` when a release of its member
+        in no hold of it came before it in the same block (``loose``, by member); members written with a computed
+        index are not compared."""
+        ix = r.index
+        k = None if ix is None else ix.value if type(ix) is ir.Num else ...
+        if k is ... or not rules.unheld(self.held, r):
+            return loose
+        if loose is None:
+            loose = {}
+        first = loose.setdefault((r.pool, k), s)
+        if first is not s:
+            self.loose_again.append((s, r, first))
+        return loose
+
+    def lease_ended_before(self) -> None:
+        """A warning at a `release P` (a transfer's included) in no hold of P that follows another of the same
+        member in the same block, no hold leasing P between, when the program's one hold that leases P runs at
+        most once a session: the session holds one lease of P at most, which the first release ends (or there
+        was none), so the second gives nothing back, and a transfer's reads KV the session no longer holds. A
+        decode entry with two transfers from the prefill's leased pool ran the second read without a word."""
+        seen = set()
+        for s, r, first in self.loose_again:
+            holds = [once for pool, once in self.lease_holds if pool == r.pool]
+            at = s.pos
+            key = (at.file, at.line, at.col)
+            if holds != [True] or key in seen:
+                continue  # (no lease at all: unleased_releases tells it)
+            seen.add(key)
+            fam, ref = s.ref.dotted, _written_ref(s.ref)
+            text = (f"`{s.verb} {ref}` gives nothing back: `{first.verb} {ref}` at {first.pos.line}:{first.pos.col}, "
+                    f"in the same block and in no hold of `{fam}` either, ended the session's lease of `{fam}`, the "
+                    f"one the program takes (its one hold that leases `{fam}` runs once), and no hold leases it "
+                    "again between, so the session holds nothing there when it runs")
+            if s.verb != "release":
+                text += "; the transfer reads KV the session no longer holds"
+            self.ctx.reporter.warn(at, text)
 
     def _again(self, s: A.SRelease, r: ir.PoolRef, released: dict | None) -> dict | None:
         """Count ``s``, a `release P` (a transfer's included) in a hold of P, among the releases of its member
@@ -1118,7 +1168,11 @@ class Linker:
             return ir.Branch(guard=guard, then=self.block(s.then, where), orelse=self.block(s.orelse, where),
                              span=sp)
         if t is A.SLoop:
-            return ir.Loop(body=self.block(s.body, where), span=sp)
+            self.loops += 1
+            try:
+                return ir.Loop(body=self.block(s.body, where), span=sp)
+            finally:
+                self.loops -= 1
         if t is A.SChoose:
             n = self.expr(s.n, SESSION)
             count = self.cval(n)
@@ -1225,6 +1279,7 @@ class Linker:
                 name = s.lease.dotted if ix is None else f"{s.lease.dotted}[{_num_value(ix):g}]"
                 raise self.error(s.lease.pos, rules.lease_unheld_message(name))
             self.leased.append(lease.pool)
+            self.lease_holds.append((lease.pool.pool, not self.loops and not self.hold_stack))
         return ir.Hold(pools=pools, body=body, reuse=reuse, cache=cache, lease=lease, span=span(s.pos))
 
     def run(self, s: A.SRun) -> ir.Run:
@@ -1473,6 +1528,7 @@ class Linker:
         workload_ir = ir.Workload(arrive=arrive, trace=trace, init=ir_init, turn=ir_turn)
         self.ungrown_preempts(pools, (ir_init, ir_turn, ir_session))
         self.unleased_releases()
+        self.lease_ended_before()
         # gauges
         gauge_ir = []
         gauge_names: set[str] = set()
@@ -1931,6 +1987,24 @@ def is_test(e: Any) -> bool:
     if isinstance(e, A.Unary):
         return e.op == "!"
     return False
+
+
+def _leased_in(node: Any) -> set[str]:
+    """The pools the holds of the IR statement ``node`` (and of its blocks) lease."""
+    out, stack = set(), [node]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is ir.Hold:
+            if x.lease is not None:
+                out.add(x.lease.pool.pool)
+            stack.extend(x.body)
+        elif t is ir.Branch:
+            stack.extend(x.then)
+            stack.extend(x.orelse)
+        elif t is ir.Loop:
+            stack.extend(x.body)
+    return out
 
 
 def link(module: A.Module, ctx: Context, source: str | None) -> ir.Program:
