@@ -128,6 +128,8 @@ class LocalPool:
         self._size = 0
         self._pids: set[int] = set()
         self._probed = False
+        #: the fork server's pid when the pool started (None: spawned workers), to tell it ended (_server_lost)
+        self._server: int | None = None
 
     def __enter__(self):
         return self
@@ -173,12 +175,16 @@ class LocalPool:
                                         "serq_sweep.server_ready"])
             try:
                 _start_forkserver_deaf_to_ctrl_c()
+                self._server = _server_pid()
             except OSError:
                 # the server listens on a Unix socket in the temporary folder, which cannot be made there: a
                 # TMPDIR whose path is longer than such a socket's name may be ("AF_UNIX path too long", 107
                 # bytes on Linux) was that traceback; the workers are spawned instead, as where there is no
                 # fork server (the same runs, the same table)
                 ctx = mp.get_context("spawn")
+                self._server = None
+        else:
+            self._server = None
         from .worker import ignore_sigint
 
         self._started = ctx.SimpleQueue()
@@ -263,6 +269,14 @@ class LocalPool:
             try:
                 i, result = results.next(timeout=_POLL)
             except mp.TimeoutError:
+                if _server_lost(self._server):
+                    # the fork server ended (killed: kill -9, the OOM killer): the pool reads each worker's end
+                    # from it, so every worker looked ended (exit status 255) while it ran on; every run any of
+                    # them took was that run's error ("ended without its result"), the pool's thread that starts
+                    # workers printed an EOFError traceback, and the workers ran their runs on unseen. They are
+                    # ended, and the runs not done run again on a new pool (a new server): the same rows
+                    _end_orphans(workers)
+                    return False
                 while not started.empty():
                     i, pid = started.get()
                     running[pid] = i
@@ -303,6 +317,73 @@ class LocalPool:
             self._pool, self._size = None, 0
             _end_pool(pool)
         return True
+
+
+def _server_pid() -> int | None:
+    """The pid of multiprocessing's fork server that this process started, or None; noted as the one a pool of
+    this process started with (:data:`_SERVER_STARTED`)."""
+    global _SERVER_STARTED
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    _SERVER_STARTED = pid
+    return pid
+
+
+#: the fork server's pid when this process last started a local pool (:func:`_server_pid`)
+_SERVER_STARTED: int | None = None
+
+
+def _server_lost(started: int | None) -> bool:
+    """Whether the fork server ``started`` (its pid when a pool started with it; None: no server) has ended: it
+    is not there, or another one is (the pool's thread that starts workers in place of ended ones starts a
+    new server when it finds the old one gone, and new workers from it, so that the pool went on)."""
+    if started is None:
+        return False
+    from multiprocessing import forkserver
+
+    now = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    return now != started or _server_gone(started)
+
+
+def _server_gone(pid: int) -> bool:
+    """Whether the fork server ``pid``, a child of this process, has ended (it is not waited for here: the next
+    ``forkserver.ensure_running`` reaps it and starts another)."""
+    if not hasattr(os, "waitid") or not hasattr(os, "WNOWAIT"):
+        return False
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # (reaped already: no server there)
+        return True
+    except OSError:
+        return False
+
+
+def _end_orphans(workers: dict[int, Any]) -> None:
+    """End the worker processes ``workers`` (pid -> process) of a pool whose fork server ended: their parent,
+    the server, is gone, and the pool, which reads their end from it, takes them all for ended (exit status
+    255), so its ending sends them nothing. Each is ended by its pid (SIGKILL: its runs run again), once, and
+    where the system shows a process's command line only a process the fork server forked (a worker that
+    ended long before may have left its pid to another process)."""
+    import signal
+
+    for pid, w in workers.items():
+        if getattr(w, "_serq_ended", False):
+            continue
+        w._serq_ended = True
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"multiprocessing.forkserver" not in f.read():
+                    continue
+        except FileNotFoundError:
+            if os.path.isdir("/proc/self"):
+                continue  # (ended already)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # (ended already)
+            pass
 
 
 #: how many polls in a row (:data:`_POLL` seconds apart), after a worker of a local pool ended, a lock of the
@@ -368,6 +449,9 @@ def _starter_failed(args: Any) -> None:
 
     if _STARTERS is not None and args.thread in _STARTERS and isinstance(args.exc_value, (EOFError, OSError)):
         from serq import signals
+
+        if _server_lost(_SERVER_STARTED):  # (the fork server ended: the pool is given up, the runs run on a new one)
+            return
 
         waited = time.monotonic() + 2.0
         while signals.received() is None and time.monotonic() < waited:
