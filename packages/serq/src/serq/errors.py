@@ -244,14 +244,14 @@ def texts_quoted(message: str, texts: Mapping[str, str | None]) -> str:
     return "\n".join(out)
 
 
-#: the folders a span's relative file is looked for in, in order, while a command runs a program it read from
-#: an IR file (:func:`spans_read_from`); None: as the spans were written, from the current folder and beside the
-#: program's source
 #: the JSON path of each span serq_ir.codec.placed gave a node of an IR file that had none (the span the
 #: object's own line and column in the file): :func:`located` names the path after the message, as a fault
 #: of the file is told (``… - at '$.stages[0].kind.cost'``)
 PLACED: dict[tuple, str] = {}
 
+#: the folders a span's relative file is looked for in, in order, while a command runs a program it read from
+#: an IR file (:func:`spans_read_from`); None: as the spans were written, from the current folder and beside the
+#: program's source
 _SPAN_FOLDERS: ContextVar[tuple[str, ...] | None] = ContextVar("serq_span_folders", default=None)
 
 
