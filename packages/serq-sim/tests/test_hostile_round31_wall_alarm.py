@@ -299,9 +299,9 @@ def test_a_bound_beyond_what_an_alarm_takes(kinds):
 def test_alarms_one_after_another_stop_at_the_bound_not_before(kinds, monkeypatch):
     """Alarms of at most 0.05 s under a bound of 0.3 s: those before the bound find the plugin's code
     running (its second of sleeps) and set the next one; the one at the bound stops the run there."""
-    import serq_sim.engine
+    import serq.plugins
 
-    monkeypatch.setattr(serq_sim.engine, "_ALARM_MOST", 0.05)
+    monkeypatch.setattr(serq.plugins, "ALARM_MOST", 0.05)  # (the one alarm of --max-wall, serq.plugins.plugin_alarm)
     _mod, pm = kinds
     result, spent = _run(pm, "work", 0.3)
     assert result.partial == "max-wall", result.notes

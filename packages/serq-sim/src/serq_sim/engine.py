@@ -2164,15 +2164,13 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
     went on, unbounded, in the plugin's next simulation), and the plugin's code that called this run is
     not running in it (only the frames above the run's count)."""
 
-    __slots__ = ("sim", "old", "live", "watch")
+    __slots__ = ("sim", "alarm", "watch")
 
     def __init__(self, sim):
         self.sim = sim
-        self.old = None
-        #: while the alarm is this run's: a handler that runs once :meth:`__exit__` began does nothing (a signal
-        #: that came while it disarmed the timer runs it there, before the old handler is put back, and its
-        #: alarm again 10 ms later then found Python's default action: the process ended, "Alarm clock")
-        self.live = [False]
+        #: on the main thread, the entered :func:`serq.plugins.plugin_alarm` (the one alarm of ``--max-wall``
+        #: over a plugin's code, a report format's too)
+        self.alarm = None
         #: off the main thread, the :class:`_WallWatch` that stands for the alarm
         self.watch = None
 
@@ -2180,7 +2178,6 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         sim = self.sim
         if sim.max_wall is None or sim.plugin_manager is None:
             return self
-        import signal
         import threading
 
         if threading.current_thread() is not threading.main_thread():
@@ -2189,35 +2186,21 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             # whose attach loops: until the sweep was killed), where a local worker's alarm stopped it
             self.watch = _WallWatch(sim, sys._getframe(1))
             return self
-        if (not hasattr(signal, "setitimer")
-                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
-                or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
-            return self
-        from serq.plugins import plugin_running
+        from serq.plugins import plugin_alarm, plugin_running
 
-        running = plugin_running(sim.plugin_manager, sys._getframe(1))
-        live = self.live
-
-        def fired(signum, frame):
+        def deadline():  # (None once the run is over: Simulation.run_over)
             mw = sim.max_wall
-            if mw is None or not live[0]:  # the run is over, or its alarm being put away
-                return
-            left = sim.t_wall0 + mw - _time.monotonic()
-            if left > 0:  # a bound further than one alarm (_ALARM_MOST), or the timer's clock ahead of ours
-                _alarm(signal, left)
-                return
-            where = running(frame)
-            if where is None:  # serQ's own code, whose countdown reads the clock: look again soon
-                signal.setitimer(signal.ITIMER_REAL, 0.01)
-                return
-            spent = _time.monotonic() - sim.t_wall0
-            signal.setitimer(signal.ITIMER_REAL, 0.01)  # again, should the plugin catch it; off at the run's end
-            raise StopRun("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) "
-                                      f"within the code of {where}", owner=sim)
+            return None if mw is None else sim.t_wall0 + mw
 
-        live[0] = True
-        self.old = signal.signal(signal.SIGALRM, fired)
-        _alarm(signal, sim.t_wall0 + sim.max_wall - _time.monotonic())
+        def stop(where):
+            return StopRun("max-wall", f"stopped after {_time.monotonic() - sim.t_wall0:.3g} s of wall time "
+                                       f"(--max-wall {show(sim.max_wall)}) within the code of {where}", owner=sim)
+
+        alarm = plugin_alarm(plugin_running(sim.plugin_manager, sys._getframe(1)), deadline, stop)
+        if alarm.__enter__():
+            self.alarm = alarm
+        else:
+            alarm.__exit__(None, None, None)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -2226,14 +2209,10 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             self.watch = None
             watch.end()
             return
-        if self.old is None:
-            return
-        import signal
-
-        self.live[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, self.old)
-        self.old = None
+        alarm = self.alarm
+        if alarm is not None:
+            self.alarm = None
+            alarm.__exit__(None, None, None)
 
 
 class _WallWatch:
@@ -2264,13 +2243,15 @@ class _WallWatch:
     def _look(self, running) -> None:
         import ctypes
 
+        from serq.plugins import ALARM_MOST
+
         sim, tid, lock = self.sim, self.tid, self.lock
         while True:
             mw = sim.max_wall
             if mw is None:  # the run is over (Simulation.run_over)
                 return
             left = sim.t_wall0 + mw - _time.monotonic()
-            if self.done.wait(min(max(left, 0.01 if left <= 0 else 0.001), _ALARM_MOST)):
+            if self.done.wait(min(max(left, 0.01 if left <= 0 else 0.001), ALARM_MOST)):
                 return
             with lock:
                 mw = sim.max_wall
@@ -2323,17 +2304,6 @@ def _stop_class(sim, message: str) -> type:
 
     _Stop.__name__ = _Stop.__qualname__ = "StopRun"
     return _Stop
-
-
-#: the furthest alarm set at once (seconds): a bound further away is reached by alarms one after another
-#: (setitimer refuses a time past the platform's time_t: --max-wall 1e20 of a plugin's program raised
-#: OverflowError out of the run, a traceback)
-_ALARM_MOST = 1e6
-
-
-def _alarm(signal, seconds: float) -> None:
-    """Set the real-time alarm ``seconds`` from now (at least 1 ms, at most :data:`_ALARM_MOST`)."""
-    signal.setitimer(signal.ITIMER_REAL, min(max(seconds, 0.001), _ALARM_MOST))
 
 
 _threads_runs = None

@@ -1217,54 +1217,84 @@ class FormatWallStop(BaseException):
     serq_user_error = True
 
 
+#: the furthest real-time alarm set at once (seconds): a bound further away is reached by alarms one after
+#: another (setitimer refuses a time past the platform's time_t: --max-wall 1e20 raised OverflowError)
+ALARM_MOST = 1e6
+
+
 @contextlib.contextmanager
-def _format_wall(pm: pluggy.PluginManager | None, max_wall: float | None, name: str) -> Iterator[None]:
-    """While a third party's report format runs, under ``--max-wall`` (``max_wall`` seconds from its start),
-    in the main thread with no other ``SIGALRM`` handler or alarm: a timer at the bound stops the format's
-    own code there (:class:`FormatWallStop`), as serq_sim.engine's alarm stops a plugin's code in the run.
-    Fired in serQ's code, it looks again 10 ms later; and so it does after it stopped the format, until the
-    call is over (a format that catches the stop and works on is stopped again). Elsewhere, nothing."""
+def plugin_alarm(running: Callable[[Any], str | None], deadline: Callable[[], float | None],
+                 stop: Callable[[str], BaseException]) -> Iterator[bool]:
+    """Within, in the main thread with no other ``SIGALRM`` handler (of Python's, or one set outside Python,
+    which ``signal.getsignal`` gives as None and ``signal.signal`` cannot put back) or alarm set: a timer
+    (``SIGALRM``) at ``deadline()`` (a ``time.monotonic()`` instant, read at each alarm; None: the bound is
+    over, nothing more is done) raises ``stop(where)`` in a third party's code running then (``running`` of
+    the frame: :func:`plugin_running`). Fired in serQ's own code, whose work is bounded otherwise, it looks
+    again 10 ms later; and so it does after it raised, until the block is over (a plugin that catches the
+    stop and works on is stopped again). The one alarm of ``--max-wall`` over a plugin's code: a run's
+    (serq_sim.engine's ``_wall_in_plugins``) and a report format's (:func:`report_text`). Gives whether the
+    alarm is set (elsewhere, nothing is done)."""
     import signal
     import time
 
-    if (max_wall is None or threading.current_thread() is not threading.main_thread()
-            or not hasattr(signal, "setitimer")
+    if (threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer")
             or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
             or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
-        yield
+        yield False
         return
-    try:  # (the numbers' one rule of messages, serq-ir's: serq run's parts have it)
-        from serq_ir.rules import show_number
-    except ImportError:  # pragma: no cover - the host alone
-        show_number = "{:g}".format
 
-    running = plugin_running(pm, sys._getframe(2))
-    t0 = time.monotonic()
-    live = [True]
+    def alarm(seconds: float) -> None:  # (at least 1 ms, at most ALARM_MOST)
+        signal.setitimer(signal.ITIMER_REAL, min(max(seconds, 0.001), ALARM_MOST))
+
+    #: while the alarm is this block's: a handler that runs once the block's end began does nothing (a signal
+    #: that came while the timer was disarmed runs it there, before the old handler is put back, and its alarm
+    #: again 10 ms later then found Python's default action: the process ended, "Alarm clock")
+    live = [False]
 
     def fired(signum, frame):
-        if not live[0]:  # the call is over, its alarm being put away
+        end = deadline()
+        if end is None or not live[0]:
             return
-        left = t0 + max_wall - time.monotonic()
+        left = end - time.monotonic()
         if left > 0:  # a bound further than one alarm, or the timer's clock ahead of ours
-            signal.setitimer(signal.ITIMER_REAL, min(max(left, 0.001), 1e6))
+            alarm(left)
             return
-        signal.setitimer(signal.ITIMER_REAL, 0.01)  # again: serQ's own code now, or a format that catches it
+        signal.setitimer(signal.ITIMER_REAL, 0.01)  # again: serQ's own code now, or a plugin that catches it
         where = running(frame)
-        if where is None:
-            return
-        raise FormatWallStop(f"stopped after {time.monotonic() - t0:.3g} s of wall time (--max-wall "
-                             f"{show_number(max_wall)}) within the code of {where}, writing the report in its "
-                             f"format {name}: nothing was written")
+        if where is not None:
+            raise stop(where)
 
+    live[0] = True
     old = signal.signal(signal.SIGALRM, fired)
     try:
-        signal.setitimer(signal.ITIMER_REAL, min(max(max_wall, 0.001), 1e6))
-        yield
+        end = deadline()
+        alarm(ALARM_MOST if end is None else end - time.monotonic())
+        yield True
     finally:
         live[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def _format_wall(pm: pluggy.PluginManager | None, max_wall: float | None, name: str) -> Any:
+    """While a third party's report format runs, under ``--max-wall`` (``max_wall`` seconds from its start):
+    :func:`plugin_alarm`, whose stop is :class:`FormatWallStop` in the format's own code."""
+    import time
+
+    if max_wall is None:
+        return contextlib.nullcontext()
+    try:  # (the numbers' one rule of messages, serq-ir's: serq run's parts have it)
+        from serq_ir.rules import show_number
+    except ImportError:  # pragma: no cover - the host alone
+        show_number = "{:g}".format
+    t0 = time.monotonic()
+
+    def stop(where: str) -> FormatWallStop:
+        return FormatWallStop(f"stopped after {time.monotonic() - t0:.3g} s of wall time (--max-wall "
+                              f"{show_number(max_wall)}) within the code of {where}, writing the report in its "
+                              f"format {name}: nothing was written")
+
+    return plugin_alarm(plugin_running(pm, sys._getframe(1)), lambda: t0 + max_wall, stop)
 
 
 def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, report: Any,
