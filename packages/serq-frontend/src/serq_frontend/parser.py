@@ -1651,6 +1651,33 @@ def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] |
                                     "forwards is the kernel's `run link (X);`")
 
 
+def _on_stage_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A serving form's ``on`` (or a ``,`` of its stages) followed by no stage (language.txt §2: ``VERB [ on
+    STAGE [, STAGE]* ] expr …``): ``transfer on (1) from p to q (1);``, ``prefill on 3;``, ``transfer on a,
+    (1) …``. A transfer's was "a transfer says where the KV moves", of a transfer whose ``from … to`` was
+    there, and a prefill's "(expected a name)". At the token; None when the error is not one."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    if len(before) - start < 2 or before[start][1] not in _SERVING_VERBS or before[start + 1][1] != "on":
+        return None
+    if before[-1][1] not in ("on", ",") or _depth0_open(before, start)[1] != 0:
+        return None
+    verb = before[start][1]
+    form = ("`transfer on L (X) from P to Q (n);`, several stages separated by `,` (`transfer on L, M (X) …`)"
+            if verb == "transfer" else f"`{verb} on S (W);`")
+    if before[-1][1] == "on":
+        return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: `on` is followed by the name of the stage "
+                                        f"the form runs on, {form}")
+    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a `,` after a stage of `on` is followed by "
+                                    f"another stage, and the work by no `,`: {form}")
+
+
+#: the serving forms' words (language.txt §2, serving)
+_SERVING_VERBS = ("prefill", "decode", "tool", "transfer")
+
+
 #: a pool's spill as language.txt §2 writes it, and what its predicate is
 _SPILL = ("`spill TIER via LINK (work) when (pred);` (pred, read at the Evict moment, decides whether the "
           "evicted prefix is written: `when (1)` writes every one)")
@@ -1831,7 +1858,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
-            or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
+            or _requeue_missing(tok, text) or _on_stage_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)

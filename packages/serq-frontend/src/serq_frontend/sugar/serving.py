@@ -153,7 +153,35 @@ class Serving:
         name = self.find(s.verb if isinstance(s, A.SServing) else "transfer", s.pos)
         return [A.Var([(name, s.index)], s.pos)]
 
+    def work_misread(self, s: Any) -> None:
+        """A serving form whose work the parser read as a call of a name that is no function, where the name
+        is a word of the form's head (language.txt §2: ``VERB [ '[' expr ']' | on STAGE [, STAGE]* ] expr``):
+        ``transfer [0] on (1) …``, an index and an ``on`` without its stage, read as the work ``on(1)``; and
+        ``transfer on a b (1) …``, a stage after another without the ``,``, read as the work ``b(1)``. It was
+        `unknown function`, of a word the user wrote as no function. Told at the word; a definition named so
+        (``def on(x) = …;``) is the work it reads as, and any other unknown name is the linker's."""
+        work = s.work
+        if type(work) is not A.Call or self.ctx.unknown_function(work) is None:
+            return
+        verb = s.verb if isinstance(s, A.SServing) else "transfer"
+        tail, w = (" from P to Q (n);", "X") if verb == "transfer" else (";", "W")
+        if work.name == "on" and s.index is not None:
+            raise self.ctx.error(work.pos, f"unexpected `on`: a serving form names its stage by an index or by "
+                                 f"`on`, not both, and `on` is followed by the stage's name: `{verb}[j] ({w}){tail}` "
+                                 f"serves the role's array, `{verb} on S ({w}){tail}` the stage S")
+        if s.on and work.name in self.kinds:
+            named = ", ".join(r.dotted for r in s.on)
+            if verb == "transfer":
+                raise self.ctx.error(work.pos, f"unexpected `{work.name}`, a stage, where the transfer's work "
+                                     f"begins: the stages of `on` are separated by `,`, `transfer on {named}, "
+                                     f"{work.name} (X){tail}`")
+            raise self.ctx.error(work.pos, f"unexpected `{work.name}`, a stage, where the work begins: `{verb} on` "
+                                 f"names one stage, `{verb} on {named} (W);`; a run over several is a `transfer` "
+                                 f"or the kernel's `run {named}, {work.name} (…);`")
+
     def rewrite(self, s: Any) -> list[Any] | None:
+        if isinstance(s, (A.SServing, A.STransfer)):
+            self.work_misread(s)
         if isinstance(s, A.SServing):
             stages = self.stages(s)
             if len(stages) > 1:
