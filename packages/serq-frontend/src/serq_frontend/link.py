@@ -1546,15 +1546,7 @@ class Linker:
             why = self.ctx.extensions.problem("share policy", share_item.policy, f"`{share_item.policy}`")
             if why:
                 raise self.error(share_item.pos, f"`share {share_item.policy}`: {why}")
-            pulled = self.ctx.notes.get("share_of_pull")
-            if self.multi_run is None and pulled is not None:
-                # the share a pull relation wrote (sugar.queues): the relation reads nothing
-                r, src, reads = pulled
-                why = (f"no entry of `{r}` that holds one is called `from {src}`" if reads else
-                       f"no entry of `{r}` holds one")
-                raise self.error(share_item.pos, f"`{r} pull {src}` reads nothing: its read is a `transfer` "
-                                 f"without `on` in an entry of `{r}` called `from {src}`, and {why}, so the "
-                                 "relation's share divides no NIC")
+            self.unread_pulls()
             if self.multi_run is None:
                 raise self.error(share_item.pos, "`share` with no run over several stages: it divides such "
                                  "runs' stages, and the program has none")
@@ -1572,6 +1564,34 @@ class Linker:
                           session=ir_session, share=share,
                           share_span=span(share_item.pos) if share_item is not None else None, run=run,
                           source=self.source)
+
+    def unread_pulls(self) -> None:
+        """The pull relations (sugar.queues) whose reader reads nothing: no entry of the reader that holds a
+        read (a `transfer` without `on`) is called `from` the source. When no run over several stages is left,
+        none reads, and the share the first wrote divides nothing: an error at the first, naming every
+        relation, each with a note where it stands past the first. Otherwise a warning at each relation that
+        reads nothing, by name (the others' reads use the share): its latency and NICs are never used."""
+        pulled = self.ctx.notes.get("share_of_pull") or []
+        read = self.ctx.notes.get("pull_read") or set()
+
+        def why(r: str, src: str, reads: bool) -> str:
+            return (f"`{r} pull {src}` reads nothing: its read is a `transfer` without `on` in an entry of `{r}` "
+                    f"called `from {src}`, and " + (f"no entry of `{r}` that holds one is called `from {src}`"
+                                                    if reads else f"no entry of `{r}` holds one"))
+
+        if self.multi_run is None and pulled:
+            if len(pulled) == 1:
+                r, src, reads, at = pulled[0]
+                raise self.error(at, why(r, src, reads) + ", so the relation's share divides no NIC")
+            e = self.error(pulled[0][3], "no pull relation reads, so their share divides no NIC: "
+                           + "; ".join(why(r, src, reads) for r, src, reads, _ in pulled))
+            for r, src, _, at in pulled[1:]:
+                e = self.ctx.reporter.noted(e, at, f"`{r} pull {src}` is here")
+            raise e
+        for r, src, reads, at in pulled:
+            if r not in read:
+                self.ctx.reporter.warn(at, why(r, src, reads) + ", so the relation, its latency and its "
+                                       "share, applies to no read")
 
     def ungrown_preempts(self, pools: list[ir.Pool], blocks: tuple[list, ...]) -> None:
         """A warning at the `preempt` of each pool that no statement grows (no `grow`, `load` or run `growing`

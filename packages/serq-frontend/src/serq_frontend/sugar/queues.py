@@ -519,12 +519,13 @@ class QueueRewriter:
                             "every pull relation names the same share")
         # one share item for the program (the linker's: `share` once), written by the first relation
         out: list[Any] = [A.ShareItem(item.share, item.pos)] if first is None else []
-        if first is None:
-            # for the linker's refusal of that share when no read is run: the relation, and whether the
-            # reader's entries hold a read at all (a transfer without `on` or an index)
-            reads = any(type(s) is A.STransfer and not s.on and s.index is None
-                        for e in reader.item.entries for s in A.walk_stmts(e.body))
-            ctx.notes["share_of_pull"] = (item.reader, item.source, reads)
+        # for the linker's words of a relation that reads nothing (the refusal of the share when no relation
+        # reads, a warning at each one that does not when another does): every relation, where it is, and
+        # whether its reader's entries hold a read at all (a transfer without `on` or an index); the reads a
+        # call expands are noted under "pull_read" (QueueExpander.pull)
+        reads = any(type(s) is A.STransfer and not s.on and s.index is None
+                    for e in reader.item.entries for s in A.walk_stmts(e.body))
+        ctx.notes.setdefault("share_of_pull", []).append((item.reader, item.source, reads, item.pos))
         if item.latency is not None:
             _latency(ctx, item.latency, f"the latency of `{item.reader} pull {item.source}`")
             size = A.Num(float(reader.size), item.pos) if reader.family else None
@@ -1328,6 +1329,7 @@ class Instance:
         on = [A.Var([(f"{rel.source}.nic", src_idx)], p), A.Var([(f"{q.name}.nic", self.index)], p)]
         out.append(A.STransfer(None, on, self.expr(s.work), self.src, self.ref(s.dst), self.expr(s.amount), p,
                                pulled=True))
+        self.rw.ctx.notes.setdefault("pull_read", set()).add(q.name)
         return out
 
 
