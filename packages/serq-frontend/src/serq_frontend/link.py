@@ -1018,21 +1018,41 @@ class Linker:
             if type(s) is A.SRelease:
                 released = self._again(s, out[-1].pool, released)
                 loose = self._loose_again(s, out[-1].pool, loose)
-            elif loose and type(s) in (A.SHold, A.SBranch, A.SLoop):
+                continue
+            if loose and type(s) in (A.SHold, A.SBranch, A.SLoop):
                 for pool in _leased_in(out[-1]):  # a lease taken between: the next release may end it
                     loose = {k: v for k, v in loose.items() if k[0] != pool}
+            if loose and any(type(k[1]) is tuple for k in loose):
+                # a member written with a computed index is the same member at the next release only while
+                # nothing between sets a name its index reads (a `turn;` may set any)
+                turn = any(type(x) is A.STurn for x in A.walk_stmts([s]))
+                assigned = A.assigned_in([s])
+                loose = {k: v for k, v in loose.items()
+                         if type(k[1]) is not tuple or not (turn or assigned & k[1][1])}
         return out
 
     def _loose_again(self, s: A.SRelease, r: ir.PoolRef, loose: dict | None) -> dict | None:
         """Keep ``s``, a `release P` in no hold of P, for :meth:`lease_ended_before` when a release of its member
-        in no hold of it came before it in the same block (``loose``, by member); members written with a computed
-        index are not compared."""
+        in no hold of it came before it in the same block (``loose``, by member). A member written with a
+        computed index is the same member as an earlier one written with the same expression of numbers and
+        names when no statement between sets a name it reads (:func:`_member_read`, :meth:`block`); any other
+        computed index is not compared (it may name another member each time)."""
         ix = r.index
-        k = None if ix is None else ix.value if type(ix) is ir.Num else ...
+        k = None if ix is None else ix.value if type(ix) is ir.Num else _member_read(s.ref)
         if k is ... or not rules.unheld(self.held, r):
             return loose
         if loose is None:
             loose = {}
+        if type(k) is tuple:  # a computed index: the same expression, read since by nothing set between
+            from .sugar.serving import _same_value
+
+            first = next((v for (pool, kk), v in loose.items()
+                          if pool == r.pool and type(kk) is tuple and _same_value(kk[0], k[0])), None)
+            if first is None:
+                loose[(r.pool, (k[0], k[1], id(s)))] = s
+            else:
+                self.loose_again.append((s, r, first))
+            return loose
         first = loose.setdefault((r.pool, k), s)
         if first is not s:
             self.loose_again.append((s, r, first))
@@ -1053,9 +1073,15 @@ class Linker:
                 continue  # (no lease at all: unleased_releases tells it)
             seen.add(key)
             fam, ref = s.ref.dotted, _written_ref(s.ref)
+            if r.index is None or type(r.index) is ir.Num:
+                ended = (f"ended the session's lease of `{fam}`, the one the program takes (its one hold that "
+                         f"leases `{fam}` runs once)")
+            else:  # the same computed member: its release ended the lease if the lease was of it, or found none
+                ended = (f"released the same member (its index reads nothing set between), which ended the "
+                         f"session's lease of `{fam}` if the lease was of that member and found nothing otherwise "
+                         f"(the program's one hold that leases `{fam}` runs once)")
             text = (f"`{s.verb} {ref}` gives nothing back: `{first.verb} {ref}` at {first.pos.line}:{first.pos.col}, "
-                    f"in the same block and in no hold of `{fam}` either, ended the session's lease of `{fam}`, the "
-                    f"one the program takes (its one hold that leases `{fam}` runs once), and no hold leases it "
+                    f"in the same block and in no hold of `{fam}` either, {ended}, and no hold leases it "
                     "again between, so the session holds nothing there when it runs")
             if s.verb != "release":
                 text += "; the transfer reads KV the session no longer holds"
@@ -2007,6 +2033,27 @@ def is_test(e: Any) -> bool:
     if isinstance(e, A.Unary):
         return e.op == "!"
     return False
+
+
+#: names whose value changes with no statement of the session setting them (an index reading one may name
+#: another member at each read)
+_MOVING = frozenset(("now", "cached", "computed", "turn_no"))
+
+
+def _member_read(ref: A.Var) -> Any:
+    """For a reference whose member index is computed (``kv[i + 1]``): ``(index, names it reads)`` when the index
+    is arithmetic over numbers and names alone (:func:`serq_frontend.sugar.serving._same_value`), which names
+    one member wherever the session reads it until one of those names is set; ``...`` otherwise (a call, a
+    draw, the clock, `cached` or `computed`, or an index in more than one part)."""
+    from .sugar.serving import _same_value
+
+    indexes = ref.indexes()
+    if len(indexes) != 1 or not _same_value(indexes[0], indexes[0]):
+        return ...
+    names = frozenset(v.simple for v in A.walk_expr(indexes[0]) if type(v) is A.Var)
+    if names & _MOVING:
+        return ...
+    return (indexes[0], names)
 
 
 def _leased_in(node: Any) -> set[str]:
