@@ -46,7 +46,13 @@ class Taint:
     set from one) decides which of its arms' sets a name holds after it, so where both arms go on, every
     attribute either arm sets is tainted there, by the branch (its position stands for the set); and a loop
     whose body holds such a branch with an arm that ends decides how many times the body runs, so every
-    attribute its body sets is tainted at its top. A set inside an arm is not tainted by its guard: there the
+    attribute its body sets is tainted in that arm, where the loop stops: the pass the arm runs in is the one
+    the guard picked. The way that goes on is taken at every pass, so there a count of the passes (or a
+    conversation's length) is the pass's own, whatever the guard read: a session that leaves when the state
+    says so, a gateway shedding load (``loop { branch (queued(q) > 20) { end; } … hold q (K + n) … }``),
+    reads what its passes set as they set it. (:meth:`run` walks the statements with every such attribute
+    tainted at the loop's top, to find what reaches each arm that stops it, and, when there is such an arm,
+    again with that taint in those arms only.) A set inside an arm is not tainted by its guard: there the
     arm is known, and the value is the set's.
 
     What it finds: per hold (by id), the state reaching its header (``headers``); per pool family, the states
@@ -55,8 +61,14 @@ class Taint:
     family, the states at the runs on it (``running``); and per tainting set, what it read (``sources``:
     ``("obs", "used(kv)")`` or ``("attr", "t", where t's set was)``), for the chain a message names."""
 
-    def __init__(self, turn: list[Any]):
+    def __init__(self, turn: list[Any], stops: dict[int, tuple[bool, State]] | None = None):
         self.turn = turn
+        #: None on the first walk, which taints a loop's sets at its top; on the second, per branch on live
+        #: state one arm of which ends in a loop (by id), which arm (True: its first) and the state the first
+        #: walk found at the branch, whose taint that arm starts from
+        self.stops = stops
+        #: what the first walk finds for the second (:attr:`stops`)
+        self.found: dict[int, tuple[bool, State]] = {}
         self.headers: dict[int, State] = {}
         self.waiting: dict[str, State] = {}
         self.holding: dict[str, State] = {}
@@ -71,8 +83,15 @@ class Taint:
         self.turns: dict[frozenset[tuple[str, Pos]], tuple[State | None, State | None, list[Any]]] = {}
 
     def run(self, init: list[Any], session: list[Any]) -> Taint:
+        """The analysis of the program: this walk, and when a loop has an arm that stops it on live state, a
+        second one with that arm's taint where it belongs (:attr:`stops`), whose findings are the answer."""
         self.block(session, self.block(init, {}))
-        return self
+        if self.stops is not None or not self.found:
+            return self
+        second = Taint(self.turn, self.found)
+        second.sources = dict(self.sources)
+        second.block(session, second.block(init, {}))
+        return second
 
     @staticmethod
     def join(a: State | None, b: State | None) -> State | None:
@@ -196,13 +215,18 @@ class Taint:
             return None
         if t is A.SBranch:
             guard = self._read(s.guard, state)
-            then, orelse = self.block(s.then, state), self.block(s.orelse, state)
+            stop = self.stops.get(id(s)) if self.stops is not None and guard is not None else None
+            # the arm that stops the loop starts from what the first walk found here, a loop's sets tainted
+            then = self.block(s.then, self.join(state, stop[1]) if stop is not None and stop[0] else state)
+            orelse = self.block(s.orelse, self.join(state, stop[1]) if stop is not None and not stop[0] else state)
             out = self.join(then, orelse)
             if guard is not None:
                 if then is not None and orelse is not None:  # which arm ran decides what the sets left
                     out = self._decided(out, self._sets(s.then) + self._sets(s.orelse), s.pos, guard)
-                elif (then is None) != (orelse is None) and self.deciders:  # whether the loop goes on
-                    self.deciders[-1].append((s.pos, guard))
+                elif (then is None) != (orelse is None) and self.deciders and self.stops is None:
+                    self.deciders[-1].append((s.pos, guard))  # whether the loop goes on, or stops here
+                    known = self.found.get(id(s))
+                    self.found[id(s)] = (then is None, state if known is None else self.join(known[1], state) or {})
             return out
         if t is A.SLoop:
             entry = state
