@@ -117,7 +117,10 @@ class Queue:
     #: every pool an entry of the queue leases somewhere, in name order (one, for a `from` to take it)
     leased_all: tuple[str, ...] = ()
     pulls: A.PullItem | None = None
+    #: the wait before each of its reads, its pull relation's latency; None for none, or a latency of 0
+    pull_latency: Any = None
     index: int = 0
+    #: a link's wait before each transfer on it (its serve's latency); None for none, or a latency of 0
     latency: Any = None
     nic_declared: bool = False
 
@@ -279,7 +282,8 @@ class QueueRewriter:
             if ("transfer", False) in entries:
                 raise ctx.error(clause, f"`latency` on link `{item.name}`: only a link without an entry takes one "
                                 "(an entry's body is the read)")
-            _latency(ctx, item.latency, f"the latency of link `{item.name}`")
+            if _latency(ctx, item.latency, f"the latency of link `{item.name}`") == 0:
+                q.latency = None  # no wait: no stage `L.latency` and no run of it (docs/language.md)
         self.queues[item.name] = q
         return q
 
@@ -526,8 +530,10 @@ class QueueRewriter:
         reads = any(type(s) is A.STransfer and not s.on and s.index is None
                     for e in reader.item.entries for s in A.walk_stmts(e.body))
         ctx.notes.setdefault("share_of_pull", []).append((item.reader, item.source, reads, item.pos))
-        if item.latency is not None:
-            _latency(ctx, item.latency, f"the latency of `{item.reader} pull {item.source}`")
+        if item.latency is not None and _latency(ctx, item.latency,
+                                                 f"the latency of `{item.reader} pull {item.source}`") != 0:
+            # a latency of 0 is none: no stage `R.nic.latency` and no run of it (docs/language.md)
+            reader.pull_latency = item.latency
             size = A.Num(float(reader.size), item.pos) if reader.family else None
             out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
         return out
@@ -574,7 +580,7 @@ class QueueRewriter:
                 elif isinstance(item, A.QueueItem) and item.name in self.queues:
                     if item.serve is not None:
                         kinds.setdefault(item.name, item.serve.kind)
-                        if item.latency is not None:
+                        if self.queues[item.name].latency is not None:
                             kinds.setdefault(f"{item.name}.latency", "delay")
                     if item.nic is not None:
                         kinds.setdefault(f"{item.name}.nic", item.nic.kind)
@@ -1323,8 +1329,8 @@ class Instance:
                                      "the call's `from`")
         p = self.pos(s.pos)
         out: list[Any] = []
-        if rel.latency is not None:
-            out.append(A.SRun([A.Var([(f"{q.name}.nic.latency", self.index)], p)], "plain", rel.latency, p))
+        if q.pull_latency is not None:
+            out.append(A.SRun([A.Var([(f"{q.name}.nic.latency", self.index)], p)], "plain", q.pull_latency, p))
         src_idx = self.src.parts[-1][1]
         on = [A.Var([(f"{rel.source}.nic", src_idx)], p), A.Var([(f"{q.name}.nic", self.index)], p)]
         out.append(A.STransfer(None, on, self.expr(s.work), self.src, self.ref(s.dst), self.expr(s.amount), p,
