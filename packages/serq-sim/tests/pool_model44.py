@@ -1,0 +1,255 @@
+"""An independent model of one pool whose holders grow (test_conformance_round44_growth_model.py), written from
+language.txt §3's and pool-reference.txt's words, not from the simulator's code: the rules pool_model32's
+`model_grow` (`preempt lifo` alone) leaves out.
+
+* language.txt §3, Configuration: "Commands take no time; they run whenever a session is ready, in the order
+  sessions became ready … After every event the interpreter settles: it runs every ready session, then
+  retries growers and admissions at every pool not served by a stage, until nothing changes"; events at one
+  instant in the order they were scheduled (Ties).
+* §3, Pools: "grow m (d) enlarges the innermost hold on m by d … If it does not fit: with preempt none the
+  session waits and resumes where it was"; Ties: "A pool's growers: the order they stalled, the head blocking
+  the rest", retried before the pool's admissions, and a growth that fits grows at once whether growers wait
+  or not (docs/language.md).
+* pool-reference.txt, `preempt`: "`by (k, …)` Preempt the candidate with the least keys, compared in order;
+  ties go to the last admitted. `lifo` Shorthand for `by (-admission) requeue head` … If no stage names it
+  as memory, candidates are holders with an active hold scope … the grower can be its own victim. The victim
+  leaves its stage, releases its hold … It re-enters the hold's first pool's queue to execute the hold
+  again … requeue head (the default) places it first, ahead of policy keys. requeue tail treats it as a
+  newcomer: FIFO places it last, while queue by places it by its keys, with waited reset to 0"; several
+  victims re-queued at the head: the latest first (vLLM's `prepend_request`).
+* pool-reference.txt, `queue`: "by reevaluates keys for every waiting hold before each admission attempt,
+  compares them lexicographically, and breaks ties by enqueue order … waited supplies seconds since the
+  current hold entered the queue; it resets on re-entry … Only the selected hold is tried: failure to fit
+  blocks the rest."
+* pool-reference.txt, `reserve held`: "u_i = max(0, r_i − a_i), where a_i is allocated units and r_i is the
+  larger of units and reserve, evaluated at admission … A new reservation r requires used + Σ u_i + r ≤ cap.
+  Growth by d requires used + Σ_{i≠grower} u_i + d ≤ cap … Reservations end with the hold's scope, release
+  or preemption"; without it "reserve is checked only at admission" (used + max(u, reserve) ≤ cap, §3).
+* §3, Statistics: "stuck: sessions preempted a second time without having advanced past the position of
+  their previous preemption" (a hold with no growing run nor `load` computes no position: every second
+  preemption of a session counts it, once).
+
+A session: `set prio = P; set dl = D; run d (A); hold p (U) reserve (R) { observe a = now; run d (B); grow p
+(G); observe g = now; run d (C); } observe e = now;`, its numbers per serial, with U + G and R at most the
+cap (no rejection, no grower beyond the cap).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+
+#: the `preempt` options drawn, and what the model reads of each: (victim rule, where the victim goes back)
+PREEMPTS = {
+    "": None,
+    "preempt lifo;": ("lifo", "head"),
+    "preempt by (prio) requeue head;": ("prio", "head"),
+    "preempt by (prio) requeue tail;": ("prio", "tail"),
+}
+
+#: the `queue` options drawn, and their keys for (prio, dl, waited, serial)
+QUEUES = {
+    "": lambda p, dl, w, s: (),
+    "queue by (prio, serial);": lambda p, dl, w, s: (p, s),
+    "queue by (prio, -waited);": lambda p, dl, w, s: (p, -w),
+    "queue by (waited >= 2 ? 0 : 1, prio);": lambda p, dl, w, s: (0 if w >= 2 else 1, p),
+    "queue by (dl - waited);": lambda p, dl, w, s: (dl - w,),
+    "queue by (-waited);": lambda p, dl, w, s: (-w,),
+}
+
+FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C")
+
+
+def draw(rng: random.Random) -> dict:
+    """A random pool and its sessions: times on a grid of 0.5 (``grid``) so that events tie, or not."""
+    n = rng.randint(2, 5)
+    cap = rng.choice([6, 8, 10])
+    grid = rng.random() < 0.5
+    def dur():
+        return rng.choice([0.5, 1.0, 1.5, 2.0]) if grid else round(rng.uniform(0.1, 3.0), 3)
+    sessions = []
+    for _ in range(n):
+        u = rng.randint(1, cap // 2)
+        g = rng.randint(0, cap - u)
+        sessions.append(dict(prio=rng.randint(0, 2), dl=round(rng.uniform(0, 5), 2), A=dur(), U=u,
+                             R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur()))
+    return dict(cap=cap, held=rng.random() < 0.5, preempt=rng.choice(list(PREEMPTS)),
+                queue=rng.choice(list(QUEUES)), sessions=sessions)
+
+
+def _table(vals) -> str:
+    """``serial == 0 ? v0 : (serial == 1 ? v1 : (…))``."""
+    text = str(vals[-1])
+    for i in range(len(vals) - 2, -1, -1):
+        text = f"serial == {i} ? {vals[i]} : ({text})"
+    return text
+
+
+def program(c: dict, horizon: float) -> str:
+    opts = " ".join(o for o in (f"cap {c['cap']};", c["preempt"], c["queue"], "reserve held;" if c["held"] else "")
+                    if o)
+    col = {f: _table([s[f] for s in c["sessions"]]) for f in FIELDS}
+    return f"""
+pool p {{ {opts} }}
+stage d : delay;
+workload {{ arrive batch({len(c['sessions'])}); }}
+session {{
+  set prio = {col['prio']};
+  set dl = {col['dl']};
+  run d ({col['A']});
+  hold p ({col['U']}) reserve ({col['R']}) {{
+    observe a = now;
+    run d ({col['B']});
+    grow p ({col['G']});
+    observe g = now;
+    run d ({col['C']});
+  }}
+  observe e = now;
+}}
+run {{ horizon {horizon}; }}
+"""
+
+
+def model(c: dict, horizon: float):
+    """``({observe: [(session, time), …] in time then session order}, {pool figure: value})``."""
+    cap, held, ss = c["cap"], c["held"], c["sessions"]
+    policy, keys = PREEMPTS[c["preempt"]], QUEUES[c["queue"]]
+    n = len(ss)
+    now = 0.0
+    events: list = []
+    seq = itertools.count()
+    joins = itertools.count()
+    admits = itertools.count()
+    obs = {"a": [], "g": [], "e": []}
+    fig = {"admissions": 0, "preemptions": 0, "rejections": 0}
+    st = [dict(pc="start", alloc=0, r=0, adm=-1, job=None, preempted=0) for _ in range(n)]
+    front: list[int] = []  # re-queued at the head, the latest first
+    queue: list[tuple] = []  # (join number, session, join time)
+    holders: list[int] = []
+    growers: list[int] = []
+    ready: list[int] = []
+    stuck: set[int] = set()
+    area = [0.0, 0.0, 0]  # integral of used, time of the last change, used
+
+    def set_used(v):
+        area[0] += area[2] * (now - area[1])
+        area[1], area[2] = now, v
+
+    def unallocated(but=None):
+        return sum(max(0, st[h]["r"] - st[h]["alloc"]) for h in holders if h != but) if held else 0
+
+    def start(s, work, pc):
+        st[s]["job"] = next(seq)
+        st[s]["pc"] = pc
+        heapq.heappush(events, (now + work, st[s]["job"], s))
+
+    def release(s):
+        holders.remove(s)
+        set_used(area[2] - st[s]["alloc"])
+        st[s]["alloc"] = st[s]["r"] = 0
+
+    def preempt(v):
+        fig["preemptions"] += 1
+        st[v]["preempted"] += 1
+        if st[v]["preempted"] >= 2:
+            stuck.add(v)
+        st[v]["job"] = None
+        release(v)
+        st[v]["pc"] = "queued"
+        if policy[1] == "head":
+            front.insert(0, v)
+        else:
+            queue.append((next(joins), v, now))
+
+    def grow(s):
+        d = ss[s]["G"]
+        while True:
+            if area[2] + unallocated(s) + d <= cap:
+                st[s]["alloc"] += d
+                set_used(area[2] + d)
+                st[s]["pc"] = "grown"
+                ready.append(s)
+                return
+            if policy is None:
+                st[s]["pc"] = "growing"
+                growers.append(s)
+                return
+            if policy[0] == "lifo":
+                v = max(holders, key=lambda h: st[h]["adm"])
+            else:
+                v = min(holders, key=lambda h: (ss[h]["prio"], -st[h]["adm"]))
+            preempt(v)
+            if v == s:
+                return
+
+    def step(s):
+        pc, x = st[s]["pc"], ss[s]
+        if pc == "start":
+            start(s, x["A"], "A")
+        elif pc == "A":
+            st[s]["pc"] = "queued"
+            queue.append((next(joins), s, now))
+        elif pc == "admitted":
+            obs["a"].append((s, now))
+            start(s, x["B"], "B")
+        elif pc == "B":
+            grow(s)
+        elif pc == "grown":
+            obs["g"].append((s, now))
+            start(s, x["C"], "C")
+        elif pc == "C":
+            release(s)
+            obs["e"].append((s, now))
+            st[s]["pc"] = "ended"
+
+    def head():
+        if front:
+            return front[0]
+        if not queue:
+            return None
+        return min(queue, key=lambda q: (keys(ss[q[1]]["prio"], ss[q[1]]["dl"], now - q[2], q[1]), q[0]))[1]
+
+    def settle():
+        while True:
+            while ready:
+                step(ready.pop(0))
+            while growers and area[2] + unallocated(growers[0]) + ss[growers[0]]["G"] <= cap:
+                s = growers.pop(0)
+                st[s]["alloc"] += ss[s]["G"]
+                set_used(area[2] + ss[s]["G"])
+                st[s]["pc"] = "grown"
+                ready.append(s)
+            while (h := head()) is not None:
+                u, r = ss[h]["U"], max(ss[h]["U"], ss[h]["R"])
+                if area[2] + unallocated() + r > cap:
+                    break
+                if front and front[0] == h:
+                    front.pop(0)
+                else:
+                    queue.remove(next(q for q in queue if q[1] == h))
+                st[h].update(alloc=u, r=r, adm=next(admits), pc="admitted")
+                holders.append(h)
+                set_used(area[2] + u)
+                fig["admissions"] += 1
+                ready.append(h)
+            if not ready:
+                return
+
+    ready.extend(range(n))
+    settle()
+    while events:
+        t, job, s = heapq.heappop(events)
+        if t > horizon:
+            break
+        if st[s]["job"] != job:
+            continue  # the job of a victim, taken off its stage
+        now = t
+        st[s]["job"] = None
+        ready.append(s)
+        settle()
+    now = horizon
+    set_used(area[2])
+    fig["used"] = area[0] / horizon
+    fig["stuck"] = len(stuck)
+    return {k: sorted(v, key=lambda r: (r[1], r[0])) for k, v in obs.items()}, fig
