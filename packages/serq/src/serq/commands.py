@@ -47,6 +47,38 @@ def check_command(pm, file, sets, defs) -> None:
         where = f"{shown_path(span.file)}:{span.line}:{span.col}" if span is not None else shown_path(file)
         click.echo(f"{where}: note: stage `{stage.name}` gives no `budget`: its budget "
                    "is infinite, every token its residents want in one iteration (docs/language.md, Stages)", err=True)
+    unread = unreadable_trace(program)
+    if unread is not None:
+        click.echo(unread, err=True)
+
+
+def unreadable_trace(program) -> str | None:
+    """The warning of ``serq check`` for a program whose workload's ``trace "FILE"`` cannot be read as a run
+    reads it (relative to the program's folder, a regular file only: :func:`serq.files.open_input`), at the
+    clause, or None. A warning, not a refusal (docs/language.md, Commands): ``serq run --trace FILE`` replaces
+    the workload's trace, so the program may still run; without it ``serq run`` refuses it with the same
+    words. The file is opened and closed, not read (a trace's rows are the run's to check)."""
+    import os
+
+    from .errors import located, missing_file_note, shown_path
+    from .files import open_input
+
+    trace = program.workload.trace
+    if trace is None:
+        return None
+    path = trace.path
+    if program.source and not os.path.isabs(path):  # as the run resolves it (serq_sim.trace.resolve_trace)
+        path = os.path.join(os.path.dirname(program.source), path)
+    path = path or "."
+    try:
+        open_input(path).close()
+    except OSError as e:
+        why = e.strerror or str(e)
+        if isinstance(e, FileNotFoundError):
+            why += missing_file_note(path)
+        return located(trace.span, f"cannot read the trace {shown_path(path)}: {why}; `serq run` of the program "
+                       "refuses it unless `--trace FILE` replaces it", program.source, kind="warning")
+    return None
 
 
 @click.command("ir")
