@@ -79,7 +79,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             journal.close()
             if made:
                 _drop_if_empty(core.journal_path(out))
-        if records is not None:
+        if failed and records is not None:
             records.close(failed)
     try:
         if records is not None:
@@ -100,6 +100,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     finally:
         if journal is not None:
             journal.close()  # the lock held until the table is written
+        if records is not None:
+            records.close()  # (the records' journal's lock, until the records are written)
     return columns, table, complete, resumed
 
 
@@ -160,20 +162,30 @@ class Records:
 
         if self.path is None:
             return
+        from serq.files import open_own_append
+
         jp = R.journal_path(self.path)
+        given = getattr(self.plan, "given", None)
+        made = fresh or not os.path.lexists(jp)
+        journal = open_own_append(jp)
+        # one sweep a set of records at a time, as one a table (_lock_journal), taken before the journal is read
+        # or cleared: two sweeps into other tables with one --records each wrote the records file whole at
+        # its end, the last over the first (whose records were lost, its table saying they were there), and
+        # a --fresh one removed the journal the other was appending to
+        if not _lock_journal(journal):
+            journal.close()  # (the other sweep's: never removed here)
+            raise UserError(f"{core.named(given, 'records', shown_path(self.path))}: another sweep is writing "
+                            f"these records now (their journal {shown_path(jp)} is locked); let it end, or give "
+                            f"{core.another_name(given, 'records')}")
+        self._journal, self._made = journal, made
         if fresh:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(jp)
+            os.ftruncate(journal.fileno(), 0)
         else:
             others: set[str] = set()
             self.runs = R.load(self.path, self.plan, others, done, table_others)
-            said = R.left_out(self.path, others, getattr(self.plan, "given", None))
+            said = R.left_out(self.path, others, given)
             if said is not None:  # before the first run, while the records there are still whole
                 click.echo(said, err=True)
-        from serq.files import open_own_append
-
-        self._made = not os.path.lexists(jp)
-        self._journal = open_own_append(jp)
 
     def complete(self, key: str, result: dict | None) -> bool:
         from . import records as R
@@ -202,8 +214,8 @@ class Records:
         self.runs = {k: v for k, v in self.runs.items() if k in done}
 
     def close(self, failed: bool = False) -> None:
-        """Close the journal; when the sweep ``failed``, a journal this sweep made and wrote nothing to is
-        removed."""
+        """Close the journal, and with it its lock (:meth:`open`: held until the records are written); when
+        the sweep ``failed``, a journal this sweep made and wrote nothing to is removed."""
         if self._journal is not None:
             self._journal.close()
             self._journal = None
