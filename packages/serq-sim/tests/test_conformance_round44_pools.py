@@ -20,6 +20,9 @@ worked out event by event.
   with an active hold scope."
 * §3, Ties: "A pool's growers: the order they stalled, the head blocking the rest", retried before the
   pool's admissions (docs/language.md, "A growth that fits grows at once").
+* pool-reference.txt, `reserve held`: "Cached prefixes are evicted when units are allocated, not when
+  reserved"; §3, Pools: "A session that holds and leases nothing on m releases nothing (a hold re-executed
+  after a preemption reaches the statement again)".
 
 Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
 reports and every observe's samples the same bytes); the observes are asserted as (session, time, value) and
@@ -251,6 +254,68 @@ session {
 run { horizon 10; }
 """, {"g": [(0, 2.0, 2.0)], "a": [(2, 3.0, 3.0)]},
      {("p", None): {"used": 2.8, "queue": 0.25, "wait": 2.5 / 3, "holders": 0.6, "preemptions": 0}}),
+    # reserve held, cap 10. s0 caches 6 at 1. At 2 s1 holds 2 reserving 8 (0 + 0 + 8 ≤ 10): 2 allocated,
+    # nothing evicted (2 + 6 = 8), since "Cached prefixes are evicted when units are allocated, not when
+    # reserved". At 2.5 s2's 1 fits (2 + 6 + 1 = 9) and is allocated beside the cache (3 + 6). At 3 s1 grows
+    # 4 within its own reservation (3 + 0 + 4 ≤ 10): 7 allocated + 6 cached > 10, the entry (no block) goes
+    # whole. s0 reads its 6 at 2.5 and 0 at 3.5. Used 6 on [0,1], 2 on [2,2.5], 3 on [2.5,3], 7 on [3,4], 1
+    # on [4,4.5]: 16/10; cached 6 on [1,3]: 1.2.
+    ("reserve_held_evicts_the_cache_when_units_are_allocated_not_when_reserved", """
+pool p { cap 10; reserve held; evict lru; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold p (6) { run d (1); } cache (6);
+    run d (1.5);
+    observe c1 = cachedin(p);
+    run d (1);
+    observe c2 = cachedin(p);
+  } else { branch (serial == 1) {
+    run d (2);
+    hold p (2) reserve (8) { observe u1 = used(p); run d (1); grow p (4); observe u2 = used(p); run d (1); }
+  } else {
+    run d (2.5);
+    hold p (1) { observe a = now; run d (2); }
+  } }
+}
+run { horizon 10; }
+""", {"c1": [(0, 2.5, 6.0)], "c2": [(0, 3.5, 0.0)], "u1": [(1, 2.0, 2.0)], "u2": [(1, 3.0, 7.0)],
+      "a": [(2, 2.5, 2.5)]},
+     {("p", None): {"used": 1.6, "cached": 1.2, "evicted_entries": 1, "evicted_units": 6.0, "admissions": 3}}),
+    # s0 leases 3 of p, then in hold kv (2) ends the lease with release p (3 cached) and grows kv by 3 at 2:
+    # 2 + 2 + 3 > 6, and preempt by (prio) takes the least key, s0 itself (prio 0 beside s1's 1). Its hold
+    # runs again at once (4 ≤ 6) and reaches release p again: "A session that holds and leases nothing on m
+    # releases nothing" — p keeps its 3 cached and 0 used. The second try grows 1 (5) at 3 and ends at 4.
+    # p: used 3/12, cached 3 · 11/12; kv: s1's 2 on [0,10], s0's 2, 2, 3 on [1,4]: 27/12.
+    ("a_hold_run_again_after_its_preemption_releases_no_lease_twice", """
+pool p { cap 10; }
+pool kv { cap 6; preempt by (prio); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set prio = serial;
+  set tries = 0;
+  branch (serial == 0) {
+    hold p (3) { run d (1); } cache (3) lease p (inf);
+    hold kv (2) {
+      set tries = tries + 1;
+      release p;
+      observe up = used(p);
+      observe cp = cachedin(p);
+      run d (1);
+      grow kv (tries == 1 ? 3 : 1);
+      observe g = now;
+      run d (1);
+    }
+  } else {
+    hold kv (2) { run d (10); }
+  }
+}
+run { horizon 12; }
+""", {"up": [(0, 1.0, 0.0), (0, 2.0, 0.0)], "cp": [(0, 1.0, 3.0), (0, 2.0, 3.0)], "g": [(0, 3.0, 3.0)]},
+     {("p", None): {"used": 0.25, "cached": 2.75, "evicted_entries": 0},
+      ("kv", None): {"used": 2.25, "preemptions": 1, "admissions": 3, "wait": 0.0}}),
 ]
 
 
