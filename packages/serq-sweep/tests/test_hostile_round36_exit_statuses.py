@@ -1,6 +1,6 @@
 """What ``serq compare --help`` and ``serq plot --help`` say of their exit statuses (they said none; ``serq run``
 and ``serq sweep`` do) is what each command does: 0, 1 for an error in what it reads (a program's, a run's,
-what a table holds), 2 for a usage error (a flag, a file that does not exist, a picture's suffix)."""
+what a table holds, a file it cannot read), 2 for a usage error (a flag, a picture's suffix)."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def test_compare(folder):
 def test_plot(folder):
     pytest.importorskip("matplotlib")
     assert ("Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no "
-            "number, nothing to draw); 2 for a usage error (a flag, a SOURCE that does not exist, -o of no "
-            "picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on success."
-            ) in _said("plot")
+            "number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage "
+            "error (a flag, -o of no picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but "
+            "on success.") in _said("plot")
     r = _serq(folder, "sweep", "p.sq", "--set", "a=1,1.2", "--seeds", "1..2", "--workers", "0", "--no-progress",
               "-o", "t.csv")
     assert r.returncode == 0, r.stderr
@@ -59,7 +59,7 @@ def test_plot(folder):
     for args in (["--x", "a", "--y", "nosuch.mean"], ["--x", "b", "--y", "w.mean"]):
         r = _serq(folder, "plot", "t.csv", *args, "-o", "no.svg")
         assert r.returncode == 1, r.stderr
-    for source, out in (("nope.csv", "no.svg"), ("t.csv", "no.txt")):
+    for source, out, status in (("nope.csv", "no.svg", 1), ("t.csv", "no.txt", 2)):
         r = _serq(folder, "plot", source, "--x", "a", "--y", "w.mean", "-o", out)
-        assert r.returncode == 2, r.stderr
+        assert r.returncode == status, r.stderr
     assert sorted(p.name for p in folder.iterdir() if p.suffix in (".svg", ".txt")) == ["ok.svg"]

@@ -5,7 +5,7 @@ TTFT by class), ran `serq run p.sq --records pr.csv`, which wrote `pr.request.cs
 `serq plot pr.csv --cdf ttft` and was told `Path 'pr.csv' does not exist`, the name they had just given. The
 plot's SOURCE that does not exist is now told the files written in its place, when they are there
 (serq.options.record_tables: `NAME.TABLE.csv` or `.parquet` beside it), as is serq_sweep.plot's; a name with no
-such files is told as before, and so is every other command's missing file.
+such files is told as every command's missing file is (`error: NAME: cannot read: …`, status 1).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ def test_the_plot_of_the_records_name_names_the_tables_written(tmp_path):
     assert record_tables(str(tmp_path / "pr.csv")) == [str(tmp_path / "pr.cls.csv"), str(tmp_path / "pr.request.csv")]
     r = subprocess.run([SERQ, "plot", "pr.csv", "--cdf", "ttft", "-o", "x.svg"], capture_output=True, text=True,
                        cwd=tmp_path)
-    assert r.returncode == 2 and not (tmp_path / "x.svg").exists()
+    assert r.returncode == 1 and not (tmp_path / "x.svg").exists()
     assert r.stderr.strip().splitlines() == [
-        "error: invalid value for 'SOURCE': 'pr.csv' does not exist: records of several tables are written one file "
-        "a table, named after it (pr.cls.csv, pr.request.csv); give one (see 'serq plot --help')"]
+        "error: pr.csv: cannot read: No such file or directory; records of several tables are written one file "
+        "a table, named after it (pr.cls.csv, pr.request.csv); give one"]
     with pytest.raises(UserError) as e:
         serq_sweep.plot(str(tmp_path / "pr.csv"), str(tmp_path / "x.svg"), cdf_of=["ttft"])
     assert str(e.value) == (f"error: {tmp_path / 'pr.csv'}: cannot read the records: No such file or directory; records of "
@@ -65,6 +65,5 @@ def test_a_name_without_such_files_is_told_as_before(tmp_path):
     assert record_tables(str(tmp_path / "pr.txt")) == []
     r = subprocess.run([SERQ, "plot", "pr.csv", "--cdf", "ttft", "-o", "x.svg"], capture_output=True, text=True,
                        cwd=tmp_path)
-    assert r.returncode == 2
-    assert r.stderr.strip() == ("error: invalid value for 'SOURCE': Path 'pr.csv' does not exist (see 'serq plot "
-                                "--help')")
+    assert r.returncode == 1
+    assert r.stderr.strip() == "error: pr.csv: cannot read: No such file or directory"

@@ -261,8 +261,6 @@ def test_the_exit_collects_the_garbage_then_freezes_the_rest():
     (["run"], "error: missing argument 'FILE' (see 'serq run --help')"),
     (["runn", "{f}"], "error: no such command 'runn'. Did you mean 'run'? (see 'serq --help')"),
     (["run", "{f}", "extra"], "error: got unexpected extra argument (extra) (see 'serq run --help')"),
-    (["plot", "{d}/missing.parquet"],
-     "error: invalid value for 'SOURCE': Path '{d}/missing.parquet' does not exist (see 'serq plot --help')"),
 ])
 def test_a_usage_error_is_one_line(tmp_path, serq_in_process, args, line):
     # every error of serq's is one line: click's usage errors were three (Usage, Try, Error: with a capital)

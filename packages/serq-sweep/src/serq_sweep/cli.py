@@ -404,8 +404,9 @@ def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
     those axes on a log scale.
 
     Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no
-    number, nothing to draw); 2 for a usage error (a flag, a SOURCE that does not exist, -o of no picture's
-    suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on success."""
+    number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage error
+    (a flag, -o of no picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on
+    success."""
     from .plots import plot
     from .rows import where_option
 

@@ -609,8 +609,9 @@ def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output)
     goodput under --slo; a row per replica or any recorded column with --by (serq metrics req.csv --by engine).
     A sweep's records give a row per run.
 
-    Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number);
-    2 for a usage error (a flag, a RECORDS that does not exist or is no .csv or .parquet file)."""
+    Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number) or a
+    RECORDS that cannot be read (one that does not exist); 2 for a usage error (a flag, a RECORDS that is a
+    folder or no .csv or .parquet file)."""
     if as_json and fmt not in (None, "json"):
         raise UsageError(f"--json and --format {fmt} name two formats: give one")
     if as_json:

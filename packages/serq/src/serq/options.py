@@ -52,34 +52,47 @@ class Path(click.Path):
         if value in ("-", b"-") and not self.allow_dash:
             self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
                       "by '-' (./- names a file called -)", param, ctx)
-        if self.records and self.exists and isinstance(value, str) and (told := tables_written(value)):
-            self.fail(f"{value!r} does not exist: {told}", param, ctx)
         if self.exists and isinstance(value, str):
-            unfound = _unfound(value)
-            if unfound is not None:  # (click said a loop and a name too long 'does not exist', the name whole)
-                self.fail(unfound, param, ctx)
+            unfound = _unfound(value, self.records)
+            if unfound is not None:
+                raise Unreadable(unfound)
         return super().convert(value, param, ctx)
 
 
-def _unfound(name: str) -> str | None:
-    """Why ``name``, which a command reads, cannot be found, said as every message names a file
-    (serq.errors.shown_path), when click would say it otherwise: a loop of symbolic links or a name too long
-    for the system (click's "does not exist"), or a name longer than a message shows (click quoted all
-    5 000 characters of it); None when it is found, or click's own words fit."""
-    import errno
+class Unreadable(click.ClickException):
+    """A file a command reads that cannot be read (:func:`_unfound`), found while the command line is parsed:
+    ``error: MESSAGE``, status 1, as the error of an input every other command reads later (a click exception,
+    not a usage error: what parses a command line without its files there, as a test of the docs' command
+    lines does, passes over it as over click's own checks of a value)."""
 
+    exit_code = 1
+
+
+def _unfound(name: str, records: bool = False) -> str | None:
+    """Why ``name``, which a command reads, cannot be read, in the words every command says of an input it
+    cannot read (``serq run``'s program, a trace): ``NAME: cannot read: REASON``, the name as every message
+    shows a file's (serq.errors.shown_path), a missing name that is not ASCII told the look-alike beside it
+    (serq.errors.missing_file_note), and a missing records file (``records``) the tables written in its place
+    (:func:`tables_written`); None when it is there. Raised as :class:`Unreadable`, status 1, as the rest:
+    click's own check (``exists=True``) said ``Path 'x' does not exist``, a usage error of status 2, of a file
+    ``serq run`` says it cannot read with status 1 (and ``does not exist`` of a loop of symbolic links, which
+    does exist, and of a name too long for the system)."""
     try:
         os.stat(name)
         return None
     except (OSError, ValueError) as e:
         err = getattr(e, "errno", None)
-    from .errors import PATH_WIDTH, shown_path
+        why = os.strerror(err) if err else str(e)  # (ValueError: a NUL in the name, which nothing names)
+    from .errors import missing_file_note, shown_path
 
-    if err in (errno.ELOOP, errno.ENAMETOOLONG):
-        return f"{shown_path(name)}: {os.strerror(err)}"
-    if err == errno.ENOENT and len(name) > PATH_WIDTH:
-        return f"{shown_path(name)} does not exist"
-    return None
+    note = ""
+    if records and (told := tables_written(name)):
+        note = f"; {told}"
+    elif err is not None:
+        import errno
+
+        note = missing_file_note(name) if err == errno.ENOENT else ""
+    return f"{shown_path(name)}: cannot read: {why}{note}"
 
 
 def tables_written(name: str) -> str | None:
