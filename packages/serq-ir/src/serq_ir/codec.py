@@ -789,7 +789,7 @@ def placed(program: Program, data: bytes, name: str) -> Program:
     wanted = _spanless(program)
     if not wanted:
         return program
-    from serq.errors import PLACED
+    from serq.errors import place_spans
 
     at: dict[tuple, tuple[int, int]] = {}
     stack: list[list] = []
@@ -806,13 +806,16 @@ def placed(program: Program, data: bytes, name: str) -> Program:
     if not at:
         return program
     tree = msgspec.to_builtins(program)
+    places: dict[tuple, str] = {}
     for path, (ln, col) in at.items():
         node = tree
         for step in path:
             node = node[step]
         node["span"] = [name, ln, col]
-        PLACED[Span(name, ln, col)] = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
-    return msgspec.convert(tree, Program)
+        places[Span(name, ln, col)] = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
+    placed_program = msgspec.convert(tree, Program)
+    place_spans(name, places)
+    return placed_program
 
 
 def unplaced(program: Program) -> Program:

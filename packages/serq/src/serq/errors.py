@@ -246,8 +246,35 @@ def texts_quoted(message: str, texts: Mapping[str, str | None]) -> str:
 
 #: the JSON path of each span serq_ir.codec.placed gave a node of an IR file that had none (the span the
 #: object's own line and column in the file): :func:`located` names the path after the message, as a fault
-#: of the file is told (``… - at '$.stages[0].kind.cost'``)
+#: of the file is told (``… - at '$.stages[0].kind.cost'``). Written only by :func:`place_spans`, which keeps
+#: the places of the last :data:`PLACED_FILES` files read (at most :data:`PLACED_MOST` places between them).
 PLACED: dict[tuple, str] = {}
+
+#: the spans :data:`PLACED` holds of each file, by the file's name, the file read last the last
+_PLACED_OF: dict[str, list[tuple]] = {}
+
+#: the most files whose placed spans :data:`PLACED` keeps, and the most spans it keeps between them: the spans
+#: of the files read before them are let go (the file read last keeps its spans however many they are)
+PLACED_FILES = 1024
+PLACED_MOST = 1_000_000
+
+
+def place_spans(name: str, places: Mapping[tuple, str]) -> None:
+    """Keep ``places`` (each span serq_ir.codec.placed gave a node of the IR file ``name``, with its JSON path) in
+    :data:`PLACED`, in place of what was kept of a file of that name before (its spans, read again or changed
+    since, are this reading's). PLACED grew with every file without spans a process read, never cleared (a
+    script reading 10 000 such files kept every node's place of each); it keeps the files read last, at most
+    :data:`PLACED_FILES` of them and :data:`PLACED_MOST` places, and lets the others go: a program read before
+    them is told its run-time errors at its nodes' places without the JSON path after them, its step stages'
+    placed budgets count as written, and ``serq ir`` of it writes those places as spans (every command reads
+    fewer files than that: a sweep of IR files reads one a program)."""
+    for span in _PLACED_OF.pop(name, ()):
+        PLACED.pop(span, None)
+    PLACED.update(places)
+    _PLACED_OF[name] = list(places)
+    while len(_PLACED_OF) > 1 and (len(_PLACED_OF) > PLACED_FILES or len(PLACED) > PLACED_MOST):
+        for span in _PLACED_OF.pop(next(iter(_PLACED_OF))):
+            PLACED.pop(span, None)
 
 #: the folders a span's relative file is looked for in, in order, while a command runs a program it read from
 #: an IR file (:func:`spans_read_from`); None: as the spans were written, from the current folder and beside the
