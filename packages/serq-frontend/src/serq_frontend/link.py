@@ -763,7 +763,13 @@ class Linker:
             raise self.error(v.pos, f"`{v.dotted}` is indexed twice")
         index = None
         if idx:
-            index = self.expr(idx[0], m)
+            # which member is where the session goes, read when it queues (a hold's pool) or naming the member
+            # it queued at: a routing decision, as a `choose` is, not a value the first lint is about
+            tainted, self.tainted = self.tainted, {}
+            try:
+                index = self.expr(idx[0], m)
+            finally:
+                self.tainted = tainted
             k = self.cval(index)
             if k is not None:
                 if not 0 <= k < fam.size or k != int(k):  # range first: int(inf) and int(nan) raise
