@@ -25,13 +25,21 @@ language.txt §3's and pool-reference.txt's words, not from the simulator's code
   larger of units and reserve, evaluated at admission … A new reservation r requires used + Σ u_i + r ≤ cap.
   Growth by d requires used + Σ_{i≠grower} u_i + d ≤ cap … Reservations end with the hold's scope, release
   or preemption"; without it "reserve is checked only at admission" (used + max(u, reserve) ≤ cap, §3).
+* §3, Pools: "with it [cache], on admission the session consumes at most ρ units of its own cached prefix
+  (cached := what it consumed); the rest of that entry stays in the cache as a dead entry with the same age
+  … Other entries are evicted in the pool's order until allocations and cache fit … At the end of the body
+  the units are released and min(ℓ, computed) units stay cached (computed is the allocation …)"; evict
+  lru per entry; the victim "releases its hold and caches its computed prefix", the position a hold with
+  no growing run nor `load` has reached being the prefix it consumed (docs/language.md); a session has one
+  prefix of its own, its latest; pool-reference.txt, `reserve held`: "Cached prefixes are evicted when
+  units are allocated, not when reserved".
 * §3, Statistics: "stuck: sessions preempted a second time without having advanced past the position of
-  their previous preemption" (a hold with no growing run nor `load` computes no position: every second
-  preemption of a session counts it, once).
+  their previous preemption" (within one execution of the hold: the count starts again when it completes).
 
-A session: `set prio = P; set dl = D; run d (A); hold p (U) reserve (R) { observe a = now; run d (B); grow p
-(G); observe g = now; run d (C); } observe e = now;`, its numbers per serial, with U + G and R at most the
-cap (no rejection, no grower beyond the cap).
+A session: `set prio = P; set dl = D; run d (A); set k = 0; loop { hold p (U) reserve (R) { observe a =
+now; observe c = cached; run d (B); grow p (G); observe g = now; run d (C); } cache (L); set k = k + 1;
+branch (k == 2) { observe e = now; end; } run d (A2); }`, its numbers per serial, with U + G and R at most
+the cap (no rejection, no grower beyond the cap).
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ QUEUES = {
     "queue by (-waited);": lambda p, dl, w, s: (-w,),
 }
 
-FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C")
+FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2")
 
 
 def draw(rng: random.Random) -> dict:
@@ -73,7 +81,8 @@ def draw(rng: random.Random) -> dict:
         u = rng.randint(1, cap // 2)
         g = rng.randint(0, cap - u)
         sessions.append(dict(prio=rng.randint(0, 2), dl=round(rng.uniform(0, 5), 2), A=dur(), U=u,
-                             R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur()))
+                             R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur(),
+                             L=rng.randint(0, u + g + 1), A2=dur()))
     return dict(cap=cap, held=rng.random() < 0.5, preempt=rng.choice(list(PREEMPTS)),
                 queue=rng.choice(list(QUEUES)), sessions=sessions)
 
@@ -98,78 +107,113 @@ session {{
   set prio = {col['prio']};
   set dl = {col['dl']};
   run d ({col['A']});
-  hold p ({col['U']}) reserve ({col['R']}) {{
-    observe a = now;
-    run d ({col['B']});
-    grow p ({col['G']});
-    observe g = now;
-    run d ({col['C']});
+  set k = 0;
+  loop {{
+    hold p ({col['U']}) reserve ({col['R']}) {{
+      observe a = now;
+      observe c = cached;
+      run d ({col['B']});
+      grow p ({col['G']});
+      observe g = now;
+      run d ({col['C']});
+    }} cache ({col['L']});
+    set k = k + 1;
+    branch (k == 2) {{ observe e = now; end; }}
+    run d ({col['A2']});
   }}
-  observe e = now;
 }}
 run {{ horizon {horizon}; }}
 """
 
 
 def model(c: dict, horizon: float):
-    """``({observe: [(session, time), …] in time then session order}, {pool figure: value})``."""
+    """``({observe: [(session, time), …] in time then session order; c: (session, time, value)}, {pool
+    figure: value})``."""
     cap, held, ss = c["cap"], c["held"], c["sessions"]
     policy, keys = PREEMPTS[c["preempt"]], QUEUES[c["queue"]]
     n = len(ss)
     now = 0.0
-    events: list = []
+    events = []
     seq = itertools.count()
     joins = itertools.count()
     admits = itertools.count()
-    obs = {"a": [], "g": [], "e": []}
-    fig = {"admissions": 0, "preemptions": 0, "rejections": 0}
-    st = [dict(pc="start", alloc=0, r=0, adm=-1, job=None, preempted=0) for _ in range(n)]
-    front: list[int] = []  # re-queued at the head, the latest first
-    queue: list[tuple] = []  # (join number, session, join time)
-    holders: list[int] = []
-    growers: list[int] = []
-    ready: list[int] = []
-    stuck: set[int] = set()
-    area = [0.0, 0.0, 0]  # integral of used, time of the last change, used
+    orders = itertools.count()
+    obs = {"a": [], "c": [], "g": [], "e": []}
+    fig = {"admissions": 0, "preemptions": 0, "rejections": 0, "evicted_entries": 0, "evicted_units": 0.0}
+    st = [dict(pc="start", alloc=0, r=0, adm=-1, job=None, consumed=0, prevpos=None, k=0) for _ in range(n)]
+    front, queue, holders, growers, ready = [], [], [], [], []
+    entries = []  # [units, release time, release order, owner or None]
+    stuck = set()
+    area = [0.0, 0.0, 0, 0.0]  # used integral, last t, used, cached integral
+
+    def cached():
+        return sum(e[0] for e in entries)
+
+    def tick():
+        area[0] += area[2] * (now - area[1])
+        area[3] += cached() * (now - area[1])
+        area[1] = now
 
     def set_used(v):
-        area[0] += area[2] * (now - area[1])
-        area[1], area[2] = now, v
+        tick()
+        area[2] = v
 
     def unallocated(but=None):
         return sum(max(0, st[h]["r"] - st[h]["alloc"]) for h in holders if h != but) if held else 0
+
+    def evict_for(extra):
+        while area[2] + extra + cached() > cap:
+            e = min(entries, key=lambda e: (e[1], e[2]))
+            tick()
+            entries.remove(e)
+            fig["evicted_units"] += e[0]
+            fig["evicted_entries"] += 1
+
+    def cache_entry(s, units):
+        tick()
+        for e in list(entries):
+            if e[3] == s:
+                entries.remove(e)  # replaced: the session's one prefix is its latest
+        if units > 0:
+            entries.append([units, now, next(orders), s])
 
     def start(s, work, pc):
         st[s]["job"] = next(seq)
         st[s]["pc"] = pc
         heapq.heappush(events, (now + work, st[s]["job"], s))
 
-    def release(s):
+    def release(s, keep):
         holders.remove(s)
         set_used(area[2] - st[s]["alloc"])
         st[s]["alloc"] = st[s]["r"] = 0
+        cache_entry(s, keep)
 
     def preempt(v):
         fig["preemptions"] += 1
-        st[v]["preempted"] += 1
-        if st[v]["preempted"] >= 2:
+        pos = st[v]["consumed"]
+        if st[v]["prevpos"] is not None and pos <= st[v]["prevpos"]:
             stuck.add(v)
+        st[v]["prevpos"] = pos
         st[v]["job"] = None
-        release(v)
+        release(v, min(ss[v]["L"], pos))
         st[v]["pc"] = "queued"
         if policy[1] == "head":
             front.insert(0, v)
         else:
             queue.append((next(joins), v, now))
 
+    def take(s, d):
+        evict_for(d)
+        st[s]["alloc"] += d
+        set_used(area[2] + d)
+        st[s]["pc"] = "grown"
+        ready.append(s)
+
     def grow(s):
         d = ss[s]["G"]
         while True:
             if area[2] + unallocated(s) + d <= cap:
-                st[s]["alloc"] += d
-                set_used(area[2] + d)
-                st[s]["pc"] = "grown"
-                ready.append(s)
+                take(s, d)
                 return
             if policy is None:
                 st[s]["pc"] = "growing"
@@ -187,11 +231,16 @@ def model(c: dict, horizon: float):
         pc, x = st[s]["pc"], ss[s]
         if pc == "start":
             start(s, x["A"], "A")
-        elif pc == "A":
+        elif pc in ("A", "A2"):
+            if max(x["U"], x["R"]) > cap:
+                fig["rejections"] += 1
+                st[s]["pc"] = "ended"
+                return
             st[s]["pc"] = "queued"
             queue.append((next(joins), s, now))
         elif pc == "admitted":
             obs["a"].append((s, now))
+            obs["c"].append((s, now, st[s]["consumed"]))
             start(s, x["B"], "B")
         elif pc == "B":
             grow(s)
@@ -199,9 +248,14 @@ def model(c: dict, horizon: float):
             obs["g"].append((s, now))
             start(s, x["C"], "C")
         elif pc == "C":
-            release(s)
-            obs["e"].append((s, now))
-            st[s]["pc"] = "ended"
+            release(s, min(x["L"], st[s]["alloc"]))
+            st[s]["prevpos"] = None
+            st[s]["k"] += 1
+            if st[s]["k"] == 2:
+                obs["e"].append((s, now))
+                st[s]["pc"] = "ended"
+            else:
+                start(s, x["A2"], "A2")
 
     def head():
         if front:
@@ -215,11 +269,8 @@ def model(c: dict, horizon: float):
             while ready:
                 step(ready.pop(0))
             while growers and area[2] + unallocated(growers[0]) + ss[growers[0]]["G"] <= cap:
-                s = growers.pop(0)
-                st[s]["alloc"] += ss[s]["G"]
-                set_used(area[2] + ss[s]["G"])
-                st[s]["pc"] = "grown"
-                ready.append(s)
+                g = growers.pop(0)
+                take(g, ss[g]["G"])
             while (h := head()) is not None:
                 u, r = ss[h]["U"], max(ss[h]["U"], ss[h]["R"])
                 if area[2] + unallocated() + r > cap:
@@ -228,7 +279,18 @@ def model(c: dict, horizon: float):
                     front.pop(0)
                 else:
                     queue.remove(next(q for q in queue if q[1] == h))
-                st[h].update(alloc=u, r=r, adm=next(admits), pc="admitted")
+                consumed = 0
+                own = [e for e in entries if e[3] == h]
+                if own:
+                    e = own[0]
+                    tick()
+                    consumed = min(e[0], u)
+                    e[0] -= consumed
+                    e[3] = None
+                    if e[0] == 0:
+                        entries.remove(e)
+                evict_for(u)
+                st[h].update(alloc=u, r=r, adm=next(admits), pc="admitted", consumed=consumed)
                 holders.append(h)
                 set_used(area[2] + u)
                 fig["admissions"] += 1
@@ -243,13 +305,14 @@ def model(c: dict, horizon: float):
         if t > horizon:
             break
         if st[s]["job"] != job:
-            continue  # the job of a victim, taken off its stage
+            continue
         now = t
         st[s]["job"] = None
         ready.append(s)
         settle()
     now = horizon
-    set_used(area[2])
+    tick()
     fig["used"] = area[0] / horizon
+    fig["cached"] = area[3] / horizon
     fig["stuck"] = len(stuck)
     return {k: sorted(v, key=lambda r: (r[1], r[0])) for k, v in obs.items()}, fig
