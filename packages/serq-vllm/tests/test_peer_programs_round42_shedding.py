@@ -29,7 +29,7 @@ import serq_sim
 HERE = Path(__file__).resolve().parent / "peer_programs42"
 pytestmark = pytest.mark.timeout(60)
 
-COLS = ("session", "sent", "admitted", "first_token", "last_token", "prompt", "output", "cached", "preemptions")
+COLS = ("session", "turn", "sent", "admitted", "first_token", "last_token", "prompt", "output", "cached", "preemptions")
 
 
 def _rows(report):
@@ -40,15 +40,16 @@ def _rows(report):
 def test_the_gateway_sheds_the_turn_that_finds_a_request_waiting_by_hand():
     r = serq_sim.run(serq_frontend.compile(str(HERE / "shed_by_hand.sq")))
     assert _rows(r) == [
-        (0, 1, 1, 2, 4, 10, 3, 0, 0),
-        (0, 4.5, 7, 8, 10, 23, 3, 12, 0),
-        (1, 2, 4, 5, 7, 10, 3, 0, 0),
-        (1, 7.5, 10, 11, 13, 23, 3, 12, 0),
+        (0, 1, 1, 1, 2, 4, 10, 3, 0, 0),
+        (0, 2, 4.5, 7, 8, 10, 23, 3, 12, 0),
+        (1, 1, 2, 4, 5, 7, 10, 3, 0, 0),
+        (1, 2, 7.5, 10, 11, 13, 23, 3, 12, 0),
     ]
     shed = r.observe("shed")
     assert list(shed.values) == [3.0] and list(shed.sessions) == [2]
     assert (r.result.arrivals, r.result.ended, r.result.end) == (3, 3, 13.0)
     assert r.result.requests.prefix_cache_hit_rate == pytest.approx(24 / 66, rel=1e-12)
+    assert [w for w in r.warnings if "too few samples" not in w] == []
 
 
 def test_the_arm_that_leaves_still_reads_the_pass_its_guard_picked():
@@ -71,6 +72,7 @@ def test_a_shedding_fleet_accounts_for_every_turn():
     assert shed > 50 and accepted > 500  # both ways are taken
     assert res.turns == shed + accepted  # every turn is sent or shed
     assert res.ended == res.arrivals == 400  # drained: every conversation ends, shed or done
+    assert r.warnings == []
     df = r.records().sort_values(["session", "turn"])
     assert len(df) == accepted == res.requests.completed  # every turn sent is served
     shed_sessions = set(r.observe("shed").sessions)
