@@ -1999,6 +1999,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             said = not_figures(path, unknown, given)
             if said is not None:  # before the first run, while the table there is still whole
                 click.echo(said, err=True)
+            firsts: dict[str, int] = {}  # key -> the row (counted from 2) a run was first read at
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
@@ -2037,6 +2038,9 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                         # its row's empty cells read back as NaN (CSV) and as None in a Parquet column of text
                         # or flags (interrupted, partial), which then led the resumed table's columns
                         res["figures"] = {}
+                    if r["key"] in done:
+                        _one_result(path, r["key"], firsts[r["key"]], n, done[r["key"]], res, names, lines, fresh)
+                    firsts.setdefault(r["key"], n)
                     done[r["key"]] = res
                 elif others is not None and r.get("key") is not None:
                     others.add(str(r["key"]))
@@ -2048,6 +2052,39 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         done[key] = {"status": r["status"], "message": r["message"], "warnings": r["warnings"],
                      "figures": r["figures"]}
     return {k: r for k, r in done.items() if not not_the_programs(r)}
+
+
+def _one_result(path: str, key: str, first: int, n: int, was: Mapping[str, Any], res: Mapping[str, Any],
+                names: Sequence[str], lines: Sequence[tuple[int, int]], fresh: str) -> None:
+    """Refuse a table that gives the run ``key`` in two rows (``first`` and ``n``, counted from 2 as the
+    caller counts them) that differ: a run has one result, and the resume took the row that came last in
+    silence, the other's figures lost (a row copied by hand and edited, the tables of two sweeps joined). Rows
+    alike are one run's (points whose IR is one, a program and its copy, share a run and its key), kept."""
+    for col, a, b in (("status", was["status"], res["status"]), ("message", was["message"], res["message"]),
+                      ("warnings", was["warnings"], res["warnings"]),
+                      *((f, was["figures"].get(f), res["figures"].get(f))
+                        for f in dict.fromkeys([*was["figures"], *res["figures"]]))):
+        if _same_cell(a, b):
+            continue
+        why = (f"the run {key} is in rows {first - 1} and {n - 1}, which differ under {printable(col)[:60]} "
+               f"({clipped(show_value(a) if isinstance(a, float) else str(a))} and "
+               f"{clipped(show_value(b) if isinstance(b, float) else str(b))}): a run has one row; remove the "
+               f"one that is not its run's, or give {fresh}")
+        if lines and col in names:  # (a CSV table: at the second row's cell, the line quoted)
+            from serq_sim.trace import csv_located
+
+            at = cell_fault(path, *lines[n - 2], list(names).index(col), why)
+            raise UserError(csv_located(path, at.line, at.col, why))
+        raise UserError(f"{shown_path(path)}: {why}")
+
+
+def _same_cell(a: Any, b: Any) -> bool:
+    """Whether two cells of a run's rows read back as one value: NaN as NaN, ``-0.0`` apart from ``0.0``."""
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return type(a) is type(b) and a == b
 
 
 def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str], given: Any = None) -> None:
