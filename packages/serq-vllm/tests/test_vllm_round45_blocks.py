@@ -22,6 +22,7 @@ import random
 from pathlib import Path
 
 import pytest
+import serq_vllm.scenarios
 import vllm_blocks
 from serq_vllm.scenarios import answer_path, list_scenarios, read_scenario, run_scenario
 
@@ -102,6 +103,36 @@ def test_serq_gives_the_block_models_answer_on_random_scenarios():
         kinds["served"] += "serve" in sc
     # the draws reach the rules they are for
     assert kinds["preempted"] >= 5 and kinds["cached"] >= 5 and kinds["served"] >= 5, kinds
+
+
+def test_turns_that_reuse_only_the_previous_prompt_agree_with_the_block_model(tmp_path, monkeypatch):
+    # the replayed trace's turns (oracle/README.md, ../traces/): a turn's prompt begins with the previous
+    # turn's prompt, not its output, so the blocks holding the outputs stay cached and match nothing (a dead
+    # remainder of the entry in serQ, hashes nobody asks for in vLLM) until they are evicted. The scenario
+    # program with lib/vllm.sq's match set to the previous prompt, as vllm_replay.sq sets it.
+    text = (Path(serq_vllm.scenarios._PROGRAM)).read_text()
+    text = text.replace("set more = 0; }", "set more = 0; set prevp = 0; }")
+    text = text.replace("t0, caching ? inf : -1, C > 0 ? C : inf);",
+                        "t0, caching ? prevp : -1, C > 0 ? C : inf);\n    set prevp = prompt;")
+    assert text.count("prevp") == 3
+    program = tmp_path / "replay_scenario.sq"
+    program.write_text(text)
+    monkeypatch.setattr(serq_vllm.scenarios, "_PROGRAM", str(program))
+    rng = random.Random(4545)
+    dead = 0
+    for n in range(10):
+        sc = _draw(rng)
+        want = vllm_blocks.run(sc, eager_hash=False, history="prompt")
+        assert _fields(run_scenario(sc)) == _fields(want), (n, sc)
+        # a later turn that found the previous prompt's blocks, behind which that turn's outputs stay cached
+        dead += any("think" in r and want["cached"][str(i)] > 0 for i, r in enumerate(sc["requests"]))
+    assert dead >= 3, dead
+    # the two histories differ where a turn reuses the previous turn's outputs
+    turns = {"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 20, "prefix_caching": True,
+             "requests": [{"prompt": 8, "out": 9, "session": 0, "turn": 0},
+                          {"prompt": 20, "out": 1, "session": 0, "turn": 1}]}
+    assert run_scenario(turns)["cached"] == {"0": 0, "1": 8} == vllm_blocks.run(turns, history="prompt")["cached"]
+    assert vllm_blocks.run(turns)["cached"] == {"0": 0, "1": 16}
 
 
 # Blocks of 4, 5 usable blocks (num_blocks 6), budget 7, newest first (`-admission`), prefix caching.

@@ -320,9 +320,13 @@ def _previous_turns(reqs: list[dict[str, Any]]) -> dict[int, int]:
     return prev
 
 
-def run(sc: dict[str, Any], *, eager_hash: bool = True, max_steps: int = 100_000) -> dict[str, Any]:
+def run(sc: dict[str, Any], *, eager_hash: bool = True, history: str = "sequence",
+        max_steps: int = 100_000) -> dict[str, Any]:
     """The oracle's answer of scenario ``sc`` (oracle/README.md); a request with a ``priority`` puts the
-    engine under vLLM's priority policy. ``RuntimeError`` when the requests do not finish in ``max_steps``."""
+    engine under vLLM's priority policy. A later turn's token ids begin with the previous turn's prompt and
+    output (``history`` "sequence", the oracle's driver) or with its prompt alone ("prompt", the replayed
+    trace of oracle/README.md's ../traces/). ``RuntimeError`` when the requests do not finish in
+    ``max_steps``."""
     reqs = sc["requests"]
     n = len(reqs)
     engine = Engine(sc, priority=any("priority" in r for r in reqs), eager_hash=eager_hash)
@@ -341,7 +345,8 @@ def run(sc: dict[str, Any], *, eager_hash: bool = True, max_steps: int = 100_000
             r = reqs[i]
             ids: list[int] = []
             if i in prev:
-                ids = engine.requests[prev[i]].tokens()[: r["prompt"]]
+                before = engine.requests[prev[i]]
+                ids = (before.tokens() if history == "sequence" else list(before.prompt))[: r["prompt"]]
             ids = ids + [next(fresh) for _ in range(r["prompt"] - len(ids))]
             q = _Request(i, ids, int(r["out"]), int(r.get("priority", 0)), step)
             engine.requests[i] = q
