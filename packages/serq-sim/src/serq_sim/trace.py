@@ -234,8 +234,10 @@ def trace_beside(program, file: str, trace: str | None = None) -> str | None:
     wl = program.workload.trace
     if trace is not None or wl is None or "\0" in wl.path:
         return None
-    from serq.files import inside, widened_paths
+    from serq.files import inside, unnamable, widened_paths
 
+    if unnamable(wl.path):  # (names no file: said at the trace clause, as a NUL is)
+        return None
     path = resolve_trace(wl.path, program.source)
     folder = os.path.dirname(file) or "."
     if inside(path, folder) or inside(path, ".") or any(inside(path, w) for w in widened_paths()):
@@ -250,11 +252,11 @@ def trace_outside(path: str, source: str | None) -> str | None:
     it may: a program reads a trace inside its own folder (the current folder for an IR without a
     source), or inside a folder ``SERQ_PATH`` names, with every symbolic link resolved. A ``--trace``
     file is the user's choice and is not checked."""
-    from serq.files import inside, widened_paths
+    from serq.files import inside, unnamable, widened_paths
 
     root = str(Path(source).parent) if source else "."
-    if "\0" in path:  # names no file: load_trace says so at the trace clause (it is not outside anything)
-        return None
+    if "\0" in path or unnamable(path):  # names no file: load_trace says so at the trace clause (it is not
+        return None  # outside anything)
     if inside(path, root) or any(inside(path, w) for w in widened_paths()):
         return None
     where = "the program's folder" if source else "the current folder (the IR names no source)"

@@ -57,7 +57,7 @@ from .errors import UserError, shown_path
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "held_alone", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "utf16_note",
+           "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "unnamable", "utf16_note",
            "write_atomic"]
 
 
@@ -179,6 +179,8 @@ def open_input(path: str | os.PathLike[str], *, max_line: int | None = None) -> 
     name = path_arg(path, "open_input")
     if "\0" in name:  # what a program or an IR file may say (`trace "a\0b"`): os.open raised ValueError
         raise OSError(errno.EINVAL, "a file name holds no NUL character", name)
+    if why := unnamable(name):  # (os.open raised UnicodeEncodeError)
+        raise OSError(errno.EILSEQ, why, name)
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:  # a socket opens as nothing: the system's "No such device or address" said what it is
@@ -303,6 +305,37 @@ def not_utf8(byte: int, head: bytes, what: str | None = "the file", at: str = ""
     note = byte_order_note(head) or packed_note(head) or utf16_note(head)
     text = f"not UTF-8 text (byte 0x{byte:02X}{at}){note}"
     return text if what is None else f"{what} is {text}"
+
+
+def unnamable(name: str) -> str | None:
+    """Why this process cannot give the system the file name ``name`` (a str), or ``None`` when it can: a
+    character its file-system encoding has no bytes for. Under ``LC_ALL=C PYTHONUTF8=0`` Python encodes names
+    as ASCII, so a program calling the API with ``trace="tré.csv"`` (a name typed as text, not read from the
+    system) failed with a ``UnicodeEncodeError`` traceback in whichever call met the name first; the ``serq``
+    command starts itself again in UTF-8 mode there (serq.cli._names_as_utf8), which the API cannot do. A lone
+    surrogate no file system gave (``"\ud800.csv"``) names no file under any encoding. What
+    :func:`open_input` says of such a name, as ``OSError.strerror`` (``error: tré.csv: cannot read: …``)."""
+    try:
+        os.fsencode(name)
+        return None
+    except UnicodeEncodeError as e:
+        ch = name[e.start]
+    code = f"U+{ord(ch):04X}"
+    if 0xD800 <= ord(ch) <= 0xDFFF:
+        return f"its name holds {code}, a lone surrogate, which names no file"
+    import codecs
+
+    encoding = sys.getfilesystemencoding()
+    try:
+        ascii_names = codecs.lookup(encoding).name == "ascii"
+    except LookupError:  # pragma: no cover - Python names only codecs it has
+        ascii_names = False
+    if ascii_names:
+        return (f"its name holds {code}, and this process encodes file names as ASCII (the C or POSIX locale "
+                "with Python's UTF-8 mode off, PYTHONUTF8=0): run Python with PYTHONUTF8=1 or -X utf8, as the "
+                "serq command runs itself there")
+    return (f"its name holds {code}, which this process's file-name encoding ({encoding}, the locale's) has "
+            "no bytes for: run Python with PYTHONUTF8=1 or -X utf8, or in a UTF-8 locale")
 
 
 def name_not_text(name: str) -> str | None:
@@ -748,11 +781,14 @@ def check_output_name(path: str, what: str = "file") -> None:
     name and one holding a NUL character, which no system takes. The library's outputs passed them to the
     system: ``report.dump("")`` failed with Python's FileNotFoundError of ``''``, ``write_atomic("", …)``
     with one of its temporary file, and a NUL was os.lstat's ValueError, "embedded null byte". (The command
-    line refuses an empty name as it reads its options.)"""
+    line refuses an empty name as it reads its options.) So is a name this process cannot give the system
+    (:func:`unnamable`: ``sweep(out="ré.csv")`` under ``LC_ALL=C PYTHONUTF8=0`` was a UnicodeEncodeError)."""
     if not path:
         raise OutputError(f"an empty name names no {what}")
     if "\0" in path:
         raise OutputError(f"{path!r}: a file name holds no NUL character")
+    if why := unnamable(path):
+        raise OutputError(f"{shown_path(path)}: cannot write: {why}")
 
 
 def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
@@ -1369,8 +1405,11 @@ def widened_paths() -> list[str]:
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
     """Whether ``path``, with every symbolic link resolved, lies in ``folder`` (resolved too). A name holding
-    a NUL character names no file, and lies in no folder."""
+    a NUL character, or one this process cannot give the system (:func:`unnamable`), names no file, and lies
+    in no folder."""
     if "\0" in os.fspath(path) or "\0" in os.fspath(folder):
+        return False
+    if any(isinstance(p, str) and unnamable(p) for p in (os.fspath(path), os.fspath(folder))):
         return False
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)

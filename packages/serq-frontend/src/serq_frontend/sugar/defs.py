@@ -395,11 +395,13 @@ class Expander:
         self._deepest = max(self._deepest, depth)
 
     def use(self, u: A.UseItem, base: Path | None) -> None:
-        from serq.files import inside, path_resolved
+        from serq.files import inside, path_resolved, unnamable
 
         ctx = self.ctx
         if not u.path.endswith(".sq"):
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: a library is a `.sq` file")
+        if why := unnamable(u.path):  # (looked up as no file: 'no such library', the file there offered)
+            raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: {why}")
         libs = ctx.library_paths()
         roots = ([base] if base is not None else []) + libs
         candidates = [root / u.path for root in roots]
