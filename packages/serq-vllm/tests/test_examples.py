@@ -16,6 +16,7 @@ RUNS = {
     "multi-turn/vllm_single_turn.sq": (["--horizon", "60"], ["ttft", "response"]),
     "multi-turn/vllm_subagents.sq": (["--horizon", "120"], ["ttft", "response", "full_hit"]),
     "multi-turn/vllm_replicas.sq": (["--horizon", "120"], ["ttft", "response", "full_hit"]),
+    "multi-turn/vllm_shedding.sq": (["--arrivals", "100"], ["ttft", "response", "accepted", "shed"]),
     "replay/vllm_replay.sq": (["--arrivals", "12"], ["ttft", "response", "full_hit"]),
     "multi-turn/replica.sq": (["--horizon", "60"], ["ttft", "response", "hit"]),
     "multi-turn/routing.sq": (["--horizon", "200"], ["response", "hit"]),

@@ -27,6 +27,7 @@ import serq_frontend
 import serq_sim
 
 HERE = Path(__file__).resolve().parent / "peer_programs42"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "multi-turn" / "vllm_shedding.sq"
 pytestmark = pytest.mark.timeout(60)
 
 COLS = ("session", "turn", "sent", "admitted", "first_token", "last_token", "prompt", "output", "cached", "preemptions")
@@ -65,8 +66,14 @@ def test_the_arm_that_leaves_still_reads_the_pass_its_guard_picked():
             "whose guard reads `queued(reqs)`) and read in a hold's header") in str(info.value)
 
 
-def test_a_shedding_fleet_accounts_for_every_turn():
-    r = serq_sim.run(serq_frontend.compile(str(HERE / "shed_fleet.sq")))
+@pytest.fixture(scope="module")
+def example():
+    """examples/multi-turn/vllm_shedding.sq at seed 1, shedding at 4 waiting and not at all (qmax = inf)."""
+    return {q: serq_sim.run(serq_frontend.compile(str(EXAMPLE), sets={"qmax": q})) for q in (4, float("inf"))}
+
+
+def test_a_shedding_fleet_accounts_for_every_turn(example):
+    r = example[4]
     res = r.result
     shed, accepted = res.observes["shed"].count, res.observes["accepted"].count
     assert shed > 50 and accepted > 500  # both ways are taken
@@ -87,3 +94,20 @@ def test_a_shedding_fleet_accounts_for_every_turn():
     assert (later.prompt > prev[~first]).all()
     assert (later.cached <= ((prev[~first] - 1) // 16) * 16).all()
     assert later.cached.sum() > 0
+
+
+def test_the_examples_header_figures(example):
+    # "qmax = 4 sheds 135 of 1 142 turns, mean TTFT 0.37 s, p99 2.8 s, hit rate 0.32; qmax = inf serves 1 536
+    # turns, mean TTFT 10.4 s, p99 27.5 s, hit rate 0.12"
+    text = " ".join(line.lstrip("/ ") for line in EXAMPLE.read_text().splitlines()[:20])
+    assert ("qmax = 4 sheds 135 of 1 142 turns, mean TTFT 0.37 s, p99 2.8 s, hit rate 0.32; qmax = inf serves "
+            "1 536 turns, mean TTFT 10.4 s, p99 27.5 s, hit rate 0.12") in text
+    got = {}
+    for q, r in example.items():
+        req = r.result.requests
+        got[q] = (r.result.observes["shed"].count if "shed" in r.result.observes else 0, r.result.turns,
+                  round(req.ttft.mean, 2 if q == 4 else 1), round(req.ttft.p99, 1),
+                  round(req.prefix_cache_hit_rate, 2))
+    assert got == {4: (135, 1142, 0.37, 2.8, 0.32), float("inf"): (0, 1536, 10.4, 27.5, 0.12)}
+    # with nothing shed every turn is served: the conversations' whole length
+    assert example[float("inf")].result.requests.completed == 1536
