@@ -94,6 +94,21 @@ def test_a_shedding_fleet_accounts_for_every_turn(example):
     assert (later.prompt > prev[~first]).all()
     assert (later.cached <= ((prev[~first] - 1) // 16) * 16).all()
     assert later.cached.sum() > 0
+    # a turn joins its engine only while fewer than qmax wait there, and at most max_seqs run: at most 16 + 4
+    # requests are in flight at an engine at once (sent to last token; a departure before an arrival at one
+    # instant), which without shedding the queue passes
+    def peak(rows):
+        moves = sorted([(t, 1) for t in rows.sent] + [(t, -1) for t in rows.last_token])
+        level = top = 0
+        for _, d in moves:
+            level += d
+            top = max(top, level)
+        return top
+
+    peaks = [peak(df[df.engine == k]) for k in (0, 1)]
+    assert max(peaks) <= 20 and min(peaks) >= 15
+    unshed = example[float("inf")].records()
+    assert max(peak(unshed[unshed.engine == k]) for k in (0, 1)) > 20
 
 
 def test_the_examples_header_figures(example):
