@@ -63,13 +63,13 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         if records is not None:
             records.open(fresh, done, len(others))
             skip = {k for k in skip if records.complete(k, done[k])}
-        resumed = len(skip)
+        resumed = _rows_of(plan, skip)
         with make_engine(workers, dask, plan.pm, given) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
             again = core.cut_down(plan, done, skip) if complete else set()
             if again:  # resumed runs short of figures their point's runs have now: run again, once
-                resumed -= len(again)
+                resumed -= _rows_of(plan, again)
                 done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress,
                                               desc=desc, skip=skip - again,
                                               records=None if records is None else records.add)
@@ -103,6 +103,17 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         if records is not None:
             records.close()  # (the records' journal's lock, until the records are written)
     return columns, table, complete, resumed
+
+
+def _rows_of(plan: core.Plan, keys: set[str]) -> int:
+    """How many rows of the sweep's table the runs ``keys`` are: a run is one row a point, and points whose
+    IR is one (a program and its copy) share their runs (core.Plan.tasks), so a resume of such a sweep that
+    ran nothing said "2 run now, 2 resumed" of 4 rows (its keys counted, not its rows)."""
+    if not keys:
+        return 0
+    if len({p.ir_hash for p in plan.points}) == len(plan.points):  # (no two points share a run)
+        return len(keys)
+    return sum(1 for p in plan.points for s in plan.seeds if plan.key(p, s) in keys)
 
 
 def _lock_journal(journal: Any) -> bool:
