@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import NamedTuple
 
 from serq.errors import number_of
 
@@ -497,6 +498,22 @@ def livelocked(label: str, k: int, units: str, cap: str) -> str:
             f"capacity ({units} units for the first, capacity {cap})")
 
 
+class _Stuck(NamedTuple):
+    """A pool the stuck warning (:func:`stuck`) counts: its label, the sessions counted, its preemptions,
+    whether any preemption there found a position above 0, its stuck column (every session preempted again at
+    no greater position), and, when some preempt themselves beyond the cap, how many (``livelocked``), the
+    units the first needed and the pool's cap (``Pool.livelocked``)."""
+
+    label: str
+    counted: int
+    preemptions: int
+    positioned: bool
+    column: int
+    livelocked: int = 0
+    units: float = 0.0
+    cap: float = 0.0
+
+
 def stuck(pools) -> list[str]:
     """The stuck warning: sessions preempted again at no greater position (``pools.growth``: stuck) where that
     is a sign of no progress. ``pools``: ``(label, stuck, preemptions, positioned[, own])``, the pool's stuck
@@ -516,37 +533,36 @@ def stuck(pools) -> list[str]:
     them needed and the pool's cap. Those preempt themselves again and again at the same position for as
     long as the run goes on (language.txt §3: "the report now names the livelock"), and the warning says so,
     after its counts, in words of their own."""
-    found = []
+    found: list[_Stuck] = []
     for label, n, pre, pos, *rest in pools:
         own, more = (rest[0], rest[1:]) if rest else (0, [])  # (an entry without ``own``: none)
         counted = n if pos else own
         if counted:
-            found.append((label, counted, pre, pos, n, *more))
+            found.append(_Stuck(label, counted, pre, pos, n, *more))
     if not found:
         return []
-    total = sum(f[1] for f in found)
-    where = ", ".join(f"{f[0]} ({f[1]} stuck, {f[2]} preemption(s))" for f in found)
+    total = sum(f.counted for f in found)
+    where = ", ".join(f"{f.label} ({f.counted} stuck, {f.preemptions} preemption(s))" for f in found)
     text = (f"{total} {number_of(total, 'session')} stuck in the run, preempted again without progress (at no "
             f"greater position than at their previous preemption): {where}")
-    for label, _n, _pre, _pos, _col, *more in found:
-        if more and more[0]:
-            k, units, cap = more
-            text += (f"; {livelocked(label, k, f'{units:g}', f'{cap:g}')}, so re-executed it grows into the same "
-                     "preemption for as long as the run goes on (a livelock; a larger pool, a cut before the growth or "
-                     "a reserve of what the hold will need, which rejects it, ends it)")
-    if total > sum(f[5] for f in found if len(f) > 5 and f[5]):
+    for f in found:
+        if f.livelocked:
+            text += (f"; {livelocked(f.label, f.livelocked, f'{f.units:g}', f'{f.cap:g}')}, so re-executed it grows "
+                     "into the same preemption for as long as the run goes on (a livelock; a larger pool, a cut before "
+                     "the growth or a reserve of what the hold will need, which rejects it, ends it)")
+    if total > sum(f.livelocked for f in found if f.livelocked):
         text += ("; such a session can cycle between admission and preemption for as long as the pool is short, and "
                  "its latency grows with it")
-    flat = [f for f in found if not f[3]]
+    flat = [f for f in found if not f.positioned]
     if flat:
-        text += (f"; on {', '.join(f[0] for f in flat)} no growing run or load advances a hold's position, so every "
-                 "preemption there found position 0, and only a session preempted again by its own growth is "
+        text += (f"; on {', '.join(f.label for f in flat)} no growing run or load advances a hold's position, so "
+                 "every preemption there found position 0, and only a session preempted again by its own growth is "
                  "counted (re-executed, its hold grows into the same shortage)")
-        more = [f for f in flat if f[4] > f[1]]
+        more = [f for f in flat if f.column > f.counted]
         if more:
             text += ("; the stuck column counts too the sessions another's growth preempted twice, which start over "
                      "as a restart after a failure or a preemptive priority does (the column: "
-                     + ", ".join(f"{f[4]} on {f[0]}" for f in more) + ")")
+                     + ", ".join(f"{f.column} on {f.label}" for f in more) + ")")
     return [warning("stuck", text)]
 
 
