@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import click
 from serq.errors import UsageError, UserError, clipped, located, printable, shown_path
 from serq.files import MAX_LINE, open_input
 from serq.jsonin import MAX_DIGITS, value_at
@@ -1998,6 +1997,8 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             refuse_unknown_figures(path, names, unknown, given)
             said = not_figures(path, unknown, given)
             if said is not None:  # before the first run, while the table there is still whole
+                import click  # (here alone: a program of the Python API that says nothing imports no click)
+
                 click.echo(said, err=True)
             firsts: dict[str, int] = {}  # key -> the row (counted from 2) a run was first read at
             for n, r in enumerate(table, 2):

@@ -1,0 +1,20 @@
+"""serq_sweep.core imports click only where it prints (a resumed sweep's warning of columns that are no figure):
+a program that calls the Python API (serq_sweep.sweep's planning, the tables, the figures) and is told nothing
+does not load click's modules, some 15 to 40 ms of start-up on its first import (python -X importtime)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _loaded(code: str) -> str:
+    r = subprocess.run([sys.executable, "-c", code + "; import sys; print('click' in sys.modules)"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_the_core_imports_no_click():
+    assert _loaded("import serq_sweep.core, serq_sweep.figures") == "False"
+    assert _loaded("import serq_sweep.core, click") == "True"  # (the check sees click when it is there)
