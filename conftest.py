@@ -68,6 +68,29 @@ def pytest_unconfigure(config):
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# -- the test modules' rewritten bytecode, kept -------------------------------------------------------------
+#
+# pytest rewrites the asserts of every test module it imports (to say what each side was) and keeps the result
+# in the module's __pycache__, but only where Python may write bytecode: under PYTHONDONTWRITEBYTECODE (as
+# dev.py's set-up notes, an environment this suite runs in sets it) every collection rewrote all 1 300 modules
+# again, about 20 s of CPU of the 28 s a process spends collecting, in each pytest-xdist worker. While the
+# tests are collected, the rewritten modules (and the helpers beside them) are written as Python writes
+# them (as dev.py compiles the parts' own modules); a module unchanged since is read back. The tests run
+# with the interpreter's setting as it was, and the processes they start inherit PYTHONDONTWRITEBYTECODE as
+# it was. A tree pytest may not write to is read as before.
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    import sys
+
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
+
+
 # -- the cyclic collector of a test process ------------------------------------------------------------------
 #
 # As the serq command does for its own work (serq.cli: what start-up made frozen, the first threshold raised):
