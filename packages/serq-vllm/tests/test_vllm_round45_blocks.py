@@ -21,9 +21,13 @@ import json
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
+import serq_frontend
+import serq_sim
 import serq_vllm.scenarios
 import vllm_blocks
+from serq_ir import nodes as N
 from serq_vllm.scenarios import answer_path, list_scenarios, read_scenario, run_scenario
 
 pytestmark = pytest.mark.timeout(120)
@@ -177,3 +181,71 @@ def test_a_victim_served_earlier_in_its_step_caches_its_computed_prefix():
     both = _fields(run_scenario(plain))
     assert both["first"] == {"0": 1, "1": 6} and both["done"] == {"0": 4, "1": 7}
     assert both == _fields(vllm_blocks.run(plain)) == _fields(vllm_blocks.run(plain, eager_hash=False))
+
+
+# vLLM's own priority policy, with a long-prefill threshold: blocks of 4, 5 usable blocks, budget 3, threshold 2
+# (while two requests run or wait), prefix caching. R0 (prompt 13, 1 out, priority 2) at 1, R1 (prompt 6, 2
+# out, priority 0) at 2.
+#
+#   step  R0 (admitted first: running[0])            R1                                   free
+#   1     alone, no threshold: 3 tokens (1 block)    -                                    4
+#   2     2 (to 5: 2 blocks)                         admitted: 6 tokens need 2 blocks, 3  2
+#                                                    free; 1 token (1 block)
+#   3-5   2 a step (to 11: 3 blocks)                 1 a step (to 4)                      1
+#   6     2 more (to 13: its 4th block, the last;    1 more (to 5) needs a 2nd block,     3
+#         vLLM hashes its blocks 0-2, block 2's      none free: the victim is the lowest
+#         tokens 11 and 12 not computed), then       priority, R0, served before it: its
+#         preempted: its 2 tokens go back            blocks freed, R1 takes the unhashed
+#                                                    4th
+#   7     waits: 13 tokens need 4 blocks, 3 free     1 (to 6), tok1 (first 8)             3
+#   8     waits                                      tok2: done at 9                      5
+#   9     alone, no threshold: vLLM's hit is 12      -
+#         (3 blocks), 1 token, tok1: first and
+#         done at 10; serQ's is 8 (R0 had
+#         computed 11): 3 tokens, then 2 at step
+#         10: first and done at 11
+PRIORITY_VICTIM = {"budget": 3, "max_seqs": 4, "block_size": 4, "num_blocks": 6, "chunk": 2, "prefix_caching": True,
+                   "requests": [{"prompt": 13, "out": 1, "priority": 2, "arrive": 1},
+                                {"prompt": 6, "out": 2, "priority": 0, "arrive": 2}]}
+
+
+def _priority_answer(sc: dict, tmp_path) -> dict:
+    """peer_programs2/vllm_priority.sq with prefix caching and the long-prefill threshold, each request a
+    preset session at its arrival (as test_peer_programs2 runs it): first, done, preempted, cached."""
+    text = (Path(__file__).parent / "peer_programs2" / "vllm_priority.sq").read_text()
+    for old, new in (("let blocks = 8;", "let blocks = 8;\nlet C = 0;"),
+                     ("step { budget B; cost 1; memory kv; }",
+                      "step { budget B; cost 1; chunk long_prefill(reqs, C); memory kv; }"),
+                     ("t0, -1, inf);", "t0, inf, C);")):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "priority_caching.sq"
+    path.write_text(text)
+    sets = {"B": sc["budget"], "max_seqs": sc["max_seqs"], "bs": sc["block_size"], "blocks": sc["num_blocks"] - 1,
+            "C": sc["chunk"]}
+    prog = serq_frontend.compile(path=str(path), sets={k: float(v) for k, v in sets.items()})
+    slot = {a.name: i for i, a in enumerate(prog.attributes)}
+    reqs = sc["requests"]
+    order = sorted(range(len(reqs)), key=lambda i: (reqs[i].get("arrive", 0), i))
+    presets = [N.Preset(at=float(reqs[i].get("arrive", 0)),
+                        turns=[[N.SlotValue(slot=slot[a], value=float(v)) for a, v in
+                                (("idx", i), ("prompt", reqs[i]["prompt"]), ("o", reqs[i]["out"]),
+                                 ("prio", reqs[i]["priority"]))]])
+               for i in order]
+    prog = msgspec.structs.replace(prog, workload=msgspec.structs.replace(prog.workload, presets=presets))
+    rec = serq_sim.run(prog).records("request", kind="numpy")
+    out: dict = {"first": {}, "done": {}, "preempted": {}, "cached": {}}
+    for s, f, la, p, c in zip(rec["session"], rec["first_token"], rec["last_token"], rec["preemptions"],
+                              rec["cached"]):
+        i = str(order[int(s)])
+        out["first"][i], out["done"][i], out["preempted"][i], out["cached"][i] = int(f), int(la), int(p), int(c)
+    return out
+
+
+def test_under_vllms_priority_policy_too(tmp_path):
+    serq = _priority_answer(PRIORITY_VICTIM, tmp_path)
+    assert serq == {"first": {"0": 11, "1": 8}, "done": {"0": 11, "1": 9}, "preempted": {"0": 1, "1": 0},
+                    "cached": {"0": 0, "1": 0}}
+    assert serq == _fields(vllm_blocks.run(PRIORITY_VICTIM, eager_hash=False), tuple(serq))
+    eager = vllm_blocks.run(PRIORITY_VICTIM)
+    assert eager["first"] == {"0": 10, "1": 8} and eager["done"] == {"0": 10, "1": 9}
