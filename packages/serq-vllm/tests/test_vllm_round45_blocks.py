@@ -12,7 +12,8 @@ tokens are computed: a request the running loop served earlier in a step and the
 victim found anywhere in the running list: vLLM's priority policy, the bridge's serving orders) leaves those
 blocks cached, and its re-admission finds KV that was never computed. serQ caches a victim's computed prefix
 (docs/vllm.md, "What is not modelled"). The random scenarios are compared with that rule set aside
-(``eager_hash=False``); the last test traces a scenario where it shows.
+(``eager_hash=False``); the last two tests trace a scenario where it shows, under a serving order and
+under vLLM's priority policy.
 """
 
 from __future__ import annotations
