@@ -6,8 +6,10 @@ some runs of a point had one, the search said its mean was over fewer runs; when
 nothing, so ``--find 'stages.svc.iterations < 1' --over lambda 0.1:0.9`` of a fifo stage answered
 ``fails_everywhere`` with the note that the range may cross where the conditions are not monotone, as if the
 figure had been measured at both ends and found wanting. A figure of no value in any run of the search is now
-said by name; one that some run gave a value is judged as before, without a word (a capacity search whose
-low end measures nothing fails there, as it should).
+said by name; one that some run gave a value is judged as before (a capacity search whose low end measures
+nothing fails there, as it should), and each value evaluated at which none of its runs gave one is said
+(test_peer_programs_round42_find_bare_point.py): a figure sampled only when something goes wrong fails where
+nothing does.
 """
 
 from __future__ import annotations
@@ -71,14 +73,18 @@ def test_the_api_says_it_of_each_such_figure(tmp_path, capsys):
         + WORDS)
 
 
-def test_no_word_when_the_figure_has_a_value_at_one_end(tmp_path, capsys):
+def test_a_figure_with_a_value_at_one_end_is_judged_as_before_and_the_other_end_said(tmp_path, capsys):
     # one server observes every response (each 1 s of service and its wait, far below 100); two observe none:
-    # the condition holds at c=1 and fails at c=2 for want of a value, the largest that holds is 1, as before
+    # the condition holds at c=1 and fails at c=2 for want of a value, the largest that holds is 1, as before;
+    # c=2 is said, not the figure as one of no value anywhere
     (tmp_path / "p.sq").write_text(PROGRAM)
     cols, rows = find(str(tmp_path / "p.sq"), "response.mean <= 100", ("c", "1:2:1"), workers=0)
     assert (rows[0]["c"], rows[0]["outcome"]) == (1, "found")
     assert 1 <= rows[0]["observes.response.mean:mean"] <= 100
-    assert "warning" not in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "warning: conditions: a condition's figure had no value in any run at some values evaluated (no sample of "
+        "it: an observe that took none, a request metric of a run that completed no request after the warm-up), "
+        "so its conditions failed there for want of one, not on one: observes.response.mean at c=2 (1 run)\n")
 
 
 def test_no_word_when_every_run_has_a_value(tmp_path, capsys):

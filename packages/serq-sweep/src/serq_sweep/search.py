@@ -456,6 +456,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
     thin: list[str] = []  # the means of a condition's figure over fewer runs than were judged (some had no value)
     valued: set[str] = set()  # the conditions' figures some run of the search gave a value
+    # the values evaluated at which no run gave a condition's figure a value (by figure): failed for want of one
+    bare: list[tuple[str, str]] = []
     evaluated: list[dict[str, Any]] = []  # every run of every point evaluated, as a table's rows (serq_sweep.alike)
     with make_engine(workers, dask, pm, given) as eng:
         while True:
@@ -520,6 +522,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     means[f] = mean(vals)
                     if 0 < len(vals) < len(results):
                         thin.append(f"{f} at {p.label} over {len(vals)} of {len(results)} runs")
+                    elif not vals and results:
+                        bare.append((f, f"{f} at {p.label} ({len(results)} {'run' if len(results) == 1 else 'runs'})"))
                     if vals:
                         valued.add(f)
                 s.means[x] = means
@@ -538,6 +542,13 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                    "of it: an observe that took none, a request metric of a run that completed no request "
                                    f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
                                    f"{more}"), err=True)
+    bare_valued = [said for f, said in bare if f in valued]  # (a figure no run gave is said below)
+    if bare_valued:  # (a mean of no value meets no condition: the value failed for want of one, not on one)
+        more = f", and {len(bare_valued) - 3} more" if len(bare_valued) > 3 else ""
+        click.echo(printable_lines(f"warning: {given('find')}: a condition's figure had no value in any run at some "
+                                   "values evaluated (no sample of it: an observe that took none, a request metric "
+                                   "of a run that completed no request after the warm-up), so its conditions failed "
+                                   f"there for want of one, not on one: {'; '.join(bare_valued[:3])}{more}"), err=True)
     empty = [f for f in dict.fromkeys(figures or []) if f not in valued]
     if empty and judged:  # (its conditions failed for want of a value, not on one: fails_everywhere of a figure a
         # fifo stage never gives, a step stage's iterations, said only that the ends failed)
