@@ -699,6 +699,50 @@ def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
 MAX_SCHEDULER_FILE = 16 * 2**20
 
 
+def _answers(address: str, where: str, seconds: float) -> None:
+    """Refuse, within ``seconds``, an address at which no Dask scheduler answers: one that takes the connection
+    and says nothing, as an HTTP server does (the dashboard's port, 8787, given for the scheduler's, 8786),
+    made ``distributed.Client`` wait for ever, its timeout being the connection's alone and not its handshake's
+    (the sweep sat silent). Dask's own ``connect``, handshake and all, is given ``seconds`` in a thread of its
+    own (a caller's running event loop is not this one's); an address it cannot reach at all is the same
+    error as the client's (``cannot reach the scheduler: …``), and any other failure is left to the client,
+    which words it as before (``tls://`` without TLS settings)."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+
+    got: list[BaseException | None] = []
+    # (connect's own deadline, seconds, ends its tries at an address that refuses them, its OSError the
+    # client's words; the handshake of one that took the connection is given a little longer in all)
+    bound = seconds + min(seconds, 2.0)
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), bound)
+        await comm.close()
+
+    def probe() -> None:
+        try:
+            asyncio.run(handshake())
+        except BaseException as e:  # noqa: BLE001 - told apart below
+            got.append(e)
+        else:
+            got.append(None)
+
+    thread = threading.Thread(target=probe, name="serq-dask-probe", daemon=True)
+    thread.start()
+    thread.join(bound + 5.0)  # (wait_for ends it by then: the thread is a daemon in any case)
+    e = got[0] if got else TimeoutError()
+    if isinstance(e, TimeoutError):  # (asyncio's is the builtin's)
+        why = (f"nothing answered as a Dask scheduler at {clipped(address)} in {bound:g} s (a scheduler listens "
+               "on port 8786 by default; 8787 is its dashboard's)")
+    elif isinstance(e, OSError):
+        why = str(e)
+    else:
+        return
+    raise UserError(f"--dask {clipped(where)}: cannot reach the scheduler: {clipped(why, 240)}") from None
+
+
 def scheduler_address(path: str) -> str:
     """The address of the scheduler that the scheduler file ``path`` names (a name ending ``.json``, what
     ``dask scheduler --scheduler-file PATH`` writes: a JSON object whose ``address`` is ``tcp://HOST:PORT``),
@@ -846,8 +890,9 @@ class Dask:
         else:
             where = str(self.where)
             address = scheduler_address(where) if where.endswith(".json") else where
+            _answers(address, where, self.CONNECT_WAIT)
             try:
-                self._client = distributed.Client(address, timeout="10s")
+                self._client = distributed.Client(address, timeout=f"{self.CONNECT_WAIT:g}s")
             except Exception as e:  # noqa: BLE001 - what Dask makes of the user's address is the user's
                 # (an address of 100 000 characters was quoted whole, and again in Dask's words; tls:// without
                 # Dask's TLS settings, and ucx:// without its library, were TypeError tracebacks)
@@ -859,6 +904,8 @@ class Dask:
         self._scattered: dict[bytes, Any] = {}
         return self
 
+    #: how long a scheduler's address is given to answer, its handshake included (_answers)
+    CONNECT_WAIT = 10.0
     #: how long a scheduler is given to have a worker (Dask's scatter waited as long, then failed)
     WORKER_WAIT = 10.0
 
