@@ -322,3 +322,57 @@ run { horizon 12; }
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in POOLS], ids=[c[0] for c in POOLS])
 def test_pools_by_hand(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+STUCK = """
+pool p { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    run d (0.1);
+    set turn = 0;
+    loop {
+      set tries = 0;
+      hold p (2) {
+        set tries = tries + 1;
+        run d (1);
+        grow p (tries == 1 ? 4 : 1);
+        observe g = now;
+        run d (1);
+      } LEASE;
+      set turn = turn + 1;
+      branch (turn == 2) { end; }
+    }
+  } else {
+    hold p (3) { run d (10); }
+  }
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("lease, g, figures", [
+    # s1 holds 3 on [0,10]. s0's hold of 2 (admitted at 0.1, after s1) grows 4 at 1.1: 9 > 6, lifo takes
+    # the last admitted, s0 itself (position 0). Admitted again at once, it grows 1 at 2.1 (6) and ends at
+    # 3.1. Its second hold does the same: preempted at 4.1, again at position 0, grown at 5.1. Each execution
+    # of the hold was preempted once, so no session is stuck ("preempted a second time without having
+    # advanced past the position of their previous preemption": the first hold completed). Used 3 on
+    # [0,0.1], 5, 5, 6, 5, 5, 6 on the unit steps to 6.1, 3 to 10: 44/20.
+    ("", [(0, 2.1, 2.1), (0, 5.1, 5.1)], {"used": 2.2, "preemptions": 2, "stuck": 0}),
+    # The same with a lease of 0 s, which ends at the scope's instant: the same run, and no session stuck
+    # (it counted s0 stuck: a hold that ended into a lease kept its preemption's position for the next).
+    ("lease p (0)", [(0, 2.1, 2.1), (0, 5.1, 5.1)], {"used": 2.2, "preemptions": 2, "stuck": 0}),
+    # A lease kept to the end: s0's 3 units stay leased from 3.1, so its second hold (2) waits for s1 to
+    # leave at 10 (3 + 3 + 2 > 6); at 11 its growth by 4 takes itself (the lease is no candidate), and it
+    # grows 1 at 12. Still one preemption of each execution: no session stuck. Used 3, 5 on [0.1,2.1], 6 on
+    # [2.1,10], 5 on [10,12], 6 on [12,13]: 73.7/20; the queue 6.9/20.
+    ("lease p (inf)", [(0, 2.1, 2.1), (0, 12.0, 12.0)],
+     {"used": 3.685, "preemptions": 2, "stuck": 0, "queue": 0.345}),
+])
+def test_a_hold_that_ends_into_a_lease_starts_stuck_again(monkeypatch, lease, g, figures):
+    """§3, Statistics: `stuck` counts "sessions preempted a second time without having advanced past the
+    position of their previous preemption"; a session whose hold completed has advanced past it, whether the
+    scope's end released its allocation or leased it."""
+    _r, js = check_by_hand(monkeypatch, STUCK.replace("LEASE", lease), {"g": g}, {("p", None): figures})
+    assert not any("stuck" in note for note in js["notes"]), js["notes"]

@@ -113,6 +113,10 @@ def end_hold(sim, s) -> None:
                 if t == t and t != INF:
                     sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
                     lease.timer = True
+                # the hold completed, into a lease: a later preemption on the pool is of another execution,
+                # not one more without progress (stuck), as when the scope's end releases the slot
+                if s.preempt_pos:
+                    s.preempt_pos.pop(slot.pool, None)
                 continue
             release_slot(sim, s, slot, cv, grown)
             if s.preempt_pos:
