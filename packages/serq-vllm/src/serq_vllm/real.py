@@ -1041,23 +1041,38 @@ def read_scenario_file(path: str) -> Any:
         raise _Unreadable(f"{path}: error: not a scenario: {what}") from None
 
 
-def main(argv: list[str] | None = None) -> int:
-    import click  # (its echo to stderr drops what is said where there is none: print wrote it to stdout then)
+def _say(text: str) -> None:
+    """``text`` and a line end on standard error, or nowhere when there is none (``sys.stderr`` None, or a
+    descriptor that refuses the write), as ``click.echo(text, err=True)`` says it: ``print(…, file=sys.stderr)``
+    writes to standard output when ``sys.stderr`` is None, the channel of the bridge's answer. Not click's
+    echo: the bridge runs on its own in an interpreter that has vLLM and no more of serQ's dependencies, and
+    one without click (``--python`` an interpreter that lacks vLLM too) said ``No module named 'click'``
+    where it should say that vLLM is not installed."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except (OSError, ValueError):  # a closed or broken stderr: what is said there is dropped
+        pass
 
+
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        click.echo("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", err=True)
+        _say("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)")
         return 2
     try:
         scenario = read_scenario_file(argv[0])
     except _Unreadable as e:
         text = str(e)
-        click.echo(text if ": error: " in text else f"error: {text}", err=True)
+        _say(text if ": error: " in text else f"error: {text}")
         return 1
     try:
         result = run_real(scenario)
     except (VllmNotInstalled, ScenarioError, ScenarioStuck) as e:
-        click.echo(f"error: {e}", err=True)
+        _say(f"error: {e}")
         return 1
     print(json.dumps(result, indent=None))
     return 0

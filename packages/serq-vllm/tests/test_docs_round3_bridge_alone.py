@@ -1,0 +1,37 @@
+"""The bridge to a real vLLM runs on its own in an interpreter that has vLLM and none of serQ's dependencies, as
+its module's docstring and docs/vllm-oracle.md say (``serq vllm real --python PATH``, ``python -m
+serq_vllm.real``). Its usage line and errors were said through click, so an interpreter without click (one that
+lacks vLLM too: ``serq vllm real --python /usr/bin/python3``) answered ``ModuleNotFoundError: No module named
+'click'`` where it should say that vLLM is not installed there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import serq_vllm.real as real
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_the_bridge_alone_says_vllm_is_not_installed():
+    # -I -S: no site-packages, so neither vLLM nor click (nor any other package) can be imported
+    scenario = Path(real.__file__).parent / "oracle" / "vllm" / "preempt.json"  # a shipped scenario
+    p = subprocess.run([sys.executable, "-I", "-S", real.__file__, str(scenario)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1 and p.stdout == "", p
+    assert p.stderr.startswith("error: vLLM is not installed in this interpreter ("), p.stderr
+    assert "docs/vllm-oracle.md" in p.stderr and "click" not in p.stderr
+    p = subprocess.run([sys.executable, "-I", "-S", real.__file__], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "") and p.stderr.startswith("usage: python -m serq_vllm.real"), p
+
+
+def test_main_needs_no_click(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "click", None)  # `import click` raises ImportError
+    assert real.main([]) == 2
+    assert real.main([str(tmp_path / "nope.json")]) == 1
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.splitlines()[0].startswith("usage: ")
+    assert said.err.splitlines()[1] == f"error: {tmp_path / 'nope.json'}: cannot read: No such file or directory"
