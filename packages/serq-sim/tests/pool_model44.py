@@ -33,13 +33,18 @@ language.txt §3's and pool-reference.txt's words, not from the simulator's code
   no growing run nor `load` has reached being the prefix it consumed (docs/language.md); a session has one
   prefix of its own, its latest; pool-reference.txt, `reserve held`: "Cached prefixes are evicted when
   units are allocated, not when reserved".
+* §3, Pools: "A hold's lease m (t) keeps its allocation on m past the scope's end, neither evictable nor a
+  preemption victim, until the session's release m, t seconds, or the session's end, and cache applies
+  then"; pool-reference.txt: "Leases are not candidates … Reservations end with the hold's scope …; leases
+  retain none"; a lease's time is an event scheduled at the scope's end (docs/language.md).
 * §3, Statistics: "stuck: sessions preempted a second time without having advanced past the position of
-  their previous preemption" (within one execution of the hold: the count starts again when it completes).
+  their previous preemption" (within one execution of the hold: the count starts again when it completes,
+  into a release or a lease).
 
 A session: `set prio = P; set dl = D; run d (A); set k = 0; loop { hold p (U) reserve (R) { observe a =
 now; observe c = cached; run d (B); grow p (G); observe g = now; run d (C); } cache (L); set k = k + 1;
 branch (k == 2) { observe e = now; end; } run d (A2); }`, its numbers per serial, with U + G and R at most
-the cap (no rejection, no grower beyond the cap).
+the cap (no rejection, no grower beyond the cap); in some programs the hold is `} cache (L) lease p (T);`.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ QUEUES = {
     "queue by (-waited);": lambda p, dl, w, s: (-w,),
 }
 
-FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2")
+FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2", "T")
 
 
 def draw(rng: random.Random) -> dict:
@@ -82,8 +87,9 @@ def draw(rng: random.Random) -> dict:
         g = rng.randint(0, cap - u)
         sessions.append(dict(prio=rng.randint(0, 2), dl=round(rng.uniform(0, 5), 2), A=dur(), U=u,
                              R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur(),
-                             L=rng.randint(0, u + g + 1), A2=dur()))
-    return dict(cap=cap, held=rng.random() < 0.5, preempt=rng.choice(list(PREEMPTS)),
+                             L=rng.randint(0, u + g + 1), A2=dur(),
+                             T=rng.choice([0, dur(), dur(), 100])))
+    return dict(cap=cap, held=rng.random() < 0.5, lease=rng.random() < 0.6, preempt=rng.choice(list(PREEMPTS)),
                 queue=rng.choice(list(QUEUES)), sessions=sessions)
 
 
@@ -116,7 +122,7 @@ session {{
       grow p ({col['G']});
       observe g = now;
       run d ({col['C']});
-    }} cache ({col['L']});
+    }} cache ({col['L']}){" lease p (" + col['T'] + ")" if c.get("lease") else ""};
     set k = k + 1;
     branch (k == 2) {{ observe e = now; end; }}
     run d ({col['A2']});
@@ -141,6 +147,8 @@ def model(c: dict, horizon: float):
     obs = {"a": [], "c": [], "g": [], "e": []}
     fig = {"admissions": 0, "preemptions": 0, "rejections": 0, "evicted_entries": 0, "evicted_units": 0.0}
     st = [dict(pc="start", alloc=0, r=0, adm=-1, job=None, consumed=0, prevpos=None, k=0) for _ in range(n)]
+    leases = []  # [session, units, timer job]
+    lease_on = bool(c.get("lease"))
     front, queue, holders, growers, ready = [], [], [], [], []
     entries = []  # [units, release time, release order, owner or None]
     stuck = set()
@@ -148,6 +156,7 @@ def model(c: dict, horizon: float):
 
     def cached():
         return sum(e[0] for e in entries)
+
 
     def tick():
         area[0] += area[2] * (now - area[1])
@@ -187,6 +196,11 @@ def model(c: dict, horizon: float):
         set_used(area[2] - st[s]["alloc"])
         st[s]["alloc"] = st[s]["r"] = 0
         cache_entry(s, keep)
+
+    def end_lease(le):
+        leases.remove(le)
+        set_used(area[2] - le[1])
+        cache_entry(le[0], min(ss[le[0]]["L"], le[1]))
 
     def preempt(v):
         fig["preemptions"] += 1
@@ -248,12 +262,22 @@ def model(c: dict, horizon: float):
             obs["g"].append((s, now))
             start(s, x["C"], "C")
         elif pc == "C":
-            release(s, min(x["L"], st[s]["alloc"]))
+            if lease_on:
+                holders.remove(s)
+                le = [s, st[s]["alloc"], next(seq)]
+                leases.append(le)
+                heapq.heappush(events, (now + x["T"], le[2], -1 - len(lease_jobs)))  # a timer: session < 0
+                lease_jobs.append(le)
+                st[s]["alloc"] = st[s]["r"] = 0
+            else:
+                release(s, min(x["L"], st[s]["alloc"]))
             st[s]["prevpos"] = None
             st[s]["k"] += 1
             if st[s]["k"] == 2:
                 obs["e"].append((s, now))
                 st[s]["pc"] = "ended"
+                for le in [le for le in leases if le[0] == s]:
+                    end_lease(le)
             else:
                 start(s, x["A2"], "A2")
 
@@ -298,12 +322,20 @@ def model(c: dict, horizon: float):
             if not ready:
                 return
 
+    lease_jobs = []
     ready.extend(range(n))
     settle()
     while events:
         t, job, s = heapq.heappop(events)
         if t > horizon:
             break
+        if s < 0:
+            le = lease_jobs[-1 - s]
+            if le in leases:
+                now = t
+                end_lease(le)
+                settle()
+            continue
         if st[s]["job"] != job:
             continue
         now = t
