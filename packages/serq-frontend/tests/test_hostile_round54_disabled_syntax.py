@@ -76,13 +76,14 @@ def test_the_syntax_error_names_the_plugin_switched_off(tmp_path, installed, mon
         with pytest.raises(serq_frontend.CompileError) as e:
             load(serq.get_plugin_manager())
         assert str(e.value).splitlines() == [
-            f"{prog}:3:17: error: unexpected `{{` (expected `(`, `.`, `[`)",
+            f"{prog}:3:11: error: `twice` does not begin a statement: a statement begins with one of the language's "
+            "words (`run`, `hold`, `set`, …), or calls a definition, `twice(…);`",
             "  session { twice { run s (1); } }",
-            "                  ^",
-            f"{prog}:3:17: note: the installed plugin 'twice54' (serq-twice54 0.2.0) is disabled by "
+            "            ^",
+            f"{prog}:3:11: note: the installed plugin 'twice54' (serq-twice54 0.2.0) is disabled by "
             "SERQ_DISABLED_PLUGINS (take 'twice54' out of SERQ_DISABLED_PLUGINS to enable it), and its sugar "
             "layers may give this syntax"]
-        assert e.value.pos.line == 3 and e.value.pos.col == 17
+        assert e.value.pos.line == 3 and e.value.pos.col == 11
 
 
 def test_no_note_when_no_plugin_is_switched_off(tmp_path, installed, monkeypatch):

@@ -265,7 +265,7 @@ def test_a_third_party_sugar_plugin_adds_a_statement():
     twin = "stage s : fifo;\nsession { run s (1); observe t = now; run s (1); observe t = now; end; }"
     assert ir_bytes(serq_frontend.compile(source=src, pm=pm)) == ir_bytes(compile_src(twin))
     # without the plugin, `twice` is not the language
-    with pytest.raises(serq_frontend.CompileError, match="unexpected"):
+    with pytest.raises(serq_frontend.CompileError, match="`twice` does not begin a statement"):
         compile_src(src)
 
 

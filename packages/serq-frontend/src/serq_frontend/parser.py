@@ -506,7 +506,9 @@ def _run_on(text: str, token: Token, grammar: Parser) -> str:
         end += 1
     word, rest = text[token.start_pos:end], text[token.end_pos:end]
     if not rest[0].isdigit():
-        return f"unexpected {_quoted(word)}" + did_you_mean(word, grammar.keywords())
+        # the closest word, or else the keyword the word begins with (`capacity`: `cap`)
+        return f"unexpected {_quoted(word)}" + (did_you_mean(word, grammar.keywords())
+                                                or f" (did you mean `{token}`?)")
     return (f"unexpected {_quoted(word)}: the word `{token}` runs on into {_quoted(rest)}, and a word is read "
             f"whole (a space between them: {_quoted(f'{token} {rest}')})")
 
@@ -1809,6 +1811,18 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         # `2 ** 3`, a power of other languages
         if str(tok) == "*" and tok.start_pos > 0 and text[tok.start_pos - 1] == "*":
             return reporter.error(Pos(file, tok.line, tok.column - 1), "unexpected `**`: a power is `pow(x, y)`")
+        # `branch with (50%)`, `cap 90%;`: a percentage, `%` read as the remainder with its right side missing
+        if str(tok) in (")", ";", ",", "]") and tok.start_pos > 0:
+            before = _tokens_before(text, tok.start_pos)
+            if len(before) >= 2 and before[-1][1] == "%" and before[-2][0] == "number":
+                n = before[-2][1]
+                try:
+                    frac = f"`{float(n) / 100:g}`"
+                except ValueError:  # pragma: no cover - the scanner's numbers are Python's
+                    frac = "a fraction"
+                return reporter.error(Pos(file, before[-2][2], before[-2][3]), f"`{n}%` is no number: a "
+                                      f"percentage is written as its fraction, {frac} (`%` is the remainder, "
+                                      "`a % b`)")
         # `2 |||| 3`, `&&&&`: a run of the operator's character read as `||` twice, said as `&&&` is (its third
         # `&` an unexpected character): the operator is written once
         if str(tok) in ("||", "&&") and tok.start_pos > 0 and text[tok.start_pos - 1] == str(tok)[0]:
@@ -1906,6 +1920,13 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         if before and before[-1][1] == "else":  # `else branch (…) { … }`, `else if (…)`, `else run …;`
             return reporter.error(pos, f"unexpected {_token_text(tok)}: `else` takes a block, `else {{ … }}` "
                                   "(a test in it: `else { branch (…) { … } }`)")
+    if str(tok) == ":" and tok.start_pos is not None and grammar is not None and "a number" in names:
+        # `cap: 100;`, `budget: B;`, `horizon: 100;`: a field written as a mapping's key, as `cap = 100;` is
+        before = _tokens_before(text, tok.start_pos)
+        last = before[-1][1] if before else ""
+        if (len(before) >= 2 and (last in grammar.keywords() or last in grammar.term_words("RUN_FIELD"))
+                and before[-2][1] in ("{", ";")):
+            return reporter.error(pos, f"unexpected `:`: `{last}` takes its value without one, `{last} …;`")
     if str(tok) in ("=", ";") and tok.start_pos is not None:
         before = _tokens_before(text, tok.start_pos)
         last = before[-1][1] if before else ""
@@ -1967,6 +1988,17 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             if close:
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
                                       f"{close}: a name there calls a definition, `{word[2]}(…);`")
+        if (tok.type not in ("SEMICOLON", "RBRACE", "$END") and names
+                and set(names) <= {"`(`", "`.`", "`[`"}):
+            # a word alone where a statement begins, then neither the `(` of a definition's call nor the `.` or
+            # `[` of an entry's: a statement's word misspelt before the rest of the statement (`brnch with (p)
+            # { … }`, `} els { … }`, `retrun x;`), where the list offered `(`, `.`, `[`
+            word = _item_word(text, tok, "{;}")
+            if word is not None and word[2] not in grammar.keywords():
+                close = did_you_mean(word[2], sorted(_BEGIN_WORDS | {"else"}))
+                return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
+                                      f"{close}: a statement begins with one of the language's words (`run`, "
+                                      f"`hold`, `set`, …), or calls a definition, `{word[2]}(…);`")
         if tok.type in ("SEMICOLON", "RBRACE") and "`(`" in names:
             # a word alone where a statement begins (`rn;`, or a stray `foo` on a line before a `}`): the
             # parser wanted the `(` of a definition's call after it, and the token it met may be on the
@@ -1980,15 +2012,20 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     after = _after_expression(tok, names, text)
     if after is not None:
         return reporter.error(pos, after)
-    if len(names) > 8:
+    listed = len(names) <= 12 and all(n == "`}`" or n.isalpha() for n in names)
+    if len(names) > 8 and not listed:
+        # (a long list of tokens says little; the words of a block's fields or options, a pool's nine, do, when
+        # no word close to the one written is offered instead, below)
         hint = ""
     else:
         hint = " (expected " + ", ".join(names) + ")"
     close = ""
-    if grammar is not None and tok.type not in ("$END",) and str(tok).isalpha():
+    if grammar is not None and tok.type not in ("$END",) and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(tok)):
         # a misspelt word where the grammar wants one of its words: the closest of them
         wanted = sorted({w for t in expected for w in grammar.term_words(t)})
         close = did_you_mean(str(tok), wanted)
+        if close and len(names) > 8:
+            hint = ""
         hint += close
     point = _plugin_point(tok, expected, names)
     if point is not None and not close:

@@ -24,7 +24,7 @@ from ..names import (
     not_in_language,
     word_kind,
 )
-from ..parser import before_block, grammar_text
+from ..parser import _BEGIN_WORDS, before_block, grammar_text
 from . import SugarLayer
 from .aggregates import own_index
 
@@ -645,6 +645,15 @@ class Expander:
                         raise self.ctx.error(s.pos, declared_not_defined(s.name, self.taken[s.name]))
                     hint = self.ctx.library_hint(s.name)
                     close = "" if hint else did_you_mean(s.name, [n for n, x in self.defs.items() if x.body is not None])
+                    if not close and not hint:
+                        # a statement's word misspelt (`tools (z);`), or a hold's clause after its block
+                        # (`} cached (n);`): the word meant, said as the parser says a word that begins no statement
+                        words = _BEGIN_WORDS | ({"cache", "lease"} if i and type(stmts[i - 1]) is A.SHold else set())
+                        meant = did_you_mean(s.name, sorted(words))
+                        if meant:
+                            raise self.ctx.error(s.pos, f"`{s.name}` does not begin a statement{meant}: a name there "
+                                                 f"calls a definition, `{s.name}(…);`, and no definition `{s.name}` "
+                                                 "is")
                     raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`{close}{hint}")
                 if d.body is None:
                     raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
