@@ -1,7 +1,9 @@
 """The commands and Python snippets the docs show run as written (docs drift fails here).
 
-Scope: README.md, docs/*.md and packages/*/README.md; docs/tutorial.md is run by
-packages/serq-vllm/tests/test_tutorial.py and is left out here.
+Scope: README.md, docs/*.md, packages/*/README.md and examples/*/README.md; docs/tutorial.md is run by
+packages/serq-vllm/tests/test_tutorial.py and is left out here, and each example plugin's README
+(examples/plugins/*/README.md, whose commands only that plugin adds) by test_example_plugins.py. The
+examples each command's ``--help`` gives are checked by the same means in test_docs_round3_help.py.
 
 What is checked, by fence:
 
@@ -70,7 +72,8 @@ EXPECT = {
 
 
 def doc_files() -> list[Path]:
-    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "packages").glob("*/README.md"))]
+    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "packages").glob("*/README.md")),
+             *sorted((REPO / "examples").glob("*/README.md"))]
     return [f for f in files if f.name != "tutorial.md"]
 
 

@@ -44,7 +44,17 @@ class CheckFailed(Exception):
                                             "(2 for an error: a file that cannot be read or does not parse).")
 @click.pass_obj
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
-    """Reformat serQ source in one canonical style (comments kept)."""
+    """Reformat serQ source in one canonical style (comments kept).
+
+    Every file is read and formatted before any is written, each then replaced atomically. Exit status:
+    0; 1 for an error (a file that cannot be read or does not parse: nothing is written); 2 for a usage
+    error. With --check: 0 when every file is in form, 1 when some is not, 2 for an error.
+
+    \b
+    Examples:
+      serq fmt prog.sq
+      serq fmt --check examples/single-turn/mg1.sq examples/multi-turn/vllm.sq
+    """
     if not check:
         changed = _quietly(_formatted, pm, files)
     else:
@@ -425,7 +435,15 @@ def _text_keys(d: dict) -> dict:
 @click.option("--desugar", is_flag=True, help="After every sugar layer: the kernel AST the linker reads.")
 @click.pass_obj
 def ast_command(pm: Any, file: str, desugar: bool) -> None:
-    """Print a program's AST as JSON (for debugging the frontend)."""
+    """Print a program's AST as JSON (for debugging the frontend).
+
+    Exit status: 0; 1 for an error in the program; 2 for a usage error.
+
+    \b
+    Examples:
+      serq ast examples/single-turn/mg1.sq
+      serq ast --desugar examples/multi-turn/vllm.sq
+    """
     from . import parse
 
     _not_ir(file, "ast")

@@ -110,6 +110,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     stopped at --max-events, --max-wall or --max-samples, or ran out of memory (the report is partial,
     marked so); 4 under --strict when the report has a warning; 130 on Ctrl-C and 143 on SIGTERM (the
     partial report is written all the same).
+
+    \b
+    Examples:
+      serq run examples/single-turn/mg1.sq --seed 2
+      serq run examples/single-turn/mg1.sq --set lambda=0.9 --def service="~erlang(4, 1)" -o r.json
+      serq run examples/multi-turn/vllm.sq --records req.csv --slo ttft=1,tpot=0.05 --dump out/
     """
     from .api import run
     from .report import PARTIAL_EXIT, record_program
@@ -387,6 +393,14 @@ def fit_command(steps, name, as_json) -> None:
     constraint holds at 0 is named, with its unconstrained value), the mean absolute percentage
     error by batch kind (decode-only, prefill-only, mixed, idle), and the profile as a definition a step
     stage's cost can name (lib/step_costs.sq).
+
+    Exit status: 0; 1 for an error in STEPS (a line that is no step, a coefficient no step can fit) or a
+    STEPS that cannot be read; 2 for a usage error (a flag, a --name that is no name).
+
+    \b
+    Examples:
+      serq fit steps.jsonl --name h100_llama8b
+      serq fit steps.jsonl --json
     """
     import re
 

@@ -158,6 +158,12 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
     Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);
     2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
+
+    \b
+    Examples:
+      serq sweep examples/multi-turn/vllm.sq --set Lambda=0.1:1:0.1 --set blocks=2000,8010 -o r.parquet
+      serq sweep examples/single-turn/mg1.sq --def service="~exp(1)" --def service="~det(1)" --seeds 1..3
+      serq sweep examples/multi-turn/vllm_single_turn.sq --find 'requests.ttft.p99 <= 1' --over Lambda 2:12
     """
     from . import core
     from . import pairing as C
@@ -330,6 +336,11 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 
     Exit status: 0; 1 for an error in a program or its inputs, or when a run failed (the first failure is
     said); 2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM.
+
+    \b
+    Examples:
+      serq compare examples/multi-turn/vllm.sq --set B=8192,512 --seeds 1..10
+      serq compare examples/multi-turn/vllm.sq examples/multi-turn/vllm_chat.sq --figure requests.ttft.mean
     """
     from . import core
     from . import pairing as C
@@ -406,7 +417,14 @@ def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
     Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no
     number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage error
     (a flag, -o of no picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on
-    success."""
+    success.
+
+    \b
+    Examples:
+      serq plot r.parquet --x Lambda --y requests.ttft.p99 --hue blocks -o ttft.svg
+      serq plot out/ --cdf ttft -o ttft_cdf.png
+      serq plot req.csv --cdf ttft --cdf tpot -o cdf.svg
+    """
     from .plots import plot
     from .rows import where_option
 

@@ -611,7 +611,13 @@ def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output)
 
     Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number) or a
     RECORDS that cannot be read (one that does not exist); 2 for a usage error (a flag, a RECORDS that is a
-    folder or no .csv or .parquet file)."""
+    folder or no .csv or .parquet file).
+
+    \b
+    Examples:
+      serq metrics req.csv --slo ttft=1,tpot=0.05
+      serq metrics req.csv --by engine --json -o by_engine.json
+    """
     if as_json and fmt not in (None, "json"):
         raise UsageError(f"--json and --format {fmt} name two formats: give one")
     if as_json:

@@ -16,12 +16,24 @@ TIMEOUT = Number("a positive number of seconds, or inf", low=0.0, above=True, in
 
 @click.group("vllm")
 def vllm_group() -> None:
-    """vLLM v1 as a serQ program: oracle scenarios, targets, the real scheduler."""
+    """vLLM v1 as a serQ program: oracle scenarios, targets, the real scheduler.
+
+    \b
+    Examples:
+      serq vllm scenarios
+      serq vllm scenario vllm/preempt
+      serq vllm target examples/multi-turn/vllm.sq
+    """
 
 
 @vllm_group.command("scenarios")
 def scenarios_command() -> None:
-    """List the oracle scenarios shipped with serq-vllm (group/name, requests, path)."""
+    """List the oracle scenarios shipped with serq-vllm (group/name, requests, path).
+
+    \b
+    Example:
+      serq vllm scenarios
+    """
     from .scenarios import list_scenarios
 
     rows = list_scenarios()
@@ -41,7 +53,14 @@ def _read(file: str) -> dict:
 @click.pass_obj
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
-    vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
+    vllm_request on the step clock and print the answer as JSON, in the oracle's conventions.
+
+    Exit status: 0; 1 for an error in the scenario (or no such scenario); 2 for a usage error.
+
+    \b
+    Example:
+      serq vllm scenario vllm/preempt
+    """
     from serq.loading import stdout_to_stderr
 
     from .scenarios import ScenarioError, _run, scenario_path
@@ -73,7 +92,16 @@ def scenario_command(pm, file: str) -> None:
                    "(default 600; inf: wait as long as it takes).")
 def real_command(file: str, python: str | None, timeout: float | None) -> None:
     """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
-    JSON. vLLM is not a dependency: see docs/vllm-oracle.md for a CPU-only install."""
+    JSON. vLLM is not a dependency: see docs/vllm-oracle.md ("Installing vLLM CPU-only").
+
+    Exit status: 0; 1 for an error in the scenario, a vLLM that is not installed, or a bridge that failed
+    or did not answer in time; 2 for a usage error.
+
+    \b
+    Examples:
+      serq vllm real vllm/preempt
+      serq vllm real --python ~/vllm-venv/bin/python --timeout 120 vllm/preempt
+    """
     import sys
 
     from . import real
@@ -103,7 +131,16 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 @set_def_options
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
-    """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
+    """Print the vLLM engine configuration a program implies (the *.target.json shape).
+
+    What the configuration cannot say of the program is a warning on stderr (and under "warnings").
+    Exit status: 0; 1 for an error in the program, or one vLLM has no configuration for; 2 for a usage error.
+
+    \b
+    Examples:
+      serq vllm target examples/multi-turn/vllm.sq
+      serq vllm target examples/multi-turn/vllm.sq --set C=64
+    """
     from serq.loading import defs_quoted, load_program, sets_noted, stdout_to_stderr
     from serq.options import to_load_options
 

@@ -16,7 +16,15 @@ from .options import load_options, run_options, set_def_options, to_load_options
 @click.pass_obj
 def plugins_command(pm) -> None:
     """List the installed plugins, their distributions, versions, hooks and what each registers (commands,
-    loaders, sugar layers, stage kinds, policies, report formats), as JSON."""
+    loaders, sugar layers, stage kinds, policies, report formats), as JSON.
+
+    Exit status: 0; 1 when a plugin's registration is wrong (what could be collected is listed, each
+    fault said on stderr).
+
+    \b
+    Example:
+      serq plugins
+    """
     from .plugins import registrations
 
     registers, problems = registrations(pm)
@@ -32,7 +40,18 @@ def plugins_command(pm) -> None:
 @load_options
 @click.pass_obj
 def check_command(pm, file, sets, defs) -> None:
-    """Load and validate a program (source or IR) and print a one-line summary."""
+    """Load and validate a program (source or IR) and print a one-line summary.
+
+    Exit status: 0 (a trace the workload names that cannot be read is a warning); 1 for an error in the
+    program or its inputs; 2 for a usage error.
+
+    \b
+    Examples:
+      serq check examples/multi-turn/vllm.sq
+      serq check examples/multi-turn/vllm.sq --set blocks=2000
+      serq check examples/single-turn/mg1.sq --def service="~erlang(4, 1)"
+      serq check prog.ir.json
+    """
     program = load_program(pm, file, to_load_options(sets, defs))
     click.echo(summary(program))
     from serq_ir.analysis import budget_not_given
@@ -89,7 +108,15 @@ def unreadable_trace(program) -> str | None:
 @click.option("--no-spans", is_flag=True, help="Leave out source spans.")
 @click.pass_obj
 def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no_spans) -> None:
-    """Print a program's IR as JSON (or the IR's JSON Schema with --schema)."""
+    """Print a program's IR as JSON (or the IR's JSON Schema with --schema).
+
+    Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error.
+
+    \b
+    Examples:
+      serq ir examples/single-turn/mg1.sq --seed 2 --no-spans
+      serq ir --schema
+    """
     import serq_ir
 
     if schema:
