@@ -23,7 +23,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, printable, shown_path
@@ -154,10 +154,45 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
 # ---------------------------------------------------------------------------------------------------
 
 
-def journal_line(key: str, run: Run) -> str:
-    # floats by repr (json's), so they read back as the same floats; an integer column stays integers
-    return json.dumps({"key": key, "tables": {n: {c: a.tolist() for c, a in cols.items()}
-                                              for n, cols in run.items()}}) + "\n"
+def journal_line(key: str, run: Run, limit: int | None = None) -> str:
+    """A run's records as its journal keeps them: one JSON line, ``{"key": K, "tables": {NAME: {COLUMN: [...]}}}``
+    (floats by repr, json's, so they read back as the same floats; an integer column stays integers); when that
+    line would be longer than ``limit`` (by default the journal's reader's bound, MAX_LINE, 16 MiB: a run of
+    some 300 000 records), the lines of its parts in order, each ``{"key": K, "tables": {NAME: {COLUMN: rows
+    i to j}}, "part": [P, N]}`` and each within ``limit``, which :func:`load` joins back. A run's records were
+    one line of any length, which the reader then refused as no sweep's entry: the resume of a sweep of large
+    runs stopped by Ctrl-C was ``line 1 is longer than 16 MiB, which no entry of a sweep's journal is``, the
+    finished runs given up with --fresh."""
+    limit = MAX_LINE if limit is None else limit
+    whole = json.dumps({"key": key, "tables": {n: {c: a.tolist() for c, a in cols.items()}
+                                               for n, cols in run.items()}}) + "\n"
+    if len(whole) <= limit:  # (ASCII: a character is a byte)
+        return whole
+    parts = list(_parts(run, limit - len(json.dumps({"key": key, "tables": {}, "part": [10**9, 10**9]})) - 1))
+    return "".join(json.dumps({"key": key, "tables": t, "part": [i, len(parts)]}) + "\n"
+                   for i, t in enumerate(parts))
+
+
+def _parts(run: Run, room: int) -> Iterator[dict[str, dict[str, list]]]:
+    """The record tables of ``run`` in pieces of consecutive rows of one table, each written in at most
+    ``room`` characters of JSON (a table that fits whole is one piece)."""
+    for name, cols in run.items():
+        whole = {name: {c: a.tolist() for c, a in cols.items()}}
+        size = len(json.dumps(whole))
+        rows = len(next(iter(cols.values()))) if cols else 0
+        if size <= room or rows <= 1:
+            yield whole
+            continue
+        # rows a piece from the table's characters a row, with room to spare; halved where a piece still does
+        # not fit (rows of long numbers after short ones)
+        step, i = max(1, int(rows * room * 0.9 / size)), 0
+        while i < rows:
+            piece = {name: {c: a[i:i + step].tolist() for c, a in cols.items()}}
+            if step > 1 and len(json.dumps(piece)) > room:
+                step //= 2
+                continue
+            yield piece
+            i += step
 
 
 #: the dtypes of the columns every record has, as a run gives them (serq_sim.records: ``session`` int64,
@@ -463,10 +498,38 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
                             f"{fresh}") from None
     from .core import journal_entries
 
+    # a run journaled in parts (journal_line): its parts in order, joined once the last has come; parts cut
+    # short by a kill (no last part, or one out of order) are no records, and the run runs again
+    parts: dict[str, tuple[int, int, dict[str, dict[str, list]]]] = {}
     for key, r in journal_entries(journal_path(path), set(wanted), {"tables": lambda v: isinstance(v, dict)},
                                   others, given=given):
         try:
-            runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
+            tables = r["tables"]
+            if "part" in r:
+                part = r["part"]
+                if not (isinstance(part, list) and len(part) == 2 and all(type(x) is int for x in part)
+                        and 0 <= part[0] < part[1]):
+                    raise ValueError("its part is no [P, N] of whole numbers, P below N")
+                at, of = part
+                if at == 0:
+                    parts[key] = (0, of, {})
+                if key not in parts or parts[key][:2] != (at, of):
+                    parts.pop(key, None)
+                    continue
+                joined = parts[key][2]
+                for name, cols in tables.items():
+                    if not isinstance(cols, Mapping):
+                        raise ValueError("a record table is an object of columns")
+                    into = joined.setdefault(name, {})
+                    for c, v in cols.items():
+                        if not isinstance(v, list):
+                            raise ValueError(f"column {c}: not a list of numbers")
+                        into.setdefault(c, []).extend(v)
+                if at + 1 < of:
+                    parts[key] = (at + 1, of, joined)
+                    continue
+                tables = parts.pop(key)[2]
+            runs[key] = {n: _arrays(cols) for n, cols in tables.items()}
             for n, cols in runs[key].items():  # (what a run journals: every column its program's record declares)
                 lacking = [c for c in declared(wanted[key], n) if c not in cols]
                 if lacking:
