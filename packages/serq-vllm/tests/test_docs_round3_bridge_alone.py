@@ -6,6 +6,7 @@ lacks vLLM too: ``serq vllm real --python /usr/bin/python3``) answered ``ModuleN
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,12 @@ def test_the_bridge_alone_says_vllm_is_not_installed():
     assert "docs/vllm-oracle.md" in p.stderr and "click" not in p.stderr
     p = subprocess.run([sys.executable, "-I", "-S", real.__file__], capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stdout) == (2, "") and p.stderr.startswith("usage: python -m serq_vllm.real"), p
+    # docs/vllm-oracle.md's other form: PYTHONPATH=packages/serq-vllm/src python -m serq_vllm.real SCENARIO.json
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(Path(real.__file__).parents[1])
+    p = subprocess.run([sys.executable, "-S", "-m", "serq_vllm.real", str(scenario)], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert p.returncode == 1 and p.stderr.startswith("error: vLLM is not installed in this interpreter ("), p
 
 
 def test_main_needs_no_click(tmp_path, monkeypatch, capsys):
