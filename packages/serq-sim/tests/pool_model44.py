@@ -29,10 +29,15 @@ language.txt §3's and pool-reference.txt's words, not from the simulator's code
   (cached := what it consumed); the rest of that entry stays in the cache as a dead entry with the same age
   … Other entries are evicted in the pool's order until allocations and cache fit … At the end of the body
   the units are released and min(ℓ, computed) units stay cached (computed is the allocation …)"; evict
-  lru per entry; the victim "releases its hold and caches its computed prefix", the position a hold with
-  no growing run nor `load` has reached being the prefix it consumed (docs/language.md); a session has one
-  prefix of its own, its latest; pool-reference.txt, `reserve held`: "Cached prefixes are evicted when
-  units are allocated, not when reserved".
+  lru per entry, or by keys (`evict by (-size)`, `evict by (prio)`: "the keys and then release order"),
+  "per block from the tail of the entry when the pool has block b" (each block ranked again);
+  allocations, growths and what stays cached in whole blocks; the victim "releases its hold and caches its
+  computed prefix", the position a hold with no growing run nor `load` has reached being the prefix it
+  consumed (docs/language.md); a session has one prefix of its own, its latest (a release that caches
+  nothing leaves it as it was); `release m` in the body gives the hold's allocation back there, caching per
+  its clause, and the scope's end has nothing left (nor a lease to keep); `drop m` discards the session's
+  own cached prefix; pool-reference.txt, `reserve held`: "Cached prefixes are evicted when units are
+  allocated, not when reserved".
 * §3, Pools: "A hold's lease m (t) keeps its allocation on m past the scope's end, neither evictable nor a
   preemption victim, until the session's release m, t seconds, or the session's end, and cache applies
   then"; pool-reference.txt: "Leases are not candidates … Reservations end with the hold's scope …; leases
@@ -44,7 +49,9 @@ language.txt §3's and pool-reference.txt's words, not from the simulator's code
 A session: `set prio = P; set dl = D; run d (A); set k = 0; loop { hold p (U) reserve (R) { observe a =
 now; observe c = cached; run d (B); grow p (G); observe g = now; run d (C); } cache (L); set k = k + 1;
 branch (k == 2) { observe e = now; end; } run d (A2); }`, its numbers per serial, with U + G and R at most
-the cap (no rejection, no grower beyond the cap); in some programs the hold is `} cache (L) lease p (T);`.
+the cap in blocks (no rejection, no grower beyond the cap); in some programs the hold is `} cache (L) lease p
+(T);`, in some its body says `release p;` after `observe g`, in some the session says `drop p;` before its
+second hold's `run d (A2)`.
 """
 
 from __future__ import annotations
@@ -71,26 +78,36 @@ QUEUES = {
     "queue by (-waited);": lambda p, dl, w, s: (-w,),
 }
 
+#: the `evict` options drawn, and the key of an entry [units, release time, release order, owner, prio]
+EVICTS = {
+    "": lambda e: (e[1], e[2]),
+    "evict by (-size);": lambda e: (-e[0], e[2]),
+    "evict by (prio);": lambda e: (e[4], e[2]),
+}
+
 FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2", "T")
 
 
 def draw(rng: random.Random) -> dict:
     """A random pool and its sessions: times on a grid of 0.5 (``grid``) so that events tie, or not."""
     n = rng.randint(2, 5)
-    cap = rng.choice([6, 8, 10])
+    b = rng.choice([1, 1, 2, 3])
+    cap = rng.choice([6, 8, 10, 12])
+    cap += -cap % b
     grid = rng.random() < 0.5
     def dur():
         return rng.choice([0.5, 1.0, 1.5, 2.0]) if grid else round(rng.uniform(0.1, 3.0), 3)
     sessions = []
     for _ in range(n):
         u = rng.randint(1, cap // 2)
-        g = rng.randint(0, cap - u)
+        g = rng.randint(0, cap - -(-u // b) * b)
         sessions.append(dict(prio=rng.randint(0, 2), dl=round(rng.uniform(0, 5), 2), A=dur(), U=u,
                              R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur(),
                              L=rng.randint(0, u + g + 1), A2=dur(),
                              T=rng.choice([0, dur(), dur(), 100])))
-    return dict(cap=cap, held=rng.random() < 0.5, lease=rng.random() < 0.6, preempt=rng.choice(list(PREEMPTS)),
-                queue=rng.choice(list(QUEUES)), sessions=sessions)
+    return dict(cap=cap, block=b, evict=rng.choice(list(EVICTS)), rel=rng.random() < 0.3,
+                drop=rng.random() < 0.3, held=rng.random() < 0.5, lease=rng.random() < 0.6,
+                preempt=rng.choice(list(PREEMPTS)), queue=rng.choice(list(QUEUES)), sessions=sessions)
 
 
 def _table(vals) -> str:
@@ -102,8 +119,9 @@ def _table(vals) -> str:
 
 
 def program(c: dict, horizon: float) -> str:
-    opts = " ".join(o for o in (f"cap {c['cap']};", c["preempt"], c["queue"], "reserve held;" if c["held"] else "")
-                    if o)
+    block = f"block {c['block']};" if c["block"] > 1 else ""
+    opts = " ".join(o for o in (f"cap {c['cap']};", block, c["evict"], c["preempt"], c["queue"],
+                                "reserve held;" if c["held"] else "") if o)
     col = {f: _table([s[f] for s in c["sessions"]]) for f in FIELDS}
     return f"""
 pool p {{ {opts} }}
@@ -120,11 +138,11 @@ session {{
       observe c = cached;
       run d ({col['B']});
       grow p ({col['G']});
-      observe g = now;
+      observe g = now;{" release p;" if c["rel"] else ""}
       run d ({col['C']});
     }} cache ({col['L']}){" lease p (" + col['T'] + ")" if c.get("lease") else ""};
     set k = k + 1;
-    branch (k == 2) {{ observe e = now; end; }}
+    branch (k == 2) {{ observe e = now; end; }}{" drop p;" if c["drop"] else ""}
     run d ({col['A2']});
   }}
 }}
@@ -135,7 +153,15 @@ run {{ horizon {horizon}; }}
 def model(c: dict, horizon: float):
     """``({observe: [(session, time), …] in time then session order; c: (session, time, value)}, {pool
     figure: value})``."""
-    cap, held, ss = c["cap"], c["held"], c["sessions"]
+    cap, held, ss, b = c["cap"], c["held"], c["sessions"], c["block"]
+    evkey = EVICTS[c["evict"]]
+
+    def up(x):
+        return -(-x // b) * b
+
+    def down(x):
+        return x // b * b
+
     policy, keys = PREEMPTS[c["preempt"]], QUEUES[c["queue"]]
     n = len(ss)
     now = 0.0
@@ -172,19 +198,23 @@ def model(c: dict, horizon: float):
 
     def evict_for(extra):
         while area[2] + extra + cached() > cap:
-            e = min(entries, key=lambda e: (e[1], e[2]))
+            e = min(entries, key=evkey)
             tick()
-            entries.remove(e)
-            fig["evicted_units"] += e[0]
-            fig["evicted_entries"] += 1
+            gone = e[0] if b == 1 else min(b, e[0])
+            e[0] -= gone
+            fig["evicted_units"] += gone
+            if e[0] <= 0:
+                entries.remove(e)
+                fig["evicted_entries"] += 1
 
     def cache_entry(s, units):
+        if units <= 0:
+            return  # a release that caches nothing leaves the session's prefix as it was
         tick()
         for e in list(entries):
             if e[3] == s:
                 entries.remove(e)  # replaced: the session's one prefix is its latest
-        if units > 0:
-            entries.append([units, now, next(orders), s])
+        entries.append([units, now, next(orders), s, ss[s]["prio"]])
 
     def start(s, work, pc):
         st[s]["job"] = next(seq)
@@ -200,7 +230,7 @@ def model(c: dict, horizon: float):
     def end_lease(le):
         leases.remove(le)
         set_used(area[2] - le[1])
-        cache_entry(le[0], min(ss[le[0]]["L"], le[1]))
+        cache_entry(le[0], down(min(ss[le[0]]["L"], le[1])))
 
     def preempt(v):
         fig["preemptions"] += 1
@@ -209,7 +239,7 @@ def model(c: dict, horizon: float):
             stuck.add(v)
         st[v]["prevpos"] = pos
         st[v]["job"] = None
-        release(v, min(ss[v]["L"], pos))
+        release(v, down(min(ss[v]["L"], pos)))
         st[v]["pc"] = "queued"
         if policy[1] == "head":
             front.insert(0, v)
@@ -224,7 +254,7 @@ def model(c: dict, horizon: float):
         ready.append(s)
 
     def grow(s):
-        d = ss[s]["G"]
+        d = up(ss[s]["G"])
         while True:
             if area[2] + unallocated(s) + d <= cap:
                 take(s, d)
@@ -246,7 +276,7 @@ def model(c: dict, horizon: float):
         if pc == "start":
             start(s, x["A"], "A")
         elif pc in ("A", "A2"):
-            if max(x["U"], x["R"]) > cap:
+            if up(max(x["U"], x["R"])) > cap:
                 fig["rejections"] += 1
                 st[s]["pc"] = "ended"
                 return
@@ -260,9 +290,14 @@ def model(c: dict, horizon: float):
             grow(s)
         elif pc == "grown":
             obs["g"].append((s, now))
+            if c["rel"]:
+                release(s, down(min(x["L"], st[s]["alloc"])))
+                st[s]["prevpos"] = None
             start(s, x["C"], "C")
         elif pc == "C":
-            if lease_on:
+            if c["rel"]:
+                pass  # released in the body: the scope's end has nothing left, nor a lease to keep
+            elif lease_on:
                 holders.remove(s)
                 le = [s, st[s]["alloc"], next(seq)]
                 leases.append(le)
@@ -270,7 +305,7 @@ def model(c: dict, horizon: float):
                 lease_jobs.append(le)
                 st[s]["alloc"] = st[s]["r"] = 0
             else:
-                release(s, min(x["L"], st[s]["alloc"]))
+                release(s, down(min(x["L"], st[s]["alloc"])))
             st[s]["prevpos"] = None
             st[s]["k"] += 1
             if st[s]["k"] == 2:
@@ -279,6 +314,10 @@ def model(c: dict, horizon: float):
                 for le in [le for le in leases if le[0] == s]:
                     end_lease(le)
             else:
+                if c["drop"]:
+                    tick()
+                    for e in [e for e in entries if e[3] == s]:
+                        entries.remove(e)
                 start(s, x["A2"], "A2")
 
     def head():
@@ -292,11 +331,11 @@ def model(c: dict, horizon: float):
         while True:
             while ready:
                 step(ready.pop(0))
-            while growers and area[2] + unallocated(growers[0]) + ss[growers[0]]["G"] <= cap:
+            while growers and area[2] + unallocated(growers[0]) + up(ss[growers[0]]["G"]) <= cap:
                 g = growers.pop(0)
-                take(g, ss[g]["G"])
+                take(g, up(ss[g]["G"]))
             while (h := head()) is not None:
-                u, r = ss[h]["U"], max(ss[h]["U"], ss[h]["R"])
+                u, r = up(ss[h]["U"]), up(max(ss[h]["U"], ss[h]["R"]))
                 if area[2] + unallocated() + r > cap:
                     break
                 if front and front[0] == h:

@@ -1,14 +1,15 @@
-"""Conformance of language.txt §3 (Configuration, Pools, Ties, Statistics) and pool-reference.txt's `preempt
-by … requeue`, `queue by` with `waited` and `reserve held` on random small programs of one pool whose holders
-grow, against pool_model44.model, an independent model written from the spec's words: growers that wait
-(`preempt none`) and are retried before the queue, victims by `lifo` or by keys (ties to the last admitted,
-the grower its own victim too) re-queued at the head or the tail, queue keys that read `waited` (reset when a
-victim joins again), reservations that count against admissions and other holders' growth, and `stuck`;
-each session holds twice with `cache`, so a hold consumes the prefix the last one left (or a victim's),
-and admissions and growths evict in LRU order; in some programs each hold ends into a lease that no
+"""Conformance of language.txt §3 (Configuration, Pools, Ties, Statistics) and pool-reference.txt's `preempt by …
+requeue`, `queue by` with `waited` and `reserve held` on random small programs of one pool whose holders grow,
+against pool_model44.model, an independent model written from the spec's words: growers that wait (`preempt
+none`) and are retried before the queue, victims by `lifo` or by keys (ties to the last admitted, the grower
+its own victim too) re-queued at the head or the tail, queue keys that read `waited` (reset when a victim
+joins again), reservations that count against admissions and other holders' growth, and `stuck`; each session
+holds twice with `cache`, so a hold consumes the prefix the last one left (or a victim's), and admissions and
+growths evict (in LRU order or by keys, per entry or by blocks); some bodies give the allocation back early
+(`release p`), some sessions drop their prefix; in some programs each hold ends into a lease that no
 preemption takes, ended by its time or the session's end (a hold ending into a lease kept its preemption's
-position for the next hold, which counted the session stuck: 4 of 80 such programs found it).
-Half the programs put their times on a grid of 0.5, so that events tie and the settle order decides.
+position for the next hold, which counted the session stuck: 4 of 80 such programs found it). Half the
+programs put their times on a grid of 0.5, so that events tie and the settle order decides.
 
 Every program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
 samples); each session's admission times, the prefix each admission consumed (`cached`), its growths and
@@ -49,8 +50,8 @@ def test_a_random_growing_pool_against_the_model(monkeypatch, seed):
 
 
 def test_the_draws_reach_the_rules():
-    """Over the 60 programs of the test: every preempt and queue option, reserve held and not, leases and
-    not; some programs
+    """Over the 60 programs of the test: every preempt, queue and evict option, reserve held and not, leases,
+    blocks, a release in the body and a drop, each and not; some programs
     preempt, some under `requeue tail`, some have a session stuck, some a grower that waits (`preempt
     none`), some a session that has not ended by the horizon, some an admission that consumes a prefix, some
     an eviction, and some leases beside preemptions."""
@@ -64,6 +65,10 @@ def test_the_draws_reach_the_rules():
             options.add(("queue", c["queue"]))
             options.add(("held", c["held"]))
             options.add(("lease", c["lease"]))
+            options.add(("evict", c["evict"]))
+            options.add(("block", c["block"] > 1))
+            options.add(("release", c["rel"]))
+            options.add(("drop", c["drop"]))
             seen["preempted"] += fig["preemptions"] > 0
             seen["at_the_tail"] += "tail" in c["preempt"] and fig["preemptions"] > 0
             seen["stuck"] += fig["stuck"] > 0
@@ -77,5 +82,5 @@ def test_the_draws_reach_the_rules():
             seen["consumed"] += any(v > 0 for _s, _t, v in obs["c"])
             seen["evicted"] += fig["evicted_entries"] > 0
             seen["leased_and_preempted"] += c["lease"] and fig["preemptions"] > 0
-    assert len(options) == len(pm.PREEMPTS) + len(pm.QUEUES) + 4, options
+    assert len(options) == len(pm.PREEMPTS) + len(pm.QUEUES) + len(pm.EVICTS) + 10, options
     assert all(v >= 3 for v in seen.values()), seen

@@ -316,6 +316,22 @@ run { horizon 12; }
 """, {"up": [(0, 1.0, 0.0), (0, 2.0, 0.0)], "cp": [(0, 1.0, 3.0), (0, 2.0, 3.0)], "g": [(0, 3.0, 3.0)]},
      {("p", None): {"used": 0.25, "cached": 2.75, "evicted_entries": 0},
       ("kv", None): {"used": 2.25, "preemptions": 1, "admissions": 3, "wait": 0.0}}),
+    # The inner hold caches 2 at 1; the outer's cache (0) at 2 caches nothing, and a release that caches
+    # nothing leaves the session's prefix as it was (docs/language.md, "A session has one prefix of its own
+    # per pool"): 2 read at 2, and consumed by the next hold (cached 2). Cached 2 on [1,2], 0 on [2,3] (the 2
+    # are allocated), 3 on [3,10]: 23/10; used 3, 1, 3: 0.7.
+    ("a_release_that_caches_nothing_leaves_the_sessions_prefix", """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (1) { hold m (2) { run d (1); } cache (2); run d (1); } cache (0);
+  observe c = cachedin(m);
+  hold m (3) { observe k = cached; run d (1); } cache (3);
+}
+run { horizon 10; }
+""", {"c": [(0, 2.0, 2.0)], "k": [(0, 2.0, 2.0)]},
+     {("m", None): {"used": 0.7, "cached": 2.3, "evicted_entries": 0, "admissions": 3}}),
 ]
 
 
