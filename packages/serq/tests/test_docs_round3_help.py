@@ -3,7 +3,7 @@
 The help is what a user meets first (``serq COMMAND --help``); most commands gave no example of a command line,
 and several no exit status. Each command and group of the installed parts now ends its help with an
 ``Examples:`` block (``Example:`` for one), a line per command line, and the lines are checked by the means
-test_docs_commands.py checks the docs' ```sh blocks with: each is parsed with the real command line (the
+test_docs_commands.py checks the docs' ```sh blocks with (docs_helpers.py): each is parsed with the real command line (the
 command is the one whose help shows it, every option is one of its own, every required option is given), and
 every one that test_docs_commands.py runs, a sweep, a comparison and a plot only parsed, is run here in a folder
 laid out as the repository's root (``examples/``, the placeholder inputs ``steps.jsonl`` and ``prog.ir.json``,
@@ -19,8 +19,8 @@ import shlex
 
 import click
 import pytest
+from docs_helpers import PARSE_ONLY, docs_folder, parse
 from host_helpers import REPO
-from test_docs_commands import PARSE_ONLY, parse, work  # noqa: F401 - work: the docs' folder, a fixture
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -76,7 +76,8 @@ def test_an_example_of_the_help_parses(path, line):
     parse(words[1:])  # the command exists, every option is its own, every required option is given
 
 
-def test_the_examples_of_the_help_run_as_written(work, serq_in_process, monkeypatch):  # noqa: F811
+def test_the_examples_of_the_help_run_as_written(tmp_path, serq_in_process, monkeypatch):
+    work = docs_folder(tmp_path)
     # prog.sq, the program `serq fmt prog.sq` formats: examples/single-turn/mg1.sq written out of form
     canonical = (REPO / "examples" / "single-turn" / "mg1.sq").read_text()
     (work / "prog.sq").write_text(canonical.replace("stage svc : fifo;", "stage   svc:fifo ;"))
