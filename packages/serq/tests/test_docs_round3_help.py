@@ -62,6 +62,8 @@ def test_every_command_shows_examples():
     for path, cmd in found:
         shown = examples(cmd)
         assert shown, f"serq {' '.join(path)} --help shows no example"
+        # and says its exit status, as `serq --help` says every command's help does
+        assert isinstance(cmd, click.Group) or "Exit status: 0" in " ".join((cmd.help or "").split()), f"serq {' '.join(path)} --help"
         for line in shown:
             # the example runs the command whose help shows it (a group's, one of its commands)
             args = shlex.split(line)[1:]

@@ -30,6 +30,8 @@ def vllm_group() -> None:
 def scenarios_command() -> None:
     """List the oracle scenarios shipped with serq-vllm (group/name, requests, path).
 
+    Exit status: 0; 2 for a usage error.
+
     \b
     Example:
       serq vllm scenarios

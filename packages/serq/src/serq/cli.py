@@ -365,8 +365,8 @@ def build_cli(pm=None) -> click.Group:
     def cli(ctx: click.Context) -> None:
         """serQ: an LLM serving deployment as a program, simulated.
 
-        Run `serq COMMAND --help` for a command's options. The commands come from the installed parts;
-        `serq plugins` lists them.
+        Run `serq COMMAND --help` for a command's options, exit status and examples. The commands come from
+        the installed parts; `serq plugins` lists them. The guide is docs/tutorial.md of the repository.
         """
         ctx.obj = pm
 
