@@ -1252,6 +1252,18 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         on = next(t for t in before[start + 1:] if t[1] == "on")
         return (on[2], on[3]), (f"unexpected `on`: a serving form names its stage by an index or by `on`, not both: "
                                 f"`{first}[j] …;` serves the role's array, `{first} on S …;` the stage S")
+    if first in _SERVING_VERBS and "growing" in words:
+        # `prefill growing kv (w);`: the clause before the work (read as two names of the work, `growing kv`)
+        g = next(k for k in range(start, len(before)) if before[k][1] == "growing")
+        if "(" not in [t[1] for t in before[start:g]]:
+            return (before[g][2], before[g][3]), (f"unexpected `growing`: `growing POOL` follows the work, `{first} "
+                                                  "… (work) growing POOL;`")
+    if first in ("release", "drop") and word == "(" and len(words) >= 2:
+        # `release kv (3);`: an amount, which neither takes
+        what = ("gives back the whole allocation of the hold around it on the pool (or ends a lease of it)"
+                if first == "release" else "discards the session's whole cached prefix on the pool")
+        ref = " ".join(text[_offset(text, before[start + 1][2], before[start + 1][3]):tok.start_pos].split())
+        return at, f"unexpected `(`: `{first}` takes no amount: it {what}, `{first} {ref};`"
     if before and before[-1][1] == "share" and before[-1][0] == "name" and tok.type != "NAME" and (
             first == "share" or len(words) >= 3 and words[1] == "pull"):
         # `share;`, `D pull P share;`: the policy left out (the list said only "a name")
@@ -1886,6 +1898,14 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         starts = tok.type in ("$END", "RBRACE", "NAME") or (tok.type.isupper() and str(tok).isalpha())
         # no statement or item that ends in `}` wants a `;` after it (`};` is refused as such, below)
         closed = prev is not None and text[_offset(text, *prev) - 1] == "}"
+        # a word on the statement's line close to a word the grammar takes there (`prefill (w) grwoing kv;`): the
+        # word misspelt, not a `;` missing before it
+        near = ""
+        if grammar is not None and tok.type == "NAME" and prev is not None and prev[0] == tok.line:
+            words = sorted({w for t in expected for w in grammar.term_words(t)} - {";"})
+            near = did_you_mean(str(tok), [w for w in words if w.isalpha()])
+        if near:
+            return reporter.error(pos, f"unexpected {_token_text(tok)}{near}")
         if prev is not None and (starts or prev[0] < tok.line) and not closed:
             return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
     if grammar is not None and tok.type != "$END" and tok.start_pos is not None:
@@ -1994,8 +2014,16 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             # `[` of an entry's: a statement's word misspelt before the rest of the statement (`brnch with (p)
             # { … }`, `} els { … }`, `retrun x;`), where the list offered `(`, `.`, `[`
             word = _item_word(text, tok, "{;}")
+            meant = _BEGIN_WORDS | {"else"}
+            if word is None and tok.start_pos is not None:
+                # after a hold's `cache (…)`, which may end the hold (`} cache (n) leese kv (t);`): its `lease`
+                before = _tokens_before(text, tok.start_pos)
+                if len(before) >= 3 and before[-1][0] == "name" and before[-2][1] == ")":
+                    j = _opener(before, len(before) - 2, "()")
+                    if j > 0 and before[j - 1][1] == "cache":
+                        word, meant = (before[-1][2], before[-1][3], before[-1][1]), meant | {"lease"}
             if word is not None and word[2] not in grammar.keywords():
-                close = did_you_mean(word[2], sorted(_BEGIN_WORDS | {"else"}))
+                close = did_you_mean(word[2], sorted(meant))
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
                                       f"{close}: a statement begins with one of the language's words (`run`, "
                                       f"`hold`, `set`, …), or calls a definition, `{word[2]}(…);`")

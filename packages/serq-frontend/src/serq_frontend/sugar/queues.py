@@ -18,10 +18,13 @@ What the kernel sees (the contract with the linker and the simulator):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ast as A
+from ..consts import BadConstant, NotConstant, fold
+from ..context import fmt_num
 from ..diagnostics import Pos, did_you_mean
 from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, declared_name_problem, language_name
 from ..parser import _word, grammar_text, name_pos
@@ -1031,7 +1034,8 @@ class QueueRewriter:
         ctx = self.ctx
         q = self.queues.get(c.queue)
         if q is None:
-            raise ctx.error(c.pos, f"`{c.queue}.{c.verb}`: no queue `{c.queue}` is declared")
+            raise ctx.error(c.pos, f"`{c.queue}.{c.verb}`: no queue `{c.queue}` is declared"
+                            + did_you_mean(c.queue, list(self.queues)))
         if c.index is None and q.family:
             raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: `{q.name}` is a family of {q.size}; index it, "
                             f"`{q.name}[i].{c.verb} (…)`")
@@ -1050,6 +1054,10 @@ class QueueRewriter:
             hint = ""
             if other is not None:
                 hint = f": its `{c.verb}` takes no `from`" if c.src else f": its `{c.verb}` needs `from`"
+            else:  # a verb it has none of (`D[j].decod (…)`): the closest, and the entries it has
+                verbs = list(dict.fromkeys(v for v, _ in q.entries))
+                hint = did_you_mean(c.verb, verbs) + (f"; its entries: {', '.join(f'`{v}`' for v in verbs)}"
+                                                      if verbs else "; it has no entry")
             raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: queue `{q.name}` has no such entry{hint}")
         if entry is None:
             raise ctx.error(c.pos, f"`{q.name}.transfer`: link `{q.name}` has no `transfer` entry; its "
@@ -1099,6 +1107,9 @@ class QueueRewriter:
                 raise ctx.error(idx.pos, f"`{q.name}{'[…]' if q.family else ''}.{c.verb}`: {what} {why}; it is substituted into every "
                                 "statement of the entry, so they would not name one member: choose it into an "
                                 "attribute first (`choose j in N by (…);` or `set j = …;`)")
+        self._member_in_range(q, c.index, f"`{q.name}[…].{c.verb}`")
+        if c.src is not None and c.src.parts[0][0] in self.queues:
+            self._member_in_range(self.queues[c.src.parts[0][0]], c.src.parts[0][1], f"`from {c.src.parts[0][0]}[…]`")
         src = self.source(c) if c.src is not None else None
         key = (q.name, c.verb, takes_from)
         if key in stack:
@@ -1139,6 +1150,20 @@ class QueueRewriter:
             self.ctx.write_out(added, c.pos, what)
         if deepest > body and self._nest + deepest > MAX_EXPANDED_DEPTH:  # (the body's own: :meth:`_expand`'s)
             raise too_deep(self.ctx, c.pos, f"{what} nests", self._nest + deepest, IN_BLOCKS)
+
+    def _member_in_range(self, q: Queue, idx: Any, what: str) -> None:
+        """A constant member index of a family's call (``D[5].decode``, ``from P[5]``) that names no member, told
+        of the queue, at the index: it was told by the kernel's name of a pool or stage the entry's body holds or
+        runs (`` `D.kv[5]`: `D.kv` has members 0 … 1 ``, `P.nic[5]`), which the call does not write."""
+        if idx is None or not q.family:
+            return
+        try:
+            k = fold(idx, self.ctx.lets())
+        except (NotConstant, BadConstant):
+            return
+        if not (math.isfinite(k) and k == int(k) and 0 <= k < q.size):
+            raise self.ctx.error(idx.pos, f"{what.replace('[…]', f'[{fmt_num(k)}]')}: queue `{q.name}` has members "
+                                 f"0 … {q.size - 1}")
 
     def source(self, c: A.SQCall) -> A.Var:
         """``from S[k]``: the pool S's entries lease, member k; or a pool named outright."""
