@@ -106,3 +106,26 @@ def test_the_examples_of_the_help_run_as_written(tmp_path, serq_in_process, monk
     # serq metrics --by engine: a row per replica and the run's whole, read from serq run's records
     rows = json.loads((work / "by_engine.json").read_text())
     assert len(rows) >= 2, rows
+
+
+def test_the_run_settings_helps_give_the_defaults_a_run_has(tmp_path, serq_in_process, monkeypatch):
+    """--seed, --warmup (serq run, ir; sweep and compare the latter) say the run block's value is the default,
+    else 1 and 0: what a run of a program whose run block gives neither reports."""
+    from serq.cli import build_cli
+
+    cli = build_cli()
+    ctx = click.Context(cli, info_name="serq")
+    for name in ("run", "ir", "sweep", "compare"):
+        cmd = cli.get_command(ctx, name)
+        helps = {p.opts[0]: " ".join((p.help or "").split()) for p in cmd.params if isinstance(p, click.Option)}
+        assert "(default: the run block's warmup, else 0)" in helps["--warmup"], name
+        assert "default: the run block's horizon" in helps["--horizon"], name
+        if name in ("run", "ir"):
+            assert "(default: the run block's seed, else 1)" in helps["--seed"], name
+    (tmp_path / "p.sq").write_text("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { run s (0.5); end; }\n"
+                                   "run { horizon 10; }\n")
+    monkeypatch.chdir(tmp_path)
+    r = serq_in_process("run", "p.sq", "--json", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert (report["seed"], report["warmup"], report["horizon"]) == (1, 0, 10)

@@ -246,11 +246,17 @@ def load_options(f: Callable) -> Callable:
 def run_options(f: Callable) -> Callable:
     """``--seed``, ``--horizon``, ``--warmup``, ``--arrivals``: override the program's run block."""
     f = click.option("--arrivals", type=ARRIVALS, default=None, metavar="N",
-                     help="Exactly N arrivals, then drain.")(f)
-    f = click.option("--warmup", type=WARMUP, default=None, metavar="T", help="Discard samples before T.")(f)
+                     help="Exactly N arrivals, then drain (default: the run block's arrivals, else none: the "
+                          "horizon ends the run; with N, a horizon that comes first is an error: "
+                          "--horizon inf).")(f)
+    f = click.option("--warmup", type=WARMUP, default=None, metavar="T",
+                     help="Discard samples before T (default: the run block's warmup, else 0).")(f)
     f = click.option("--horizon", type=HORIZON, default=None, metavar="T",
-                     help="End of the simulation (inf: when no event is left).")(f)
-    return click.option("--seed", type=SEED, default=None, metavar="N", help="Seed of the random streams.")(f)
+                     help="End of the simulation (inf: when no event is left; default: the run block's "
+                          "horizon).")(f)
+    return click.option("--seed", type=SEED, default=None, metavar="N",
+                        help="Seed of the random streams, 0 to 2**64 - 1 (default: the run block's seed, "
+                             "else 1).")(f)
 
 
 def to_load_options(sets: tuple[str, ...], defs: tuple[str, ...]) -> LoadOptions:
