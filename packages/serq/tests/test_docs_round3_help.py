@@ -129,3 +129,20 @@ def test_the_run_settings_helps_give_the_defaults_a_run_has(tmp_path, serq_in_pr
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert (report["seed"], report["warmup"], report["horizon"]) == (1, 0, 10)
+
+
+def test_a_doc_a_help_points_to_is_there_with_its_section():
+    """serq run --trace's help points to docs/language.md, "A trace file", serq vllm real's to docs/vllm-oracle.md
+    ("Installing vLLM CPU-only"): each doc a help names exists, and so does each section it names."""
+    pointed = 0
+    for path, cmd in commands():
+        texts = [cmd.help or "", *[p.help or "" for p in cmd.params if isinstance(p, click.Option)]]
+        for text in texts:
+            flat = " ".join(text.split())
+            for m in re.finditer(r"docs/([\w-]+\.md)(?:,? \(?\"([^\"]+)\")?", flat):
+                doc = REPO / "docs" / m.group(1)
+                assert doc.is_file(), f"serq {' '.join(path)} --help names {m.group(0)}"
+                if m.group(2):
+                    assert m.group(2) in " ".join(doc.read_text().split()), f"serq {' '.join(path)}: {m.group(0)}"
+                pointed += 1
+    assert pointed >= 2

@@ -73,7 +73,8 @@ def _read_bytes(file: str) -> bytes:
 @load_options
 @run_options
 @click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None,
-              help="Replay this CSV trace instead of the workload's.")
+              help="Replay this CSV trace instead of the workload's (columns session,turn,new,out,think,forced: "
+                   "docs/language.md, \"A trace file\").")
 @click.option("--json", "as_json", is_flag=True, help="Write the report as JSON (--format json).")
 @click.option("--format", "fmt", default=None, metavar="NAME",
               help="Report format (text, json, csv: the figures as rows section,name,statistic,value; or a "
