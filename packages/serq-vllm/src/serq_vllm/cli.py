@@ -55,7 +55,8 @@ def _read(file: str) -> dict:
 @click.pass_obj
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
-    vllm_request on the step clock and print the answer as JSON, in the oracle's conventions.
+    vllm_request on the step clock and print the answer as JSON, in the oracle's conventions. A scenario
+    file is JSON (docs/vllm-oracle.md, "What a scenario may say").
 
     Exit status: 0; 1 for an error in the scenario (or no such scenario); 2 for a usage error.
 
