@@ -122,6 +122,8 @@ def test_the_run_settings_helps_give_the_defaults_a_run_has(tmp_path, serq_in_pr
         assert "default: the run block's horizon" in helps["--horizon"], name
         if name in ("run", "ir"):
             assert "(default: the run block's seed, else 1)" in helps["--seed"], name
+        else:  # docs/sweep.md, "Seeds": always --seeds', never the run block's seed
+            assert "(never the run block's seed)" in helps["--seeds"], name
     (tmp_path / "p.sq").write_text("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { run s (0.5); end; }\n"
                                    "run { horizon 10; }\n")
     monkeypatch.chdir(tmp_path)
@@ -129,6 +131,12 @@ def test_the_run_settings_helps_give_the_defaults_a_run_has(tmp_path, serq_in_pr
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert (report["seed"], report["warmup"], report["horizon"]) == (1, 0, 10)
+    # a sweep of a program whose run block says seed 2 runs seed 1 by default, as serq run --seed 1 does
+    (tmp_path / "p2.sq").write_text((tmp_path / "p.sq").read_text().replace("horizon 10;", "horizon 10; seed 2;"))
+    r = serq_in_process("sweep", "p2.sq", "--workers", "0", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    header, row = r.stdout.splitlines()[:2]
+    assert dict(zip(header.split(","), row.split(",")))["seed"] == "1", r.stdout[:500]
 
 
 def test_a_doc_a_help_points_to_is_there_with_its_section():

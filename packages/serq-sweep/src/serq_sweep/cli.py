@@ -65,7 +65,7 @@ def _options(f, seeds: str, cut: str, zips: bool = True):
                      help="These swept names move together (equal numbers of values) instead of forming a "
                           "grid (repeatable)."),
         click.option("--seeds", default=seeds, show_default=True, metavar="SEEDS",
-                     help="Seeds of each point: A..B, a list 1,5,9, or a mix."),
+                     help="Seeds of each point: A..B, a list 1,5,9, or a mix (never the run block's seed)."),
         click.option("--horizon", type=HORIZON, default=None, metavar="T",
                      help="End of each run (default: the run block's horizon)."),
         click.option("--warmup", type=WARMUP, default=None, metavar="T",
