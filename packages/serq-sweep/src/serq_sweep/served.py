@@ -626,6 +626,14 @@ def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output)
         fmt = _FORMATS.get(os.path.splitext(output)[1].lower(), "text") if output is not None else "text"
     elif output is not None and output.lower().endswith(".parquet"):
         raise UsageError(f"-o {clipped(output)} is a Parquet table: give no --format, or a .{fmt} file")
+    if output is not None:
+        from serq.files import check_not_input, check_output
+
+        # refused before the records are read, as every command's output is (docs/security.md): a file under
+        # a file or in a folder that does not exist was the system's words after the work ('cannot create a
+        # file in its folder p.sq (Not a directory); …')
+        check_output(output)
+        check_not_input(output, [records])
     rows = metrics(records, by=list(by), where=where_items(where), slo=slo, duration=duration)
     window = None if duration is None else rows[0].requests.duration if rows else None
     if fmt in ("csv", "parquet"):
