@@ -1,7 +1,7 @@
-"""serq_sweep.core and serq_sweep.search import click only where they print (a resumed sweep's warning of columns
-that are no figure; a search's warnings): a program that calls the Python API (the planning, the tables, the
-figures, serq_sweep.find) and is told nothing does not load click's modules, some 15 to 40 ms of start-up on its
-first import (python -X importtime)."""
+"""serq_sweep.core, serq_sweep.search and serq_sweep.api import click only where they print (serq_sweep.core.say:
+a resumed sweep's warnings of the columns or runs it leaves out, a search's warnings): a program that calls the
+Python API (serq_sweep.sweep, find, compare, the tables, the figures) and is told nothing does not load click's
+modules, some 15 to 40 ms of start-up on its first import (python -X importtime)."""
 
 from __future__ import annotations
 
@@ -19,4 +19,5 @@ def _loaded(code: str) -> str:
 def test_the_core_imports_no_click():
     assert _loaded("import serq_sweep.core, serq_sweep.figures") == "False"
     assert _loaded("import serq_sweep.search") == "False"
+    assert _loaded("import serq_sweep; serq_sweep.sweep, serq_sweep.find, serq_sweep.compare") == "False"
     assert _loaded("import serq_sweep.core, click") == "True"  # (the check sees click when it is there)

@@ -9,7 +9,6 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import click
 from serq.errors import UserError, shown_path
 
 from . import core
@@ -58,7 +57,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 core.check_points_table(out, plan.given)
                 said = core.left_out(out, others, plan.given)
                 if said is not None:  # before the first run, while the table there is still whole
-                    click.echo(said, err=True)
+                    core.say(said)
         skip = set(done)
         if records is not None:
             records.open(fresh, done, len(others))
@@ -196,7 +195,7 @@ class Records:
             self.runs = R.load(self.path, self.plan, others, done, table_others)
             said = R.left_out(self.path, others, given)
             if said is not None:  # before the first run, while the records there are still whole
-                click.echo(said, err=True)
+                core.say(said)
 
     def complete(self, key: str, result: dict | None) -> bool:
         from . import records as R

@@ -1997,9 +1997,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             refuse_unknown_figures(path, names, unknown, given)
             said = not_figures(path, unknown, given)
             if said is not None:  # before the first run, while the table there is still whole
-                import click  # (here alone: a program of the Python API that says nothing imports no click)
-
-                click.echo(said, err=True)
+                say(said)
             firsts: dict[str, int] = {}  # key -> the row (counted from 2) a run was first read at
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
@@ -2114,6 +2112,14 @@ def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str
                     "number under the figure it was; rename it back to the figure's name (its path in the report, "
                     f"`observes.NAME.mean`), move a column of your own aside, or give {fresh_named(given)} to run the sweep "
                     "again")
+
+
+def say(text: str) -> None:
+    """``text`` on stderr, as the command line says it (click.echo, imported here: a program of the Python API
+    that is told nothing loads no click)."""
+    import click
+
+    click.echo(text, err=True)
 
 
 def not_figures(out: str, columns: Sequence[str], given: Any = None) -> str | None:

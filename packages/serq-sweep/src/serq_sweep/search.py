@@ -262,13 +262,6 @@ def _beside(params: Mapping[str, Any], knob: str) -> str:
     the value of a --set that made it fail."""
     return "".join(f", {k}={core.show_value(v)}" for k, v in params.items() if k != knob)
 
-def _say(text: str) -> None:
-    """``text`` on stderr, as the command line says it (click.echo, imported here: a program of the Python API
-    whose search is told nothing loads no click)."""
-    import click
-
-    click.echo(text, err=True)
-
 
 def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tuple[str, str], *,
          sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
@@ -542,30 +535,30 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             for s in searches:
                 s.settle()
     if fractional_cap is not None:
-        _say(printable_lines(fractional_cap))
+        core.say(printable_lines(fractional_cap))
     if thin:  # (said, as --show says `(n=2)` after such a mean: a run without a value is no run of the mean)
         more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
-        _say(printable_lines(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample "
+        core.say(printable_lines(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample "
                              "of it: an observe that took none, a request metric of a run that completed no request "
                              f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
                              f"{more}"))
     bare_valued = [said for f, said in bare if f in valued]  # (a figure no run gave is said below)
     if bare_valued:  # (a mean of no value meets no condition: the value failed for want of one, not on one)
         more = f", and {len(bare_valued) - 3} more" if len(bare_valued) > 3 else ""
-        _say(printable_lines(f"warning: {given('find')}: a condition's figure had no value in any run at some "
+        core.say(printable_lines(f"warning: {given('find')}: a condition's figure had no value in any run at some "
                              "values evaluated (no sample of it: an observe that took none, a request metric "
                              "of a run that completed no request after the warm-up), so its conditions failed "
                              f"there for want of one, not on one: {'; '.join(bare_valued[:3])}{more}"))
     empty = [f for f in dict.fromkeys(figures or []) if f not in valued]
     if empty and judged:  # (its conditions failed for want of a value, not on one: fails_everywhere of a figure a
         # fifo stage never gives, a step stage's iterations, said only that the ends failed)
-        _say(printable_lines(f"warning: {given('find')}: no run of the search gave a value of "
+        core.say(printable_lines(f"warning: {given('find')}: no run of the search gave a value of "
                              f"{' or '.join(empty)} (no sample of it, or a figure the program gives no number, as "
                              "a step stage's figures of a fifo stage), so every condition on it failed for want "
                              "of one at every value evaluated"))
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
-        _say(printable_lines(warning))
+        core.say(printable_lines(warning))
     from .alike import seeds_alike
 
     # every seed of every point evaluated ran the same run: the conditions were judged on means of no spread
@@ -573,12 +566,12 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     alike = seeds_alike(evaluated, columns, "the conditions of --find were judged on means whose CIs across them "
                         "are 0" if cli else "the conditions were judged on means whose CIs across them are 0")
     if alike is not None:
-        _say(printable_lines(alike))
+        core.say(printable_lines(alike))
     # (last: read beside the table it explains)
     for outcome in (HOLDS_EVERYWHERE, FAILS_EVERYWHERE):
         everywhere = [s for s in searches if s.state == outcome]
         if everywhere:
-            _say(printable_lines(everywhere_note(everywhere, name)))
+            core.say(printable_lines(everywhere_note(everywhere, name)))
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
