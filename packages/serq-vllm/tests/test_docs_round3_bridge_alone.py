@@ -42,3 +42,23 @@ def test_main_needs_no_click(tmp_path, monkeypatch, capsys):
     said = capsys.readouterr()
     assert said.out == "" and said.err.splitlines()[0].startswith("usage: ")
     assert said.err.splitlines()[1] == f"error: {tmp_path / 'nope.json'}: cannot read: No such file or directory"
+
+
+def test_the_bridge_imports_only_the_standard_library_and_vllm():
+    """What the file imports where it runs alone (all but run_real_in, which serQ calls to start it elsewhere):
+    the standard library, vLLM and what vLLM brings (torch); click was the one import of another package."""
+    import ast
+
+    tree = ast.parse(Path(real.__file__).read_text())
+    caller = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_real_in")
+    inside = {id(n) for n in ast.walk(caller)}
+    imported = set()
+    for node in ast.walk(tree):
+        if id(node) in inside:
+            continue
+        if isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            imported.add(node.module.split(".")[0])
+    assert {"vllm", "json"} <= imported
+    assert imported - set(sys.stdlib_module_names) - {"vllm", "torch"} == set(), imported
