@@ -393,7 +393,8 @@ def fit_command(steps, name, as_json) -> None:
     c + d * decoders + e * kv_decode + a * prefilled + b * attention (each a cost, at least 0: one the
     constraint holds at 0 is named, with its unconstrained value), the mean absolute percentage
     error by batch kind (decode-only, prefill-only, mixed, idle), and the profile as a definition a step
-    stage's cost can name (lib/step_costs.sq).
+    stage's cost can name (lib/step_costs.sq). How to measure the steps and read the fit: docs/step-costs.md,
+    "Fitting a new one".
 
     Exit status: 0; 1 for an error in STEPS (a line that is no step, a coefficient no step can fit) or a
     STEPS that cannot be read; 2 for a usage error (a flag, a --name that is no name).
