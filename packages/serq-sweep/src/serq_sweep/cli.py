@@ -157,7 +157,8 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
     Several FILEs are an axis 'program'; each --trace FILE is a value of an axis 'trace'. Every point is compiled once and run once per seed, on a local
-    process pool over every core (or --dask). Without --out the table is written to stdout as CSV.
+    process pool over every core (or --dask). Without --out the table is written to stdout as CSV. The
+    guide: docs/sweep.md, "serq sweep FILE" (and "Capacity search" for --find).
 
     Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);
     2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
@@ -335,7 +336,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 
     The arms are two or more FILEs, or one FILE and the values of one --set or --def name (--set B=8192,512).
     Each arm after the first is compared with the first, seed by seed: the mean difference with its paired
-    95 % CI, the CI the same runs would give unpaired, and the variance reduction pairing brings.
+    95 % CI, the CI the same runs would give unpaired, and the variance reduction pairing brings. The
+    guide: docs/sweep.md, "serq compare A.sq B.sq".
 
     Exit status: 0; 1 for an error in a program or its inputs, or when a run failed (the first failure is
     said); 2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM.
@@ -415,7 +417,7 @@ def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
     samples (--cdf) or gauges' time series (--gauge), or from records (serq run --records, serq sweep
     --records) the CDFs of per-request TTFT, TPOT, ITL (the per-request mean gap), E2E latency (--cdf),
     a line per --hue; --where NAME=VALUE draws only the rows of one value of a name; --log x|y|xy draws
-    those axes on a log scale.
+    those axes on a log scale. The guide: docs/sweep.md, "serq plot".
 
     Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no
     number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage error

@@ -607,7 +607,7 @@ def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output)
     """vLLM's serving metrics of a records file (serq run --records, serq sweep --records; .csv or .parquet) without
     running the program again: TTFT, TPOT, E2E latency and the phases, throughputs, the prefix-cache hit rate, and
     goodput under --slo; a row per replica or any recorded column with --by (serq metrics req.csv --by engine).
-    A sweep's records give a row per run.
+    A sweep's records give a row per run. The guide: docs/sweep.md, "serq metrics".
 
     Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number) or a
     RECORDS that cannot be read (one that does not exist); 2 for a usage error (a flag, a RECORDS that is a
