@@ -46,9 +46,10 @@ class CheckFailed(Exception):
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     """Reformat serQ source in one canonical style (comments kept).
 
-    Every file is read and formatted before any is written, each then replaced atomically. Exit status:
-    0; 1 for an error (a file that cannot be read or does not parse: nothing is written); 2 for a usage
-    error. With --check: 0 when every file is in form, 1 when some is not, 2 for an error.
+    The layout: docs/language.md, "Commands and API". Every file is read and formatted before any is
+    written, each then replaced atomically. Exit status: 0; 1 for an error (a file that cannot be read or
+    does not parse: nothing is written); 2 for a usage error. With --check: 0 when every file is in form, 1
+    when some is not, 2 for an error.
 
     \b
     Examples:

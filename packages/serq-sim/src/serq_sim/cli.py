@@ -107,6 +107,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                 slo, output, check_invariants, no_progress, max_events, max_wall, max_samples, strict) -> None:
     """Simulate a program and print its report.
 
+    The report's sections and figures: packages/serq-report/README.md; the simulation: docs/simulator.md.
+
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
     stopped at --max-events, --max-wall or --max-samples, or ran out of memory (the report is partial,
     marked so); 4 under --strict when the report has a warning; 130 on Ctrl-C and 143 on SIGTERM (the

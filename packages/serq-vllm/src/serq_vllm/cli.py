@@ -136,7 +136,8 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape).
 
-    What the configuration cannot say of the program is a warning on stderr (and under "warnings").
+    What the configuration cannot say of the program is a warning on stderr (and under "warnings"); the
+    correspondence: docs/vllm.md.
     Exit status: 0; 1 for an error in the program, or one vLLM has no configuration for; 2 for a usage error.
 
     \b

@@ -40,7 +40,8 @@ def plugins_command(pm) -> None:
 @load_options
 @click.pass_obj
 def check_command(pm, file, sets, defs) -> None:
-    """Load and validate a program (source or IR) and print a one-line summary.
+    """Load and validate a program (source or IR) and print a one-line summary (docs/language.md, "Commands
+    and API").
 
     Exit status: 0 (a trace the workload names that cannot be read is a warning); 1 for an error in the
     program or its inputs; 2 for a usage error.
@@ -109,6 +110,8 @@ def unreadable_trace(program) -> str | None:
 @click.pass_obj
 def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no_spans) -> None:
     """Print a program's IR as JSON (or the IR's JSON Schema with --schema).
+
+    The IR's form: packages/serq-ir/README.md, docs/architecture.md and serq ir --schema.
 
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error.
 
