@@ -153,4 +153,7 @@ def test_a_doc_a_help_points_to_is_there_with_its_section():
                 if m.group(2):
                     assert m.group(2) in " ".join(doc.read_text().split()), f"serq {' '.join(path)}: {m.group(0)}"
                 pointed += 1
-    assert pointed >= 2
+            for m in re.finditer(r"(?<![\w/])((?:packages|examples)/[\w./-]*\w)", flat):
+                assert (REPO / m.group(1)).exists(), f"serq {' '.join(path)} --help names {m.group(1)}"
+                pointed += 1
+    assert pointed >= 10
