@@ -1299,6 +1299,7 @@ class Simulation:
                 self.now = t
                 events += 1
                 self.events = events  # (the events popped so far: a stretch of quiet rounds reads them)
+                dead = self.dead_timers
                 cb(arg)
                 if simple and not dirty:
                     # the settle of a program without pools, step stages or gauges: run the ready sessions
@@ -1306,6 +1307,10 @@ class Simulation:
                         self.drain_ready()
                     if dirty:
                         settle()
+                elif self.dead_timers < dead:
+                    # an event that did nothing (dead_event: a completion a preemption or a ps stage's
+                    # reschedule left behind, the timer of a lease that ended): no pool is retried
+                    settle(False)
                 else:
                     settle()
                 if check:
@@ -1660,7 +1665,15 @@ class Simulation:
         """Integrate the live count over a span ``dt`` of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN)."""
         self.b_live += self.live * (dt * PER_HUGE)
 
-    def settle(self) -> None:
+    def settle(self, pools: bool = True) -> None:
+        """Settle the instant after an event (language.txt §3): the ready sessions, then the growers and
+        admissions of the pools admitted by no stage, until nothing changes; then the idle step stages (and
+        the gauges) when no other event is pending at the instant. ``pools`` False: the event did nothing
+        (:func:`dead_event`), so no session is ready and no pool changed, and the pools are not retried: §3
+        retries them "after every event", and an instant where only a completion left behind fell is none of
+        the program's, where a queue key or a hold's units that read the clock (``waited``, ``now``) or draw
+        would have been read again (an admission at a time the heap's bookkeeping made). What an earlier
+        event of the instant left for its end (a step stage's start, the gauges) is done."""
         ready = self.ready
         grow_pools = self.grow_pools
         queue_free = self.queue_free
@@ -1668,7 +1681,8 @@ class Simulation:
         while True:
             if ready:
                 self.drain_ready()
-            if grow_pools or queue_free:
+                pools = True
+            if pools and (grow_pools or queue_free):
                 # _admission.admit_all(self) when it has something to do: a grower waits, or a session in
                 # the queue of a pool admitted outside the step stages (a settle per event: most have none;
                 # only the pools that can ever have growers, or a queue, are looked at: build.py; of many,
@@ -1694,6 +1708,7 @@ class Simulation:
                         pool.hot = False
                 if ready:
                     continue
+            pools = True  # (a later pass follows what the step stages' admissions did)
             if steps:
                 heap = self.heap
                 if not (heap and heap[0][0] <= self.now):

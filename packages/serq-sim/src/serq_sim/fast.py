@@ -1225,13 +1225,17 @@ class _Gen(Compiler):
             out += [f"{pad}if arg != {s('ep')}:",
                     f"{pad}    _dead -= 1",
                     f"{pad}    A = None",
+                    f"{pad}    _idle = True",
                     f"{pad}elif not {h}:",
                     f"{pad}    {s('pd')} = False",
                     f"{pad}    A = None",
                     f"{pad}else:",
                     f"{pad}    {s('pd')} = False"]
         else:
-            out += [f"{pad}if arg != {s('ep')} or not {h}:",
+            out += [f"{pad}if arg != {s('ep')}:",  # a completion a settle rescheduled: it does nothing
+                    f"{pad}    A = None",
+                    f"{pad}    _idle = True",
+                    f"{pad}elif not {h}:",
                     f"{pad}    A = None",
                     f"{pad}else:"]
         p2 = pad + "    "
@@ -1526,6 +1530,7 @@ class _Gen(Compiler):
         a("    interrupted = False")
         a("    status = 0")
         a("    _dead = 0")  # the completions left to do nothing (ps_settle_lines; only without a horizon)
+        a("    _idle = False")  # the event popped did nothing: the pools are not retried (Simulation.settle)
         a(f"    warm = {sim.warmup <= 0}")
         a(f"    horizon = {_flt(sim.horizon)}")
         a(f"    limit = {None if sim.arr_limit is None else int(sim.arr_limit)}")  # int's text (docs/security.md)
@@ -1628,7 +1633,14 @@ class _Gen(Compiler):
         else:
             a("                A = popleft() if ready else None")
         if p.pools:
-            L.extend(self.adm_call("            "))
+            adm = self.adm_call("                ")
+            if adm:
+                # after an event that did nothing (a completion a ps stage's settle left behind) the pools
+                # are not retried, as the general engine's settle(False)
+                a("            if _idle:")
+                a("                _idle = False")
+                a("            else:")
+                L.extend(adm)
             a("            if ready:")
             a("                A = popleft()")
             a("                continue")
