@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from .names import (
     attribute_kind,
     binding_outside,
     declared_name_problem,
+    language_name,
 )
 from .names import supplied as _supplied
 from .stale import HEADER, QUEUE_KEY, SERVE_KEY, VICTIM_KEY, Taint, as_written, stale_message
@@ -126,6 +127,16 @@ def _written_ref(v: A.Var) -> str:
         else:
             parts.append(f"{name}[…]")
     return ".".join(parts)
+
+
+def _outside_indexes(e: Any) -> Iterator[Any]:
+    """Every node of ``e`` but those in the index of a reference (``j`` of ``used(kv[j])``)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        if type(x) is not A.Var:
+            stack.extend(A.expr_children(x))
 
 
 def _num_value(n: ir.Num) -> float:
@@ -627,6 +638,12 @@ class Linker:
                 self.step_wait_read(target, e.pos)
             args = [self.expr(a, m) for a in e.args[1:]]
             return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
+        what = (language_name(name) or ("a constant (a `let`)" if name in self.lets else None)
+                or ("a session attribute" if name in self.slots else None))
+        if what is not None:
+            # `now()`, `prompt()`, `B(2)`: a name read as a function (it offered the closest function, `pow`)
+            raise self.error(e.pos, f"`{name}` is {what}, not a function: it is read without parentheses, "
+                             f"`{name}`" + ("" if e.args else f", not `{name}()`"))
         raise self.error(e.pos, self.ctx.unknown_function(e) or f"unknown function `{name}`")
 
     def step_wait_read(self, target: A.Var, pos: Pos) -> None:
@@ -1397,7 +1414,7 @@ class Linker:
         state = states.get(name) or {}
         told: set[str] = set()
         for k in keys:
-            for x in A.walk_expr(k):
+            for x in _outside_indexes(k):  # (a member's index names the member, as in a hold's header: ref)
                 n = x.simple if type(x) is A.Var else None
                 if n in state and n not in told and n in self.slots:
                     told.add(n)

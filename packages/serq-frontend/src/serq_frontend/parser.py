@@ -814,6 +814,31 @@ _NUMBER_RUN = frozenset("0123456789._" "abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJK
 _NUMBER_HELP = "a number is decimal digits, with an optional fraction and exponent (`1000`, `0.5`, `.5`, `1e3`, `2E-5`)"
 
 
+#: a unit written after a number (`2 ms`, `100s`, `8 GB`): the seconds of a time's, or None for another kind
+_UNITS = {"s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6,
+          "ns": 1e-9, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0,
+          "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0, "B": None, "KB": None, "MB": None, "GB": None,
+          "TB": None, "KiB": None, "MiB": None, "GiB": None, "TiB": None, "k": None, "K": None, "M": None,
+          "G": None, "tok": None, "tokens": None}
+
+
+def _unit_said(number: str, unit: str) -> str | None:
+    """What a ``number`` followed by the unit ``unit`` is told (`2 ms`: a number takes no unit, and times are
+    seconds, `0.002`), or None when ``unit`` is no unit a user writes."""
+    if unit not in _UNITS:
+        return None
+    seconds = _UNITS[unit]
+    if seconds is not None:
+        try:
+            value = f"`{float(number) * seconds:.6g}`"
+        except ValueError:
+            value = "in seconds"
+        return (f"`{number} {unit}`: a number takes no unit; a time is a number of seconds (the program's clock), "
+                f"{value} here")
+    return (f"`{number} {unit}`: a number takes no unit; a pool's units are what its holds take (tokens, blocks, "
+            "requests), a stage's work what its kind serves, and a multiple is written out (`8 * 1024`, `16e3`)")
+
+
 def _malformed_number(text: str, k: int) -> tuple[int, str] | None:
     """The start and text of a malformed number the token at offset ``k`` continues without a blank (`1_000`,
     `0x10`, `1e`, `1.5.3`: the lexer read a number and then a name or another number), or None."""
@@ -1813,8 +1838,21 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         # name or a number after it, and the error was a `;` missing before the rest
         bad = _malformed_number(text, tok.start_pos)
         if bad is not None:
+            m = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([A-Za-zµ]+)", bad[1])
+            unit = _unit_said(m.group(1), m.group(2)) if m is not None else None
+            if unit is not None:  # `100s`, `2ms`: a number with its unit
+                return reporter.error(Pos(file, *_line_col(text, bad[0])), f"{_quoted(bad[1])} is not a number: "
+                                      + unit.split(": ", 1)[1])
             return reporter.error(Pos(file, *_line_col(text, bad[0])), f"{_quoted(bad[1])} is not a number: "
                                   + _NUMBER_HELP)
+        # `2 ms`, `cap 8 GB;`: a unit after a number, where an operator or the end was wanted (it said a `;` was
+        # missing before the unit, inside parentheses too)
+        if tok.type == "NAME":
+            before = _tokens_before(text, tok.start_pos)
+            if before and before[-1][0] == "number" and before[-1][2] == tok.line:
+                unit = _unit_said(before[-1][1], str(tok))
+                if unit is not None:
+                    return reporter.error(Pos(file, before[-1][2], before[-1][3]), unit)
         if str(tok) in ("/", "*") and text.startswith("/*", max(tok.start_pos - (str(tok) == "*"), 0)):
             # `/* … */`, a comment of other languages: `/` where a statement begins, or `*` after `1 /`
             at = tok.start_pos - (str(tok) == "*")
@@ -1901,7 +1939,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         # a word on the statement's line close to a word the grammar takes there (`prefill (w) grwoing kv;`): the
         # word misspelt, not a `;` missing before it
         near = ""
-        if grammar is not None and tok.type == "NAME" and prev is not None and prev[0] == tok.line:
+        if grammar is not None and tok.type == "NAME" and len(str(tok)) >= 4 and prev is not None and prev[0] == tok.line:
             words = sorted({w for t in expected for w in grammar.term_words(t)} - {";"})
             near = did_you_mean(str(tok), [w for w in words if w.isalpha()])
         if near:
@@ -2115,6 +2153,12 @@ def _after_expression(tok: Token, names: list[str], text: str) -> str | None:
     else:
         ends = f"the `{')' if opener[1] == '(' else ']'}` of the `{opener[1]}` at {opener[2]}:{opener[3]}"
     said = f"unexpected {_token_text(tok)} after an expression: expected an operator (`+`, `==`, `&&`, …) or {ends}"
+    # `if (c) a else b` in an expression: read as a call of `if` and the value after it
+    k = len(before) - 1
+    if before[k][1] == ")":
+        k = _opener(before, k, "()") - 1
+    if k >= 0 and before[k][1] == "if" and (k == 0 or before[k - 1][0] != "name"):
+        said += "; a value chosen by a test is `test ? a : b` (`if (test) a else b` is not an expression)"
     if str(tok) == "!":
         said += " (`!` negates the value after it, `!x`; a test of inequality is `!=`)"
     return said
