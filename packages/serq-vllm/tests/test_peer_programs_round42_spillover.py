@@ -45,3 +45,26 @@ def test_a_value_a_live_branch_chose_is_still_refused_in_a_header():
     assert str(info.value).startswith(
         f"<source>:{line}:21: error: `j` is set from live pool or stage state (under the branch at {at}:5, whose "
         "guard reads `queued(reqs[0])`) and read in a hold's header")
+
+
+KEYED = """pool kv[2] { cap 100; }
+pool q { cap 1; queue by (-used(kv[j])); }
+stage s : fifo;
+workload { arrive poisson(1); }
+session {
+  branch (queued(q) > 2) { set j = 1; } else { set j = 0; }
+  hold q (1) { hold kv[j] (1) { run s (0.5); } }
+}
+run { horizon 50; }
+"""
+
+
+def test_a_queue_key_that_names_the_chosen_member_is_not_warned_of(capfd):
+    # the key reads the member's state as it is at each selection; `j` names the member, as in a header
+    serq_frontend.compile(source=KEYED)
+    assert "warning" not in capfd.readouterr().err
+    # `j` as a number in the key is the value the branch chose before the session queued: warned of, at it
+    serq_frontend.compile(source=KEYED.replace("-used(kv[j])", "-used(kv[j]) + j"))
+    assert capfd.readouterr().err.startswith(
+        "<source>:2:42: warning: `j` is set from live pool or stage state (under the branch at 6:3, whose guard "
+        "reads `queued(q)`) and read in pool `q`'s queue key")
