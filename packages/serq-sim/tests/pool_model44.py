@@ -36,7 +36,9 @@ language.txt §3's and pool-reference.txt's words, not from the simulator's code
   consumed (docs/language.md); a session has one prefix of its own, its latest (a release that caches
   nothing leaves it as it was); `release m` in the body gives the hold's allocation back there, caching per
   its clause, and the scope's end has nothing left (nor a lease to keep); `drop m` discards the session's
-  own cached prefix; pool-reference.txt, `reserve held`: "Cached prefixes are evicted when units are
+  own cached prefix; a hold's `reuse (ρ)` consumes at most ρ of it, rounded down to blocks (the rest dead
+  with the entry's release time and order); `release m` outside any hold of m ends the session's lease
+  (the one taken first); pool-reference.txt, `reserve held`: "Cached prefixes are evicted when units are
   allocated, not when reserved".
 * §3, Pools: "A hold's lease m (t) keeps its allocation on m past the scope's end, neither evictable nor a
   preemption victim, until the session's release m, t seconds, or the session's end, and cache applies
@@ -50,8 +52,9 @@ A session: `set prio = P; set dl = D; run d (A); set k = 0; loop { hold p (U) re
 now; observe c = cached; run d (B); grow p (G); observe g = now; run d (C); } cache (L); set k = k + 1;
 branch (k == 2) { observe e = now; end; } run d (A2); }`, its numbers per serial, with U + G and R at most
 the cap in blocks (no rejection, no grower beyond the cap); in some programs the hold is `} cache (L) lease p
-(T);`, in some its body says `release p;` after `observe g`, in some the session says `drop p;` before its
-second hold's `run d (A2)`.
+(T);` (and the session says `release p;` before its second hold's `run d (A2)` in some of those), in some
+the hold says `reuse (RU)`, in some its body says `release p;` after `observe g`, in some the session says
+`drop p;` before its second hold's `run d (A2)`.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ EVICTS = {
     "evict by (prio);": lambda e: (e[4], e[2]),
 }
 
-FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2", "T")
+FIELDS = ("prio", "dl", "A", "U", "R", "B", "G", "C", "L", "A2", "T", "RU")
 
 
 def draw(rng: random.Random) -> dict:
@@ -104,9 +107,10 @@ def draw(rng: random.Random) -> dict:
         sessions.append(dict(prio=rng.randint(0, 2), dl=round(rng.uniform(0, 5), 2), A=dur(), U=u,
                              R=rng.choice([0, 0, u + g, rng.randint(0, cap)]), B=dur(), G=g, C=dur(),
                              L=rng.randint(0, u + g + 1), A2=dur(),
-                             T=rng.choice([0, dur(), dur(), 100])))
+                             T=rng.choice([0, dur(), dur(), 100]), RU=rng.randint(0, u + g)))
     return dict(cap=cap, block=b, evict=rng.choice(list(EVICTS)), rel=rng.random() < 0.3,
                 drop=rng.random() < 0.3, held=rng.random() < 0.5, lease=rng.random() < 0.6,
+                reuse=rng.random() < 0.4, unlease=rng.random() < 0.4,
                 preempt=rng.choice(list(PREEMPTS)), queue=rng.choice(list(QUEUES)), sessions=sessions)
 
 
@@ -133,7 +137,7 @@ session {{
   run d ({col['A']});
   set k = 0;
   loop {{
-    hold p ({col['U']}) reserve ({col['R']}) {{
+    hold p ({col['U']}) reserve ({col['R']}){" reuse (" + col['RU'] + ")" if c.get("reuse") else ""} {{
       observe a = now;
       observe c = cached;
       run d ({col['B']});
@@ -142,7 +146,7 @@ session {{
       run d ({col['C']});
     }} cache ({col['L']}){" lease p (" + col['T'] + ")" if c.get("lease") else ""};
     set k = k + 1;
-    branch (k == 2) {{ observe e = now; end; }}{" drop p;" if c["drop"] else ""}
+    branch (k == 2) {{ observe e = now; end; }}{" drop p;" if c["drop"] else ""}{" release p;" if c.get("unlease") and c["lease"] else ""}
     run d ({col['A2']});
   }}
 }}
@@ -318,6 +322,10 @@ def model(c: dict, horizon: float):
                     tick()
                     for e in [e for e in entries if e[3] == s]:
                         entries.remove(e)
+                if c.get("unlease") and lease_on:
+                    mine = [le for le in leases if le[0] == s]
+                    if mine:
+                        end_lease(mine[0])
                 start(s, x["A2"], "A2")
 
     def head():
@@ -347,7 +355,7 @@ def model(c: dict, horizon: float):
                 if own:
                     e = own[0]
                     tick()
-                    consumed = min(e[0], u)
+                    consumed = min(e[0], u, down(ss[h]["RU"])) if c.get("reuse") else min(e[0], u)
                     e[0] -= consumed
                     e[3] = None
                     if e[0] == 0:

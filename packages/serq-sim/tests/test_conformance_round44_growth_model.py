@@ -6,10 +6,13 @@ its own victim too) re-queued at the head or the tail, queue keys that read `wai
 joins again), reservations that count against admissions and other holders' growth, and `stuck`; each session
 holds twice with `cache`, so a hold consumes the prefix the last one left (or a victim's), and admissions and
 growths evict (in LRU order or by keys, per entry or by blocks); some bodies give the allocation back early
-(`release p`), some sessions drop their prefix; in some programs each hold ends into a lease that no
-preemption takes, ended by its time or the session's end (a hold ending into a lease kept its preemption's
-position for the next hold, which counted the session stuck: 4 of 80 such programs found it). Half the
-programs put their times on a grid of 0.5, so that events tie and the settle order decides.
+(`release p`), some sessions drop their prefix, some holds bound what they reuse; in some programs each hold
+ends into a lease that no preemption takes, ended by its time or the session's end (a hold ending into a lease
+kept its preemption's position for the next hold, which counted the session stuck: 4 of 80 such programs found
+it), some of them ended by a `release p` between the holds. The model has no event where the simulator's heap
+holds a completion or a timer left behind (a victim's, an ended lease's): admissions were attempted there too,
+and 2 of 700 programs whose queue keys read `waited` found it. Half the programs put their times on a grid of
+0.5, so that events tie and the settle order decides.
 
 Every program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
 samples); each session's admission times, the prefix each admission consumed (`cached`), its growths and
@@ -51,7 +54,8 @@ def test_a_random_growing_pool_against_the_model(monkeypatch, seed):
 
 def test_the_draws_reach_the_rules():
     """Over the 60 programs of the test: every preempt, queue and evict option, reserve held and not, leases,
-    blocks, a release in the body and a drop, each and not; some programs
+    blocks, a release in the body, a drop, a reuse bound and a release that ends a lease, each and not; some
+    programs
     preempt, some under `requeue tail`, some have a session stuck, some a grower that waits (`preempt
     none`), some a session that has not ended by the horizon, some an admission that consumes a prefix, some
     an eviction, and some leases beside preemptions."""
@@ -69,6 +73,8 @@ def test_the_draws_reach_the_rules():
             options.add(("block", c["block"] > 1))
             options.add(("release", c["rel"]))
             options.add(("drop", c["drop"]))
+            options.add(("reuse", c["reuse"]))
+            options.add(("release a lease", c["unlease"] and c["lease"]))
             seen["preempted"] += fig["preemptions"] > 0
             seen["at_the_tail"] += "tail" in c["preempt"] and fig["preemptions"] > 0
             seen["stuck"] += fig["stuck"] > 0
@@ -82,5 +88,5 @@ def test_the_draws_reach_the_rules():
             seen["consumed"] += any(v > 0 for _s, _t, v in obs["c"])
             seen["evicted"] += fig["evicted_entries"] > 0
             seen["leased_and_preempted"] += c["lease"] and fig["preemptions"] > 0
-    assert len(options) == len(pm.PREEMPTS) + len(pm.QUEUES) + len(pm.EVICTS) + 10, options
+    assert len(options) == len(pm.PREEMPTS) + len(pm.QUEUES) + len(pm.EVICTS) + 14, options
     assert all(v >= 3 for v in seen.values()), seen
