@@ -1713,6 +1713,33 @@ def _on_stage_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | No
                                     f"another stage, and the work by no `,`: {form}")
 
 
+def _queue_item_word(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A word where a queue's item begins that is none of its items (language.txt §2, qitem: `pool`, `serve`,
+    `nic`, an entry `VERB [ ( NAME, … ) ] [ from NAME ] block`), read as an entry's verb: `nics ps(1);`,
+    `decode prompt from s { … }`. It was the token after it, "unexpected `ps` (expected `(`, `{`, from)", and
+    a closest word of those (`prompt`: `from`). At the word; None when the error is not one."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) in ("(", "{", "from"):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    if len(before) - start != 1 or before[start][0] != "name" or start == 0 or before[start - 1][1] not in ";{}":
+        return None
+    j, depth = start - 1, 0
+    while j >= 0 and not (before[j][1] == "{" and depth == 0):
+        depth += {"}": 1, "{": -1}.get(before[j][1], 0)
+        j -= 1
+    if j < 0 or before[_statement_start(before, j)][1] != "queue":
+        return None
+    word, at = before[start][1], (before[start][2], before[start][3])
+    verbs = ("route", "prefill", "decode", "transfer")
+    if word in verbs and tok.type == "NAME":
+        return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: an entry's parameters are in "
+                                        f"parentheses, `{word} ({tok}, …) {{ … }}`")
+    close = did_you_mean(word, ["pool", "serve", "nic", *verbs])
+    return at, (f"`{word}` begins no item of a queue{close}: a queue holds `pool NAME {{ … }}`, `serve KIND;`, "
+                "`nic KIND;` and its roles' entries, `VERB (params) { … }`")
+
+
 #: the serving forms' words (language.txt §2, serving)
 _SERVING_VERBS = ("prefill", "decode", "tool", "transfer")
 
@@ -1922,7 +1949,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
-            or _requeue_missing(tok, text) or _on_stage_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
+            or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
+            or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)

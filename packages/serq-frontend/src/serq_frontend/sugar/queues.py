@@ -232,7 +232,8 @@ class QueueRewriter:
         roles = []
         for r, rpos in item.roles:
             if r not in ROLES:
-                raise ctx.error(rpos, f"`{r}` is not a role: the roles are gateway, prefill, decode, link")
+                raise ctx.error(rpos, f"`{r}` is not a role{did_you_mean(r, ['gateway', 'prefill', 'decode', 'link'])}: "
+                                "the roles are gateway, prefill, decode, link")
             if r in roles:  # (`queue q : prefill, prefill`: a role is played once, as a name is hidden once)
                 raise ctx.error(rpos, f"queue `{item.name}` names the role `{r}` twice")
             roles.append(r)
