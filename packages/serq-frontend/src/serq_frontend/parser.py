@@ -1257,6 +1257,18 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
     start = _statement_start(before, len(before))
     words = _depth0(before, start)
     first = words[0] if words else ""
+    if (first == "hold" and tok.type == "NAME" and before[-1][1] == ")" and "at" not in words and "reuse" not in words
+            and text[tok.end_pos:].lstrip().startswith("(") and _depth0_open(before, start)[1] == 0):
+        # `hold reqs (1) kv (2) { … }`: a pool after another without the `,`
+        return at, f"unexpected `{word}`: the pools of a hold are separated by `,`, `hold P (units), {word} (units) {{ … }}`"
+    if (word == "=" and len(before) >= 3 and before[-1][1] == "=" and text[tok.start_pos - 1] == "="
+            and before[-2][0] == "name" and before[-3][1] in ("(", ",")):
+        opener = _open_brackets(before, start)
+        j = before.index(opener[-1]) if opener else -1
+        if j > 0 and before[j - 1][1] == "admission":  # `at admission (hit == …)`: a binding, written as a test
+            return (before[-1][2], before[-1][3]), (f"unexpected `==`: a binding of `at admission` gives its name "
+                                                    f"a value with `=`, `at admission ({before[-2][1]} = …)` (`==` "
+                                                    "is a test of equality)")
     if first == "hold" and word == "reserve" and before[-1][1] == ")" and words[-1] == "reserve":
         # `hold m (1) reserve (2) reserve (3)`: the error listed the tokens and offered `reuse`
         return at, f"`reserve` is given twice for one pool: a pool's `reserve` follows its units once, {_HOLD_ORDER}"
