@@ -10,7 +10,8 @@ A completion that a ps stage rescheduled when a job came, the completion of a jo
 stage, and the timer of a lease that ended before its time are left in the simulator's heap and do nothing
 when they come (docs/simulator.md): they are no events of the program, and an admission was attempted at
 them all the same, so a queue key that reads `waited` admitted a session at the instant such a completion
-fell, an instant the program does not have.
+fell, an instant the program does not have. So was the warm-up's end, where only the measurement starts:
+a program's run depended on its warm-up.
 
 In each program s2 holds 1 of g (cap 3) throughout; s1, which wants 3, heads g's queue (keys (1, -1));
 s0 joins at 0.5 wanting 1, and its key becomes (0, 0) once it has waited 1 (at 1.5), which puts it at the
@@ -78,3 +79,13 @@ CASES = [
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_no_admission_at_an_instant_where_nothing_happened(monkeypatch, src, obs, figures):
     check_by_hand(monkeypatch, src, obs, figures)
+
+
+@pytest.mark.parametrize("warmup", [0, 2, 2.5])
+def test_the_warm_ups_end_is_no_admission_attempt(monkeypatch, warmup):
+    """program-reference.txt, run: "warmup … Samples before this time are discarded": the warm-up's end is
+    where the measurement starts, not an event of the program, so it is no admission attempt either. The
+    same program as above with nothing left behind: s0 is admitted at 3 under every warm-up (it was
+    admitted at the warm-up's end, 2 or 2.5, when that fell after s0's wait passed 1)."""
+    src = program(4, "run d (3);").replace("run { horizon 200; }", f"run {{ horizon 200; warmup {warmup}; }}")
+    check_by_hand(monkeypatch, src, {"a0": [(0, 3.0, 3.0)], "a1": [(1, 100.0, 100.0)]}, {})

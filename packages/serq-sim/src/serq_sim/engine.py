@@ -579,7 +579,7 @@ class Simulation:
     __slots__ = (
         "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter", "b_live",
         "admit_budget", "admitted", "any_pools", "end_memo", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
-        "compiler", "cur", "dead_timers", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
+        "compiler", "cur", "dead_timers", "quiet", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
         "max_wall", "mem_guard", "nan_keys", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
@@ -720,6 +720,8 @@ class Simulation:
         #: end): events that will do nothing, so a run whose heap holds only those has drained
         #: (pools.release.end_lease, lease_end)
         self.dead_timers = 0
+        #: the event just taken changed nothing the program has (the warm-up's end): no pool is retried after it
+        self.quiet = False
         #: why the run stopped early (``None``: it did not), and the report's note saying so
         self.partial: str | None = None
         self.partial_note = ""
@@ -1307,9 +1309,11 @@ class Simulation:
                         self.drain_ready()
                     if dirty:
                         settle()
-                elif self.dead_timers < dead:
+                elif self.dead_timers < dead or self.quiet:
                     # an event that did nothing (dead_event: a completion a preemption or a ps stage's
-                    # reschedule left behind, the timer of a lease that ended): no pool is retried
+                    # reschedule left behind, the timer of a lease that ended), or only for the report (the
+                    # warm-up's end): no pool is retried
+                    self.quiet = False
                     settle(False)
                 else:
                     settle()
@@ -1637,6 +1641,7 @@ class Simulation:
 
     def _end_warmup(self, _=None) -> None:
         self.warm = True
+        self.quiet = True  # the measurement starts; the program does nothing here (no pool is retried)
         for pool in self.pools:
             pool.reset_stats()
         for st in self.stages:

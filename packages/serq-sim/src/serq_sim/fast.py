@@ -1724,7 +1724,7 @@ class _Gen(Compiler):
         if p.workload.presets:
             handlers.append((2, self.spawn_lines(hp, "arg")))
         if sim.warmup > 0:
-            lines = [hp + "warm = True"]
+            lines = [hp + "warm = True", hp + "_idle = True"]  # (no pool is retried: Simulation.quiet)
             for g, node in enumerate(p.pools):
                 pad = hp
                 m = "0"
