@@ -867,6 +867,9 @@ class Dask:
             self._scratch = _scratch_folder()
             if self._scratch is not None:
                 quiet_workers["temporary-directory"] = self._scratch
+            from distributed.deploy.spec import SpecCluster
+
+            known = set(SpecCluster._instances)  # (the clusters there were before this one's start)
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
                     # quiet, its workers' processes and, while it runs, the handlers Dask gives its loggers here
@@ -881,9 +884,16 @@ class Dask:
                 self._remove_scratch()
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
                                 + _UNGUARDED_DASK) from None
+            except BaseException:  # Ctrl-C or SIGTERM while its workers start
+                self._abandon(set(SpecCluster._instances) - known)
+                raise
             finally:  # (what the cluster's start changed, as it was: put back again at its end)
                 self._environ = _environ_back({k: before.get(k) for k in {*before, *os.environ}})
-            self._client = distributed.Client(self._cluster)
+            try:
+                self._client = distributed.Client(self._cluster)
+            except BaseException:  # (Ctrl-C or SIGTERM as the client connects: the cluster torn down as at the end)
+                self.__exit__(None, None, None)
+                raise
             # and the loggers of the scheduler in this process and tornado's (tracebacks of the comms a worker's
             # end cuts short), as at the cluster's teardown, put back when it is torn down (__exit__)
             self._quiet = _quiet_loggers()
@@ -974,6 +984,29 @@ class Dask:
                     self._environ = None
                 self._remove_scratch()
         self._client = self._cluster = None
+
+    def _abandon(self, started: set) -> None:
+        """Close, quietly, the cluster whose start a signal cut short (``started``: the clusters made since, its
+        own; the constructor raised, so no name holds it), and remove its scratch folder. Left to Dask's exit
+        handler, its close met workers not started yet, an ``AssertionError: Status.init`` traceback on stderr
+        after the sweep's ``terminated`` (or, at the loop's end, ``Task exception was never retrieved …
+        RuntimeError: Nanny failed to start`` once a worker), and the scratch folder stayed in $TMPDIR."""
+        import contextlib
+
+        # Dask's, tornado's and asyncio's loggers are left quiet: the half-started cluster's nannies and tasks
+        # go on ending after its close gives up (the assertion above), and their words came after the sweep's
+        # own, up to the interpreter's exit (each worker 'was killed by signal 15', 'Task exception was never
+        # retrieved'); the signal ends the sweep, and with the serq command the process
+        _quiet_loggers()
+        try:
+            for cluster in started:
+                with contextlib.suppress(BaseException):  # (half started: whatever its close says is not the user's)
+                    cluster.close(timeout=5)
+                with contextlib.suppress(BaseException):
+                    type(cluster)._instances.discard(cluster)  # (no second close at the interpreter's exit)
+            _collect_cut_tasks()
+        finally:
+            self._remove_scratch()
 
     def _remove_scratch(self) -> None:
         """Remove the scratch folder of a cluster of our own (:func:`_scratch_folder`), once it is closed."""
