@@ -15,13 +15,18 @@ import serq_sim
 from serq_report.json import encode_json
 
 
-def _run(src: str, monkeypatch, tier: str, path=None):
+def _compiled(src: str, path=None):
+    return serq_frontend.compile(path=str(path)) if path else serq_frontend.compile(source=src, sets={}, defs={})
+
+
+def _run(src: str, monkeypatch, tier: str, path=None, program=None):
+    """The report of ``src`` (or the file ``path``) on ``tier``; ``program``: its IR, compiled already (the
+    compile reads no tier, and a run leaves its program as it was: both tiers run one compile)."""
     if tier:
         monkeypatch.setenv("SERQ_SIM_TIER", tier)
     else:
         monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-    prog = serq_frontend.compile(path=str(path)) if path else serq_frontend.compile(source=src, sets={}, defs={})
-    return serq_sim.run(prog)
+    return serq_sim.run(program if program is not None else _compiled(src, path))
 
 
 def samples(report) -> dict:
@@ -35,8 +40,9 @@ def run(src: str, monkeypatch, path=None):
     tiers (``path``: the program's file instead of ``src``): the reports and every observe's samples the
     same bytes (a report summarises a sample column, which is the same for its values in another order:
     two victims preempted in the other order, say)."""
-    picked = _run(src, monkeypatch, "", path)
-    general = _run(src, monkeypatch, "general", path)
+    program = _compiled(src, path)
+    picked = _run(src, monkeypatch, "", program=program)
+    general = _run(src, monkeypatch, "general", program=program)
     assert encode_json(picked) == encode_json(general)
     assert samples(picked) == samples(general)
     obs = {}
@@ -109,9 +115,10 @@ def refused(src: str) -> str:
 def run_error(src: str, monkeypatch) -> str:
     """The run-time error's first line, the same on both tiers."""
     msgs = []
+    program = _compiled(src)
     for tier in ("", "general"):
         with pytest.raises(serq_sim.SimError) as e:
-            _run(src, monkeypatch, tier)
+            _run(src, monkeypatch, tier, program=program)
         msgs.append(str(e.value).splitlines()[0])
     assert msgs[0] == msgs[1]
     return msgs[0]
