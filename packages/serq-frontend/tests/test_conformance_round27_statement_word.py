@@ -27,8 +27,6 @@ WORDS = "a statement begins with one of the language's words (`run`, `hold`, `se
     # alone on its line: the token after it is the `}` of the next line
     ("session {\n  run d (1);\n  BODY\n}\n", (5, 3), "BODY", None),
     ("session { branch (serial == 0) { x } }\n", (3, 34), "x", None),
-    # a statement definition called without its parentheses
-    ("def stop() { end; }\nsession {\n  stop;\n}\n", (5, 3), "stop", None),
 ])
 def test_a_word_alone_where_a_statement_begins_is_named_where_it_stands(tmp_path, body, where, word, close):
     prog = tmp_path / "p.sq"
@@ -44,6 +42,18 @@ def test_a_word_alone_where_a_statement_begins_is_named_where_it_stands(tmp_path
     assert "expected" not in first, first
     line = (HEAD + body + TAIL).splitlines()[where[0] - 1]
     assert msg.splitlines()[1:3] == ["  " + line, "  " + " " * (where[1] - 1) + "^"], msg
+
+
+def test_a_statement_definition_used_without_its_parentheses_is_told_so(tmp_path):
+    """A definition the program has, called without its parentheses: told as the definition it is (it was told
+    as a word that begins no statement, test_messages_round2_definitions)."""
+    prog = tmp_path / "p.sq"
+    prog.write_text(HEAD + "def stop() { end; }\nsession {\n  stop;\n}\n" + TAIL)
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(prog)
+    assert (e.value.line, e.value.col) == (5, 3)
+    assert str(e.value).splitlines()[0].endswith("error: `stop` is a definition: its use gives its arguments in "
+                                                 "parentheses, `stop(…);`")
 
 
 def test_serq_check_says_it_once_with_the_line_and_a_caret(tmp_path):

@@ -984,6 +984,8 @@ _AGGREGATE_WORDS = frozenset({"max", "min", "sum"})
 #: begins a statement)
 _STATEMENT_WORDS = {"set", "observe", "hold", "run", "branch", "loop", "end", "turn", "drop", "record", "release",
                     "grow", "choose", "mark"}
+#: words that begin an item (language.txt §2, item), but `run` and `share`, which a statement or a pull continues
+_ITEM_WORDS = frozenset({"let", "def", "pool", "stage", "queue", "workload", "session", "server", "gauge", "use"})
 #: every word that begins a statement: the words a word alone where a statement begins was meant to be
 _BEGIN_WORDS = _STATEMENT_WORDS | {"load", "request", "prefill", "decode", "tool", "transfer"}
 
@@ -2005,7 +2007,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         before = _tokens_before(text, tok.start_pos)
         if (len(before) >= 2 and before[-1][0] == "name" and before[-2][0] == "name"
                 and before[-2][1] not in _AGGREGATE_WORDS):
-            if before[-1][1] in _STATEMENT_WORDS:  # `set t = now hold kv (1) { … }`: a statement begins there
+            # `set t = now hold kv (1) { … }`: a statement begins there; `let x = a` and, first on the next line,
+            # `def f(…) …`: an item does
+            if before[-1][1] in _STATEMENT_WORDS or (before[-1][1] in _ITEM_WORDS and before[-2][2] < before[-1][2]
+                                                     and before[-1][3] == _first_col(text, before[-1][2])):
                 prev = _prev_token_end(text, _offset(text, before[-1][2], before[-1][3]))
                 if prev is not None:
                     return reporter.error(Pos(file, *prev), f"missing `;` (found `{before[-1][1]}` next)")
@@ -2110,6 +2115,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             # parser wanted the `(` of a definition's call after it, and the token it met may be on the
             # next line; name the word where it stands
             word = _item_word(text, tok, "{;}")
+            if word is not None and word[2] not in grammar.keywords() and _definition_named(text, word[2]):
+                # `g;` of a `def g(p) { … }` the text has: its use without its arguments
+                return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} is a definition: its use "
+                                      f"gives its arguments in parentheses, `{word[2]}(…);`")
             if word is not None and word[2] not in grammar.keywords():
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
                                       f"{did_you_mean(word[2], sorted(_BEGIN_WORDS))}: a statement begins with "
