@@ -28,6 +28,23 @@ def _startup_interrupt(signum, frame) -> None:
     os._exit(130)
 
 
+def _worker_interrupt(signum, frame) -> None:
+    # Ctrl-C (SIGINT) reaching a worker process the ``serq`` command spawned (multiprocessing's spawn: a Dask
+    # worker of ``serq sweep --dask local`` while it starts, a local pool's worker where no fork server can
+    # start) before it ignores the signal: the command says ``interrupted`` once and ends its workers. Each
+    # worker said it too (the handler above: multiprocessing gives a spawned process its parent's
+    # ``sys.argv``, the command's), a line a worker under the command's own; it ends without a word.
+    import os
+
+    os._exit(130)
+
+
+def _spawned() -> bool:
+    """This process is one that multiprocessing spawned (``python -c 'from multiprocessing.spawn import
+    spawn_main; …' --multiprocessing-fork``), whose ``sys.argv`` is its parent's."""
+    return "--multiprocessing-fork" in getattr(sys, "orig_argv", ())
+
+
 def _own_command() -> bool:
     """This process is the ``serq`` command: its script (``serq``, ``serq.exe``, ``serq-script.py``) or
     ``python -m serq`` (while Python locates the module, ``sys.argv[0]`` is ``-m``)."""
@@ -45,7 +62,7 @@ if _own_command():
     import _signal
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-        _signal.signal(_signal.SIGINT, _startup_interrupt)
+        _signal.signal(_signal.SIGINT, _worker_interrupt if _spawned() else _startup_interrupt)
 
 from .errors import PluginError, SerqError, UserError  # noqa: E402
 
