@@ -195,8 +195,8 @@ def test_a_stop_in_the_set_up_settle_counts_the_planned_rounds(monkeypatch):
     for stop in ("interrupted", "max-wall"):
         calls = []
 
-        def settle(self, stop=stop, calls=calls):
-            real(self)
+        def settle(self, pools=True, *, stop=stop, calls=calls):
+            real(self, pools)
             if not calls:  # _start's settle, the stretch planned in it: the stop comes as it ends
                 calls.append(self)
                 if stop == "interrupted":
