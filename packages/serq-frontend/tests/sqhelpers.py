@@ -63,6 +63,20 @@ def located(src: str) -> tuple[str, int, int]:
     return src.replace(MARK, "", 1), line, col
 
 
+def told(src: str, **kw) -> str:
+    """Compile ``src`` (with a ``⟨`` where the error must point) and check the diagnostic's first three lines: its
+    place, the source line and the caret under the marker. What the error says after ``FILE:LINE:COL: error:``."""
+    text, line, col = located(src)
+    with pytest.raises(serq_frontend.CompileError) as info:
+        compile_src(text, **kw)
+    first, source, caret = str(info.value).splitlines()[:3]
+    assert source == "  " + text.splitlines()[line - 1]
+    assert caret == " " * (col + 1) + "^"
+    prefix = f"<source>:{line}:{col}: error: "
+    assert first.startswith(prefix), first
+    return first[len(prefix):]
+
+
 def refused(src: str, message: str, **kw) -> serq_frontend.CompileError:
     """Compile ``src`` (with a ``⟨`` where the error must point) and check the diagnostic."""
     text, line, col = located(src)

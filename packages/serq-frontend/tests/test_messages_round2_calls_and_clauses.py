@@ -12,8 +12,7 @@ misspelt (`D[j].decod`) or a queue (`d[j].decode`) was offered nothing; `growing
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 QUEUES = """queue P[1] : prefill {
   pool kv { cap 100; }
@@ -36,15 +35,7 @@ CALL = "D[1].decode (prompt) from P[0];"
 
 
 def _told(text_marked: str) -> str:
-    text, line, col = located(text_marked)
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(text_marked)
 
 
 @pytest.mark.parametrize("call, said", [

@@ -10,8 +10,7 @@ is wrong, where.
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 BASE = """def f(a, b) = a + b;
 def g(p) { hold kv (p) { run s (1); } }
@@ -25,15 +24,7 @@ run { horizon 10; }
 
 def _told(old: str, new: str) -> str:
     assert BASE.count(old) == 1
-    text, line, col = located(BASE.replace(old, new))
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [

@@ -9,8 +9,7 @@ expression was "unexpected `a` after an expression", and is told the conditional
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 BASE = """let B = 4;
 stage s : delay;
@@ -21,15 +20,7 @@ run { horizon 10; }
 
 
 def _told(value: str) -> str:
-    text, line, col = located(BASE.replace("VALUE", value))
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(BASE.replace("VALUE", value))
 
 
 @pytest.mark.parametrize("value, said", [

@@ -9,8 +9,7 @@ reserve, reuse)"; a binding of `at admission` written as a test (`hit == …`) "
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 BASE = """pool reqs { cap 4; }
 pool kv { cap 100; }
@@ -23,15 +22,7 @@ run { horizon 10; }
 
 def _told(old: str, new: str) -> str:
     assert BASE.count(old) == 1
-    text, line, col = located(BASE.replace(old, new))
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [

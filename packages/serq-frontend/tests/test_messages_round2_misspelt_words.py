@@ -11,8 +11,7 @@ none; a field written as a mapping's key (`cap: 100;`) "unexpected `:` (expected
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 BASE = """pool kv { cap 100; block 4; evict lru; preempt lifo; }
 stage tool : delay;
@@ -29,15 +28,7 @@ NOT_BEGUN = ": a statement begins with one of the language's words (`run`, `hold
 
 def _told(old: str, new: str) -> str:
     assert BASE.count(old) == 1
-    text, line, col = located(BASE.replace(old, new))
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [

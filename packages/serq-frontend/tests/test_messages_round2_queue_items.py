@@ -10,8 +10,7 @@ parameters without their parentheses (`decode prompt from s { … }`) "unexpecte
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-from sqhelpers import compile_src, located
+from sqhelpers import compile_src, told
 
 QUEUE = """queue D : decode {
   pool kv { cap 100; }
@@ -28,15 +27,7 @@ ITEMS = "a queue holds `pool NAME { … }`, `serve KIND;`, `nic KIND;` and its r
 
 def _told(old: str, new: str) -> str:
     assert QUEUE.count(old) == 1
-    text, line, col = located(QUEUE.replace(old, new))
-    with pytest.raises(serq_frontend.CompileError) as info:
-        compile_src(text)
-    first, source, caret = str(info.value).splitlines()[:3]
-    assert source == "  " + text.splitlines()[line - 1]
-    assert caret == " " * (col + 1) + "^"
-    prefix = f"<source>:{line}:{col}: error: "
-    assert first.startswith(prefix), first
-    return first[len(prefix):]
+    return told(QUEUE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [
