@@ -845,7 +845,7 @@ def test_member_of_a_constant_index_past_the_family_does_not_link():
     ("pool m[2] { cap 5; }", "hold m[serial] (1) { run d (1); } cache (1) lease m[2 * serial] (1);",
      "<source>:4:72: error: at t=2, session 1: pool m: index 2 out of range (the family has 2)"),
     ("stage s[2] : fifo;", "set x = queue(s[0 / 0 * serial]);",
-     "<source>:4:36: error: at t=1, session 0: stage s: index NaN out of range (the family has 2)"),
+     "<source>:4:36: error: at t=1, session 0: stage s: the index is NaN, which names no member (the family has 2)"),
     ("stage e[2] : step { budget 4; cost 1; }", "run e[serial + 1] prefill (1);",
      "<source>:4:26: error: at t=1, session 1: stage e: index 2 out of range (the family has 2)"),
     ("stage e[2] : step { budget 4; cost 1; }", "set x = budget_left(e[serial + 1]);",

@@ -439,7 +439,9 @@ def member_problem(kind: str, idx: float, size: int, name: str) -> str | None:
     of a constant index in an IR file (serq_ir.validate: ``serq check`` took ``kv[5]`` of a family of 2, which
     ``serq run`` refused). The family is named (``pool kv: index 2 out of range (the family has 2)``): a
     statement may name several (``hold kv[i] (1) { run E[j] (1); }``), and the words said only ``pool``."""
-    if not (idx == idx) or idx < 0 or idx >= size:
+    if idx != idx:
+        return f"{kind} {name}: the index is NaN, which names no member (the family has {size})"
+    if idx < 0 or idx >= size:
         return f"{kind} {name}: index {show_number(idx)} out of range (the family has {size})"
     if int(idx) != idx:
         return f"{kind} {name}: index {show_number(idx)} is not a whole number (the family has {size})"
@@ -611,7 +613,7 @@ def work_problem(x: float) -> str | None:
 def _not_negative(what: str, verb: str, x: float) -> str | None:
     """The one rule of capacities, costs and amounts: NaN and negative values are refused (inf is not)."""
     if x != x:
-        return f"{what} is NaN"
+        return f"{what} {verb} NaN"
     if x < 0:
         return f"{what} {verb} negative ({_show(x)})"
     return None

@@ -22,6 +22,7 @@ from .errors import quoted as _q
 from .nodes import (
     BUILTIN_ATTRIBUTES,
     RECORD_OWN_COLUMNS,
+    TRACE_ATTRIBUTES,
     Attr,
     Batch,
     Binary,
@@ -131,6 +132,16 @@ def _shown(k: int) -> str:
     return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text.lstrip('-'))} digits)"
 
 
+def _raw(x: Any) -> str:
+    """A number field's value as a message quotes it: ``NaN`` for NaN (Python's ``nan`` read as a word, and
+    "not negative (nan)" of a NaN capacity said it was what it is not), else as written (``-1.0``, ``inf``)."""
+    return "NaN" if isinstance(x, float) and x != x else str(x)
+
+
+#: what a number of the IR is (nodes.Number), said of one that is NaN where no rule of its own field says more
+NAN_NUMBER = "is NaN: a number of the IR is finite, or \"inf\" or \"-inf\" where the IR allows one"
+
+
 def _value(n: Num) -> float:
     v = n.value
     return math.inf if v == "inf" else -math.inf if v == "-inf" else float(v)
@@ -143,6 +154,11 @@ def _pool_name(program: Program, ref: PoolRef) -> str:
     ok = 0 <= ref.pool < len(program.pools)
     name = program.pools[ref.pool].name if ok else f"#{ref.pool}"
     return name if not isinstance(ref.index, Num) else f"{name}[{_value(ref.index):g}]"
+
+
+def _nan_index(ref: PoolRef) -> bool:
+    """Whether ``ref`` names its member by a NaN (which the index's own rule says, below the hold)."""
+    return isinstance(ref.index, Num) and isinstance(ref.index.value, float) and ref.index.value != ref.index.value
 
 
 def _unheld(program: Program) -> tuple[Any, str] | None:
@@ -249,7 +265,7 @@ def _member_labels(program: Program, fail: Any) -> None:
 #: the node types a rule of :func:`validate`'s walk reads, each named in an ``isinstance`` (or ``type(obj)
 #: is``) of its chain (test_validate_walk.py checks the list against the chain's source): a node of another
 #: type is only walked into
-_CHECKED = (Preset, Attr, Set, Choose, SlotValue, Observe, Record, PoolRef, StageRef, Pool, Stage, Step, Hold,
+_CHECKED = (Num, Preset, Attr, Set, Choose, SlotValue, Observe, Record, PoolRef, StageRef, Pool, Stage, Step, Hold,
             Spill, Run, Ctx, Unary, Binary, Call, Draw, Ps, HoldPool, Grow, Load, Observable, Extension, Closed,
             Batch, Fifo, Renewal, Poisson)
 _CHECKED_TYPES: dict[type, bool] = {}
@@ -300,6 +316,17 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     if head != BUILTIN_ATTRIBUTES:
         fail("$.attributes", f"the first attributes must be the built-in {', '.join(BUILTIN_ATTRIBUTES)}")
 
+    traced = TRACE_ATTRIBUTES if program.workload.trace is not None else ()
+    for i, a in enumerate(program.attributes):
+        if a.builtin and a.name not in BUILTIN_ATTRIBUTES and a.name not in traced:
+            # the flag is the frontend's, which writes it on these names only (serq_ir.analysis.builtin_slots
+            # reads the names, not the flag): one on another name said what the program does not do
+            what = ("an attribute a trace supplies, and the program replays none" if a.name in TRACE_ATTRIBUTES
+                    else "none of the language's")
+            fail(f"$.attributes[{i}].builtin", f"attribute {_q(a.name)} is marked builtin, and it is {what}: the "
+                 f"built-in attributes are {', '.join(BUILTIN_ATTRIBUTES)}, and with a trace "
+                 f"{', '.join(TRACE_ATTRIBUTES)}; a program's own attribute has no `builtin` (or false)")
+
     def slot(path: str, k: int) -> None:
         if not 0 <= k < n_attrs:
             fail(path, f"attribute slot {_shown(k)} does not exist (the program has {n_attrs})")
@@ -322,6 +349,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 if field != "span" and isinstance(v := getattr(obj, field), _INNER):
                     walk(v, (path, field))
             return
+        if type(obj) is Num:  # (a field with a rule of its own, its parent's, is said there, before)
+            v = obj.value
+            if type(v) is float and v != v:
+                fail((path, "value"), f"the number {NAN_NUMBER}")
+            return
         mro = _MROS.get(type(obj))
         if mro is None:  # (isinstance of a struct type, judged by its type's MRO: a set lookup, not a call)
             mro = _MROS[type(obj)] = frozenset(type(obj).__mro__)
@@ -330,7 +362,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             t = type(at)
             if (t is float or t is int) and not 0.0 <= at < math.inf:
                 # the run starts at 0: a session arriving before it took the clock back (samples at t < 0)
-                fail((path, "at"), f"a preset session arrives at a finite time at least 0, not {at!r}")
+                fail((path, "at"), f"a preset session arrives at a finite time at least 0, not {_raw(at) if t is float else repr(at)}")
             dup = rules.slot_given_twice(obj)
             if dup is not None:  # (the last value silently won)
                 row, i, k = dup
@@ -390,7 +422,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Hold in mro and (k := rules.hold_twice(obj.pools)) is not None:
             fail(((path, "pools"), k), rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
         elif (Hold in mro and obj.lease is not None
-              and all(0 <= r.pool < n_pools for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
+              and all(0 <= r.pool < n_pools and not _nan_index(r) for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
               and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
             fail(((path, "lease"), "pool"), rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
         elif Spill in mro and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
@@ -511,21 +543,26 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Fifo in mro and not (obj.servers == "inf" or (isinstance(obj.servers, float)
                                                                      and obj.servers >= 1
                                                                      and obj.servers == int(obj.servers))):
-            fail((path, "servers"), f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
+            fail((path, "servers"), f"a fifo has a whole number of servers, at least 1, not {_raw(obj.servers)}")
         elif Renewal in mro and isinstance(obj.gap, Num) and (why := rules.gap_problem(_value(obj.gap))):
             fail((path, "gap"), why)
         elif Poisson in mro and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
-            fail((path, "rate"), f"an arrival rate is positive and finite, not {obj.rate}")
+            fail((path, "rate"), f"an arrival rate is positive and finite, not {_raw(obj.rate)}")
         elif Pool in mro:
             if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
-                fail((path, "cap"), f"a capacity is not negative ({obj.cap})")
+                fail((path, "cap"), "a capacity is NaN; it is a number at least 0, or \"inf\"" if obj.cap != obj.cap
+                     else f"a capacity is not negative ({obj.cap})")
             if obj.block is not None and not 0 < obj.block < math.inf:
-                fail((path, "block"), f"a block is positive and finite, not {obj.block}")
+                fail((path, "block"), f"a block is positive and finite, not {_raw(obj.block)}")
         for field in obj.__struct_fields__:
             if field != "span" and isinstance(v := getattr(obj, field), _INNER):
                 walk(v, (path, field))
 
     walk(program, "$")
+    for i, c in enumerate(program.constants):  # (a constant's value is a number, not a node the walk takes)
+        if isinstance(c.value, float) and c.value != c.value:
+            fail(f"$.constants[{i}]", f"constant {_q(c.name)} {NAN_NUMBER} (a constant that evaluates to "
+                 "NaN does not link)")
 
     unheld = _unheld(program)
     if unheld is not None:
@@ -695,7 +732,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     run = program.run
     if run.horizon is not None and not (run.horizon == "inf" or (type(run.horizon) is float and run.horizon > 0)):
         # as the frontend refuses `run { horizon -1; }`: a run cannot end before it starts
-        fail("$.run.horizon", f"the horizon is above 0 (or inf), not {run.horizon}")
+        fail("$.run.horizon", f"the horizon is above 0 (or inf), not {_raw(run.horizon)}")
     why = None if run.arrivals is None else rules.arrivals_count_problem(run.arrivals)
     if why:
         fail("$.run.arrivals", why)
@@ -706,7 +743,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     if why:
         fail("$.run.seed", why)
     if not run.warmup >= 0:
-        fail("$.run.warmup", f"warmup is not negative ({run.warmup})")
+        fail("$.run.warmup", "warmup is NaN; it is a number at least 0" if run.warmup != run.warmup
+             else f"warmup is not negative ({run.warmup})")
     why = rules.window_problem(run.horizon, run.warmup)  # (serq check took it; serq run refused it)
     if why:
         fail("$.run.warmup", why)
