@@ -37,7 +37,7 @@ def folder(tmp_path):
 
 def test_compare(folder):
     assert ("Exit status: 0; 1 for an error in a program or its inputs, or when a run failed (the first failure "
-            "is said); 2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM.") in _said("compare")
+            "is said); 2 for a usage error; 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP.") in _said("compare")
     base = ["compare", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress"]
     assert _serq(folder, *base, "--set", "a=1,1.2").returncode == 0
     failed = _serq(folder, *base, "--set", "a=1,2")
@@ -50,8 +50,8 @@ def test_plot(folder):
     pytest.importorskip("matplotlib")
     assert ("Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no "
             "number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage "
-            "error (a flag, -o of no picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but "
-            "on success.") in _said("plot")
+            "error (a flag, -o of no picture's suffix); 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP. Nothing is "
+            "written but on success.") in _said("plot")
     r = _serq(folder, "sweep", "p.sq", "--set", "a=1,1.2", "--seeds", "1..2", "--workers", "0", "--no-progress",
               "-o", "t.csv")
     assert r.returncode == 0, r.stderr

@@ -297,7 +297,9 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
 
             if isinstance(e, KeyboardInterrupt):
                 reason = getattr(e, "reason", "interrupted")
-                said = "terminated (SIGTERM)" if reason == "sigterm" else "interrupted"
+                from .report import SIGNAL_NOTES
+
+                said = SIGNAL_NOTES.get(reason, "interrupted")
                 e = StopRun(reason, f"{said} at set-up, reading the trace {path}, before the run began", owner=sim)
             sim.setup_stop = e
             sim.trace = TraceCorpus(path, [], 0)

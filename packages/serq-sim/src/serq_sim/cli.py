@@ -111,8 +111,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
     stopped at --max-events, --max-wall or --max-samples, or ran out of memory (the report is partial,
-    marked so); 4 under --strict when the report has a warning; 130 on Ctrl-C and 143 on SIGTERM (the
-    partial report is written all the same).
+    marked so); 4 under --strict when the report has a warning; 130 on Ctrl-C, 143 on SIGTERM and 129 on
+    SIGHUP (the partial report is written all the same).
 
     \b
     Examples:

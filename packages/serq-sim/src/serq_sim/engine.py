@@ -930,7 +930,9 @@ class Simulation:
                 self.partial_note = self._holders(e.held, e.message, waits)
         else:
             self.partial = getattr(e, "reason", "interrupted")
-            self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
+            from .report import SIGNAL_NOTES
+
+            self.partial_note = SIGNAL_NOTES.get(self.partial, "interrupted")
             # the statement and the session it came in, where its traceback says (a session's code), as
             # --max-wall's note names them within an event: the note named the time alone
             compiler = getattr(self, "compiler", None)

@@ -307,7 +307,11 @@ STOPPED_TAIL = "; the figures cover what was simulated"
 
 #: Exit status of ``serq run`` for a partial report, by its reason: a bound the user set is 3, a signal
 #: 128 + its number, as a shell reports it.
-PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "max-samples": 3, "memory": 3, "interrupted": 130, "sigterm": 143}
+PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "max-samples": 3, "memory": 3, "interrupted": 130, "sigterm": 143,
+                "sighup": 129}
+#: What a partial report's note says of the signal that stopped its run, by its reason (Ctrl-C's
+#: ``interrupted`` otherwise): SIGHUP is a closed terminal (or a dropped ssh connection).
+SIGNAL_NOTES = {"sigterm": "terminated (SIGTERM)", "sighup": "hung up (SIGHUP)"}
 
 
 def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],
@@ -481,6 +485,7 @@ def build_report(sim) -> Report:
             # window of 0 (its rates NaN), not of the negative span end - warmup (`completed 0 over -35.5 s`)
             requests = request_metrics(table, max(span, 0.0), gaps.stats() if gaps is not None else None)
     from . import notes as warn
+    from .fleet import warnings as other_memory
 
     notes += warn.no_sessions(p.workload)
     notes += warn.idle_rules(p)
@@ -510,6 +515,7 @@ def build_report(sim) -> Report:
                          for label, pl in zip(labels, sim.pools)])
     notes += warn.lapsed_reads([(label, pl.lapsed_reads) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
+    notes += other_memory(sim)
     notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
                                for label, pl in zip(labels, sim.pools)], span)

@@ -161,7 +161,8 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     guide: docs/sweep.md, "serq sweep FILE" (and "Capacity search" for --find).
 
     Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);
-    2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
+    2 for a usage error; 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP (what finished is written all the
+    same).
 
     \b
     Examples:
@@ -340,7 +341,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     guide: docs/sweep.md, "serq compare A.sq B.sq".
 
     Exit status: 0; 1 for an error in a program or its inputs, or when a run failed (the first failure is
-    said); 2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM.
+    said); 2 for a usage error; 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP.
 
     \b
     Examples:
@@ -421,8 +422,8 @@ def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
 
     Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no
     number, nothing to draw) or a SOURCE that cannot be read (one that does not exist); 2 for a usage error
-    (a flag, -o of no picture's suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on
-    success.
+    (a flag, -o of no picture's suffix); 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP. Nothing is written
+    but on success.
 
     \b
     Examples:

@@ -169,6 +169,7 @@ class LocalPool:
         machine_share(runs=n)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+        _start_tracker_deaf_to_hangup()
         if "forkserver" in methods:
             # (serq_sweep.server_ready last: the server, started ignoring SIGINT, forks processes that take it)
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast",
@@ -584,7 +585,7 @@ def _environ_back(before: dict[str, str | None]) -> dict[str, str | None]:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Within, SIGINT and SIGTERM wait (blocked) until the block is done, then come as they would have: while a
+    """Within, SIGINT, SIGTERM and SIGHUP wait (blocked) until the block is done, then come as they would have: while a
     worker process is started. multiprocessing starts one by handing the fork server its pipes over a socket,
     and a Ctrl-C that raised ``KeyboardInterrupt`` in the middle of that left the server a message cut short:
     the server ended (its ``EOFError`` traceback on stderr), and the next sweep of the process, called at once,
@@ -595,11 +596,40 @@ def _signals_held() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    from serq.signals import HANDLED
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, set(HANDLED))
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _start_tracker_deaf_to_hangup() -> None:
+    """Start multiprocessing's resource tracker, when none runs, with SIGHUP ignored. The tracker (which the fork
+    server, a spawned worker and the pool's queues report their semaphores to) ignores SIGINT and SIGTERM, not
+    SIGHUP: a closed terminal sends SIGHUP to the whole process group, which killed it while the sweep made its
+    table, and multiprocessing started another, which printed ``resource_tracker: process died unexpectedly``
+    and a ``KeyError`` traceback for every semaphore the sweep's ending unregistered, under its ``hung up``.
+    Ignored when it starts, SIGHUP stays ignored through the fork and the exec; the tracker still ends when
+    the last process that writes to it does. Only the main thread may change a handler: a sweep started in
+    another thread starts the tracker as before."""
+    import signal
+    import threading
+    from multiprocessing import resource_tracker
+
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is None or threading.current_thread() is not threading.main_thread():
+        return  # (Windows, where nothing hangs up, has no tracker either)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {hup})
+    try:
+        handler = signal.signal(hup, signal.SIG_IGN)
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            signal.signal(hup, handler)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _start_forkserver_deaf_to_ctrl_c() -> None:
@@ -869,6 +899,7 @@ class Dask:
                 quiet_workers["temporary-directory"] = self._scratch
             from distributed.deploy.spec import SpecCluster
 
+            _start_tracker_deaf_to_hangup()  # (its nannies spawn their workers: the tracker starts then)
             known = set(SpecCluster._instances)  # (the clusters there were before this one's start)
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)

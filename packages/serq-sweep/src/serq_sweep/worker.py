@@ -148,7 +148,13 @@ def dask_setup(worker: Any) -> None:
 
 def ignore_sigint() -> None:
     """A pool worker's initializer: Ctrl-C at a terminal reaches the whole process group; the sweep
-    itself decides what happens (it ends its workers and keeps what finished)."""
+    itself decides what happens (it ends its workers and keeps what finished). SIGTERM and SIGHUP end the
+    worker: unblocked here, where it took them blocked from the thread that started it (a spawned worker
+    started by the pool's thread made while the sweep held them, engines._signals_held), and the pool's
+    ending, which ends its workers by SIGTERM, waited for it for ever."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM,
+                                                    getattr(signal, "SIGHUP", signal.SIGTERM)})

@@ -815,7 +815,7 @@ def _stop(proc: Any) -> None:
 
 
 def _hold_signals(got: list[int]) -> Any:
-    """Hold SIGINT and SIGTERM (record them in ``got``) until the function returned is called, which gives
+    """Hold SIGINT, SIGTERM and SIGHUP (record them in ``got``) until the function returned is called, which gives
     the handlers back. Around the start of the bridge: a signal whose handler raises (Ctrl-C's
     ``KeyboardInterrupt``) between the child's start and ``Popen`` knowing its pid lost the pid, and the
     child ran on. Only in the main thread, where handlers are; elsewhere nothing is held."""
@@ -825,7 +825,9 @@ def _hold_signals(got: list[int]) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    from serq.signals import HANDLED
+
+    for sig in HANDLED:
         try:
             previous[sig] = signal.signal(sig, lambda n, _frame: got.append(n))
         except (OSError, ValueError):  # pragma: no cover - a signal this platform lacks

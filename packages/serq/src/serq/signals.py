@@ -1,10 +1,15 @@
-"""SIGINT and SIGTERM for the ``serq`` command: a run stops with its partial report, start-up stops quietly.
+"""SIGINT, SIGTERM and SIGHUP for the ``serq`` command: a run stops with its partial report, start-up stops
+quietly.
 
-:func:`install` (the first thing ``serq`` does) makes both signals raise :class:`KeyboardInterrupt` (SIGINT)
-or :class:`Terminated`, a subclass (SIGTERM, what ``timeout`` and batch schedulers send), so a simulation
-catches either the same way and ends with the partial report. Inside :func:`deferred` (the writing of a
-report) a first signal is only recorded; :func:`exit_status` then says what the command should exit with
-(130 for SIGINT, 143 for SIGTERM).
+:func:`install` (the first thing ``serq`` does) makes these signals raise :class:`KeyboardInterrupt` (SIGINT)
+or :class:`Terminated`, a subclass (SIGTERM, what ``timeout`` and batch schedulers send), or
+:class:`HungUp`, a subclass of that (SIGHUP, where the platform has it: the terminal the command ran in was
+closed, or its ssh connection dropped), so a simulation catches any of them the same way and ends with the
+partial report. Before, SIGHUP kept Python's default and killed the process where it stood: a run whose
+terminal was closed lost its report, and a sweep its table (its journal stayed). Inside :func:`deferred`
+(the writing of a report) a first signal is only recorded; :func:`exit_status` then says what the command
+should exit with (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). A SIGHUP ignored when the command began
+(``nohup``) stays ignored, as an ignored SIGINT or SIGTERM does.
 
 A signal is *pending* from the moment it is received until the code that makes the stop it asks for
 acknowledges it (:func:`acknowledge`): the command's top level, a run that caught it
@@ -44,8 +49,12 @@ import sys
 import threading
 import time
 
+#: The signals the command handles: SIGHUP only where the platform has it (not Windows).
+HANDLED: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 #: Exit status of a command stopped by a signal: 128 + the signal's number, as a shell reports it.
 EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+if hasattr(signal, "SIGHUP"):
+    EXIT_STATUS[signal.SIGHUP] = 129
 #: how often the exception raised for a pending signal is looked at (and the signal delivered again)
 REDELIVER_EVERY = 0.01
 #: how long something may keep that exception, not handling it, before it counts as dropped
@@ -56,6 +65,22 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C's KeyboardInterrupt (``reason`` names it in a partial report)."""
 
     reason = "sigterm"
+
+
+class HungUp(Terminated):
+    """SIGHUP (the terminal closed), raised as SIGTERM's :class:`Terminated` is: a run ends with its partial
+    report, a sweep with the table of what finished (``reason`` names it in a partial report)."""
+
+    reason = "sighup"
+
+
+def _stop_for(signum: int | None) -> KeyboardInterrupt:
+    """The exception that stops the command for ``signum``."""
+    if signum == signal.SIGTERM:
+        return Terminated()
+    if signum is not None and signum == getattr(signal, "SIGHUP", None):
+        return HungUp()
+    return KeyboardInterrupt()
 
 
 _received: int | None = None
@@ -94,7 +119,7 @@ def _on_signal(signum, frame) -> None:
     if _defer or _closing:
         return  # recorded only (see deferred)
     # a repeated signal raises the first one's exception: its status is the command's
-    _raised = [Terminated() if _received == signal.SIGTERM else KeyboardInterrupt()]
+    _raised = [_stop_for(_received)]
     _raised_at = time.monotonic()
     _watch()
     raise _raised[0]  # (from the list: no variable of this frame, which its traceback keeps, holds it)
@@ -168,7 +193,7 @@ def _unraisable(unraisable) -> None:
 
 
 def install() -> None:
-    """Handle SIGINT and SIGTERM as above (in the main thread only; elsewhere nothing changes)."""
+    """Handle SIGINT, SIGTERM and SIGHUP as above (in the main thread only; elsewhere nothing changes)."""
     global _installed, _received, _acknowledged, _raised, _closing, _generation, _watching, _main_thread
     global _previous_hook
     if threading.current_thread() is not threading.main_thread():
@@ -184,7 +209,7 @@ def install() -> None:
         _previous_hook = sys.unraisablehook
         sys.unraisablehook = _unraisable
     _installed = True
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in HANDLED:
         if signal.getsignal(sig) is signal.SIG_IGN:
             # ignored when the command began (a script's background job, whose shell ignores SIGINT so that a
             # Ctrl-C at the terminal stops the job in front only; `trap '' TERM`): left so, as Python leaves an
@@ -222,10 +247,10 @@ def uninstall(own_process: bool = True) -> None:
         sys.unraisablehook = _previous_hook or sys.__unraisablehook__
     _previous_hook = None
     if _received is not None and own_process:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in HANDLED:
             signal.signal(sig, signal.SIG_IGN)
     else:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in HANDLED:
             prev = _previous.get(sig)
             signal.signal(sig, prev if prev is not None else
                           signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
@@ -234,7 +259,7 @@ def uninstall(own_process: bool = True) -> None:
 
 
 def received() -> int | None:
-    """The first SIGINT or SIGTERM received since :func:`install`, or ``None``."""
+    """The first SIGINT, SIGTERM or SIGHUP received since :func:`install`, or ``None``."""
     return _received
 
 
@@ -255,38 +280,46 @@ def acknowledge() -> int | None:
 
 
 def interrupted() -> int:
-    """End a command that a signal stopped: :func:`acknowledge` it, say so on stderr (``interrupted``, or
-    ``terminated`` for SIGTERM) and return the exit status (130 when no signal was received: Ctrl-C as
-    Python raised it)."""
+    """End a command that a signal stopped: :func:`acknowledge` it, say so on stderr (``interrupted``,
+    ``terminated`` for SIGTERM, ``hung up`` for SIGHUP) and return the exit status (130 when no signal was
+    received: Ctrl-C as Python raised it)."""
     status = acknowledge() or 130
-    sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
+    sys.stderr.write(_SAID.get(status, "interrupted") + "\n")
     return status
+
+
+#: what :func:`interrupted` says, by exit status
+_SAID = {130: "interrupted", 143: "terminated", 129: "hung up"}
 
 
 def stop_requested() -> KeyboardInterrupt | None:
     """The exception that stops the command for the signal received since :func:`install` (acknowledged or
-    not: :class:`Terminated` for SIGTERM, else ``KeyboardInterrupt``), or ``None`` when none was. For code
+    not: :class:`Terminated` for SIGTERM, :class:`HungUp` for SIGHUP, else ``KeyboardInterrupt``), or ``None``
+    when none was. For code
     that waits inside :func:`deferred` for something that may never come (a write to a FIFO that no process
     reads, serq.files): it gives up and raises this rather than wait for ever."""
     if _received is None:
         return None
-    return Terminated() if _received == signal.SIGTERM else KeyboardInterrupt()
+    return _stop_for(_received)
 
 
 def run_stopped(reason: str | None) -> KeyboardInterrupt | None:
     """The exception that ends a command whose run a signal stopped, by the run's reason (its report's
-    ``partial``, serq_sim.Report.partial): :class:`Terminated` for ``"sigterm"``, ``KeyboardInterrupt`` for
+    ``partial``, serq_sim.Report.partial): :class:`Terminated` for ``"sigterm"``, :class:`HungUp` for
+    ``"sighup"``, ``KeyboardInterrupt`` for
     ``"interrupted"`` (Ctrl-C, SIGINT); ``None`` for any other reason (a bound's) or none. Code that runs a
     simulation and reads its report raises it, so that the command ends as any command the signal stopped
     (143, 130): a sweep's run (serq_sweep.worker) and ``serq vllm scenario``'s (serq_vllm.scenarios) had a rule
     each, and the sweep's raised ``KeyboardInterrupt`` for SIGTERM too."""
+    if reason == "sighup":
+        return HungUp()
     if reason == "sigterm":
         return Terminated()
     return KeyboardInterrupt() if reason == "interrupted" else None
 
 
 def exit_status() -> int | None:
-    """130 or 143 when a signal was received, else ``None``."""
+    """130, 143 or 129 when a signal was received (SIGINT, SIGTERM, SIGHUP), else ``None``."""
     return None if _received is None else EXIT_STATUS.get(_received, 128 + int(_received))
 
 
