@@ -1388,6 +1388,8 @@ class Linker:
                 raise self.error(s.growing.pos, f"`growing {g}`: `{name}` is a {kinds[0]} stage, whose work "
                                  "is time; a run grows a pool token by token on a step stage only")
         growing = None if s.growing is None else self.held_ref(s.growing, "run … growing")
+        if len(refs) == 1 and kinds[0] == "step":
+            self._other_memory(s, refs[0], growing)
         work = self.expr(s.work, SESSION)
         if type(work) is ir.Num:
             why = rules.work_problem(_num_value(work))
@@ -1395,6 +1397,35 @@ class Linker:
                 names = ", ".join(v.dotted for v in s.stages)
                 self.value_problem(s.work.pos, f"run {names}: {why}; a run's work is not negative")
         return ir.Run(stages=refs, work=work, mode=s.mode, growing=growing, span=span(s.pos))
+
+    def _other_memory(self, s: A.SRun, ref: ir.StageRef, growing: ir.PoolRef | None) -> None:
+        """A run on a member of a step family whose `memory` is a pool family of its size (`engine[i]` counts
+        `kv[i]`) that grows another member of that family, or runs inside a hold of one: refused where both
+        indexes are numbers (`prefill on engine[0] (…) growing kv[1]`); where either is computed, the
+        simulator says so at the first such run (serq_sim.fleet; docs/language.md, "A run on another member's
+        memory")."""
+        stages = getattr(self, "ir_stages", None)
+        if stages is None or not 0 <= ref.stage < len(stages):
+            return
+        st = stages[ref.stage]
+        mem = getattr(st.kind, "memory", None)
+        fam = next((f for f in self.pools.values() if f.index == mem), None) if mem is not None else None
+        if fam is None or st.size < 2 or fam.size != st.size or type(ref.index) is not ir.Num:
+            return
+        a = _num_value(ref.index)
+        if growing is not None and growing.pool == mem:
+            other, pos, how = growing, s.growing.pos, "this run grows"
+        else:
+            other = next((r for r in reversed(self.held) if r.pool == mem), None)
+            pos, how = s.stages[0].pos, "this run is inside a hold of"
+        if other is None or type(other.index) is not ir.Num or _num_value(other.index) == a:
+            return
+        b = _num_value(other.index)
+        stage, pool = st.name, fam.item.name
+        raise self.error(pos, f"`{stage}[{a:g}]`'s memory is `{pool}[{a:g}]` (`memory {pool}` pairs `{stage}[i]` "
+                         f"with `{pool}[i]`), and {how} `{pool}[{b:g}]`, another member's: no iteration of "
+                         f"`{stage}[{a:g}]` would count that KV, and its growth would preempt among "
+                         f"`{stage}[{b:g}]`'s residents; run it on `{stage}[{b:g}]`, or hold `{pool}[{a:g}]`")
 
     # -----------------------------------------------------------------------------------------------
     # The program
@@ -1535,6 +1566,7 @@ class Linker:
             self.unloaded_columns(init, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
         stages = [self.stage(n, f) for n, f in self.stages.items()]
+        self.ir_stages = stages  # (a step run's memory: _other_memory)
         cycle = rules.budget_cycle(stages)
         if cycle is not None:
             i, field, _at, obs = cycle

@@ -37,6 +37,7 @@ from serq_ir import nodes as N
 from serq_ir.analysis import taken_arm
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
+from . import fleet as _fleet
 from . import fold, nankeys, rand
 from .errors import Preempted, fmt_time, work_message
 from .tier_env import forced_general
@@ -483,6 +484,8 @@ class Compiler:
     def __init__(self, sim, program: N.Program):
         self.sim = sim
         self.program = program
+        #: the check of the runs that may hold another member's memory (fleet.checker), made at the first
+        self._fleet_check = None
         self.g: dict[str, Any] = dict(HELPERS)
         self.g["E"] = sim
         # a key that came out NaN (nankeys.seen): its session is the Session ``s`` of the generated code
@@ -1254,6 +1257,10 @@ class Compiler:
                             out.append(f"{pad}_zg = {self.pool_ref(st.growing, 'session')}")
                             g = "_zg"
                         call = f"E.run_job(s, _zs, _zw, {st.mode!r}, {g}, {sid})"
+                        if _fleet.wanted(self.program, st.stages[0]):  # (another member's memory: fleet.py)
+                            if self._fleet_check is None:
+                                self._fleet_check = _fleet.checker(self.sim)
+                            call = f"{self.obj(self._fleet_check, '_fm')}(s, _zs, {g}, {sid}); {call}"
                 else:
                     stages = ", ".join(self.stage_ref(r, "session") for r in st.stages)
                     out.append(f"{pad}_zs = ({stages},)")
