@@ -80,18 +80,27 @@ HOW = "a transfer says where the KV moves, `transfer (X) from P to Q (n);`"
 
 @pytest.mark.parametrize("body", [
     "transfer (1)⟨;",
-    "transfer (1) from p⟨;",
-    "transfer (1) from p to q⟨;",
-    "transfer (1) ⟨to q (1);",
     "transfer on link (1)⟨;",
-    "transfer (1) ⟨frm p to q (1);",
-    "branch (1) { transfer [0] (1) from p⟨; }",
 ])
 def test_a_transfer_without_from_p_to_q_n_says_how_one_is_written(body):
-    """Every way of leaving out `from P to Q (n)`, or part of it, is one message at the word found instead
-    that shows the form and names the kernel's `run` for a link that stores and forwards."""
+    """Leaving out `from P to Q (n)` is one message at the word found instead that shows the form and names
+    the kernel's `run` for a link that stores and forwards."""
     e = refused(HEAD + "session { hold q (1) { " + body + " } }\n" + RUN, HOW)
     assert "a link that stores and forwards is the kernel's `run link (X);`" in str(e)
+
+
+@pytest.mark.parametrize("body, said", [
+    ("transfer (1) from p⟨;", "`to Q (n)` is missing"),
+    ("transfer (1) from p to q⟨;", "the tokens that move are missing after `to q`"),
+    ("transfer (1) ⟨to q (1);", "`from P` is missing before it"),
+    ("transfer (1) ⟨frm p to q (1);", "unexpected `frm` (did you mean `from`?)"),
+    ("branch (1) { transfer [0] (1) from p⟨; }", "`to Q (n)` is missing"),
+])
+def test_a_transfer_with_part_of_from_p_to_q_n_says_which_part(body, said):
+    """Part of `from P to Q (n)` left out or misspelt is told as that part (test_messages_round3_transfer),
+    with the form."""
+    e = refused(HEAD + "session { hold q (1) { " + body + " } }\n" + RUN, said)
+    assert "`transfer (X) from P to Q (n);`" in str(e)
 
 
 @pytest.mark.parametrize("body, message", [

@@ -30,8 +30,10 @@ def pool(opts: str) -> str:
 REFUSED = [
     # stage kinds and their arguments
     ("stage s : ps(⟨);\n" + B + "session { run s (1); }\n", "unexpected `)`"),
-    ("stage s : ps(present⟨, 2);\n" + B + "session { run s (1); }\n", "unexpected `,` (expected `)`)"),
-    ("stage s : fifo(2⟨, 3);\n" + B + "session { run s (1); }\n", "unexpected `,` (expected `)`)"),
+    ("stage s : ps(present⟨, 2);\n" + B + "session { run s (1); }\n",
+     "unexpected `,`: `ps` takes one expression, its capacity, and found 2: `ps(capacity)`"),
+    ("stage s : fifo(2⟨, 3);\n" + B + "session { run s (1); }\n",
+     "unexpected `,`: `fifo` takes one expression, its number of servers, and found 2"),
     ("stage s : delay⟨(2);\n" + B + "session { run s (1); }\n", "a stage declaration ends after its kind"),
     ("stage s : fifo(⟨0);\n" + B + "session { run s (1); }\n", "a fifo has a whole number of servers, at least 1"),
     ("stage s : fifo(⟨2.5);\n" + B + "session { run s (1); }\n", "a fifo has a whole number of servers, at least 1"),

@@ -32,9 +32,15 @@ def test_the_words_outside_parentheses_and_the_depth_at_the_end(text, words, dep
     assert _depth0(before, 0) == words
 
 
-@pytest.mark.parametrize("body", ["transfer (1) from p⟨;", "transfer (1) from p to q⟨;", "transfer (1)⟨;"])
-def test_a_transfer_left_unfinished_at_depth_0_is_told_its_form(body):
-    refused(HEAD + "session { hold q (1) { " + body + " } }\n" + RUN, HOW)
+@pytest.mark.parametrize("body, said", [
+    ("transfer (1) from p⟨;", "`to Q (n)` is missing"),
+    ("transfer (1) from p to q⟨;", "the tokens that move are missing after `to q`"),
+    ("transfer (1)⟨;", HOW),
+])
+def test_a_transfer_left_unfinished_at_depth_0_is_told_its_form(body, said):
+    # (test_messages_round3_transfer: each part that is missing is told as such)
+    e = refused(HEAD + "session { hold q (1) { " + body + " } }\n" + RUN, said)
+    assert "`transfer (X) from P to Q (n);`" in str(e)
 
 
 @pytest.mark.parametrize("body, message", [

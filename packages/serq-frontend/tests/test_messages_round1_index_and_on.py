@@ -59,5 +59,5 @@ def test_a_transfer_without_from_is_still_told_how_it_is_written():
     with pytest.raises(serq_frontend.CompileError) as info:
         compile_src(text)
     first = str(info.value).splitlines()[0]
-    assert first.startswith(f"<source>:{line}:{col}: error: unexpected `on`: a transfer says where the KV moves, "
-                            "`transfer (X) from P to Q (n);`")
+    assert first == (f"<source>:{line}:{col}: error: unexpected `on`: a transfer names its stages before its "
+                     "work, `transfer on L (X) from P to Q (n);`")

@@ -1424,6 +1424,215 @@ def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[
     return (tok.line, tok.column), f"unexpected {_token_text(tok)}: {_unclosed_said(stack)}"
 
 
+#: a word whose parenthesis holds one expression -> what it is and how the whole is written (``{}``: the pool or
+#: stage as written); the words of language.txt §2 that take one, and the arrival forms (:data:`_ARRIVALS`)
+_ONE_EXPRESSION = {
+    "ps": ("its capacity", "`ps(capacity)`"),
+    "fifo": ("its number of servers", "`fifo(2)`, or nothing for one, `fifo`"),
+    "hold": ("its units", "`hold {} (units) { … }`, each pool with its own (`hold {} (units), Q (units) { … }`)"),
+    "grow": ("its units", "`grow {} (units);`"),
+    "load": ("its units", "`load {} (units);`"),
+    "run": ("its work", "`run {} (work);`"),
+    "lease": ("its time", "`lease {} (time)`"),
+    "reserve": ("its units", "`reserve (units)`"),
+    "reuse": ("its bound", "`reuse (bound)`"),
+    "cache": ("the units it keeps", "`cache (units)`"),
+    "branch": ("its test", "`branch (test) { … }`"),
+    "with": ("its probability", "`branch with (p) { … }`"),
+    "when": ("its test", "`spill TIER via LINK (work) when (pred);`"),
+    "via": ("the work of its write", "`spill TIER via LINK (work) when (pred);`"),
+    "transfer": ("the link's work", "`transfer (X) from P to Q (n);`"),
+    "to": ("the tokens that move", "`transfer (X) from P to Q (n);`"),
+}
+
+
+#: the words that take a value without parentheses, which a parenthesis after them belongs to (a run block's
+#: fields, a pool's and a step stage's, a link's latency)
+_VALUE_WORDS_ONE = frozenset({"horizon", "warmup", "seed", "arrivals", "cap", "block", "budget", "cost", "chunk",
+                              "latency"})
+
+
+def _arguments_in(text: str, offset: int) -> int | None:
+    """How many expressions, separated by `,` at its depth, the `(` at ``offset`` holds before its `)`; None
+    when a `;`, `{` or `}` (or the end) comes first."""
+    depth, n, empty = 0, 1, True
+    for m in _scanner().finditer(text, offset + 1):
+        kind, t = m.lastgroup, m.group()
+        if kind == "blanks":
+            continue
+        if t in ("(", "["):
+            depth += 1
+        elif t in (")", "]"):
+            if depth == 0:
+                return 0 if empty else n
+            depth -= 1
+        elif t in (";", "{", "}"):
+            return None
+        elif t == "," and depth == 0:
+            n += 1
+        empty = False
+    return None
+
+
+def _one_expression(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A parenthesis that holds one expression given none or several (``arrive poisson();``, ``arrive
+    poisson(2, 3);``, ``hold kv (4, 5) { … }``, ``ps(1, 2)``, ``lease kv ()``): the error was the grammar's
+    "unexpected `)`" with the tokens an expression begins with, or "unexpected `,` (expected `)`)". Said as
+    the form's arity: what the one expression is, how the form is written and how many it found. And an
+    arrival form that takes none given one (``arrive none(1);``). At the token; None when the error is not
+    one."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) not in (")", ",", "("):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    at = (tok.line, tok.column)
+    if str(tok) == "(":
+        if len(before) >= 2 and before[-1][1] == "none" and before[-2][1] == "arrive":
+            return at, "unexpected `(`: `arrive none` takes no argument, `arrive none;`"
+        return None
+    if str(tok) == ")":
+        if not before or before[-1][1] != "(":
+            return None
+        k = len(before) - 1
+    else:
+        if expected != {"RPAR"}:
+            return None
+        stack = _open_brackets(before, _statement_start(before, len(before)))
+        if not stack or stack[-1][1] != "(":
+            return None
+        k = next(i for i in range(len(before) - 1, -1, -1) if before[i] is stack[-1])
+    n = _arguments_in(text, _offset(text, before[k][2], before[k][3]))
+    found = "none" if n == 0 else "1" if n is None else str(n)
+    if n is None:
+        found = "more than one"
+    prev = before[k - 1][1] if k >= 1 else ""
+    prev2 = before[k - 2][1] if k >= 2 else ""
+    what = shape = None
+    if prev in _ARRIVALS and prev2 == "arrive":
+        what, written = _ARRIVALS[prev]
+        owner, shape = f"`arrive {prev}`", f"`arrive {prev}({written});`"
+    elif prev == "ps" and prev2 in (":", "serve", "nic") or prev == "fifo" and str(tok) == ",":
+        # (`fifo()`: _clause_out_of_order says it takes its count or nothing)
+        owner = f"`{prev}`"
+        what, shape = _ONE_EXPRESSION[prev]
+    elif prev in ("reserve", "reuse", "with", "when") or prev == "branch" and k >= 1 and before[k - 1][0] == "name":
+        owner = "`branch with`" if prev == "with" else "a spill's `when`" if prev == "when" else f"`{prev}`"
+        what, shape = _ONE_EXPRESSION[prev]
+    elif prev == "cache" and prev2 == "}":
+        owner = "`cache`"
+        what, shape = _ONE_EXPRESSION[prev]
+    else:
+        # the pool or stage the parenthesis follows (names, `.`, `[…]`, a run's mode), then the word before it
+        j, depth = k, 0
+        while j > 0:
+            t = before[j - 1]
+            if t[1] == "]":
+                depth += 1
+            elif t[1] == "[":
+                depth -= 1
+            elif depth == 0 and not (t[1] == "." or t[0] == "name" and t[1] not in _PARENTHESISED
+                                     and t[1] not in ("to", "via", "transfer", "on")):
+                break
+            j -= 1
+        ref = " ".join(text[_offset(text, before[j][2], before[j][3]):
+                            _offset(text, before[k][2], before[k][3])].split()) if j < k else ""
+        word = before[j - 1][1] if j >= 1 else ""
+        start = _statement_start(before, k)
+        first = before[start][1] if start < len(before) else ""
+        if word == "," and first in ("hold", "run") and ref:
+            if first == "run":  # `run s, t (1, 2);`: every stage of the run
+                ref = " ".join(text[_offset(text, before[start + 1][2], before[start + 1][3]):
+                                    _offset(text, before[k][2], before[k][3])].split())
+            word = first
+        if word in ("hold", "grow", "load", "run", "lease") and ref or word == "run" and j == k:
+            what, shape = _ONE_EXPRESSION[word]
+            owner = f"a hold's `{ref}`" if word == "hold" else f"`{word}`"
+            shape = shape.replace("{}", ref or "S")
+        elif word in ("to", "via") and first in ("transfer", "spill") and ref or prev == "transfer" and j == k:
+            key = "transfer" if prev == "transfer" else word
+            what, shape = _ONE_EXPRESSION[key]
+            owner = "a spill" if key == "via" else "a transfer"
+        elif first in _SERVING_VERBS and first != "transfer" and not _open_brackets(before[:k], start):
+            owner, what, shape = f"`{first}`", "its work", f"`{first} (work);`"
+        elif str(tok) == "," and k >= 1 and (before[k - 1][0] not in ("name", "number", "string") and prev not in ")]"
+                                             or prev in _VALUE_WORDS_ONE):
+            # an expression's own parenthesis (`horizon (10, 20);`, `set x = (1, 2);`)
+            return at, ("unexpected `,`: a parenthesis holds one expression; a `,` separates the arguments of a "
+                        "call (`min(a, b)`) and the keys of a `by (…)`")
+        else:
+            return None
+    if str(tok) == ")" and n != 0:
+        return None
+    return at, (f"unexpected {_token_text(tok)}: {owner} takes one expression, {what}, and found {found}: "
+                f"{shape}")
+
+
+def _hold_trailer_end(before: list[tuple[str, str, int, int]], k: int) -> tuple[str, int] | None:
+    """``("lease" | "cache", start)`` when the `)` at ``before[k]`` ends a hold's ``lease P (time)`` or its
+    ``cache (units)`` (the clauses after its block), ``start`` the index of the clause's word; else None."""
+    j = _opener(before, k, "()")
+    if j < 2:
+        return None
+    if before[j - 1][1] == "cache":
+        return ("cache", j - 1) if before[j - 2][1] == "}" and _block_of_hold(before, j - 2) else None
+    i = j - 1  # back over the pool: names, `.`, `[…]`
+    while i >= 0:
+        if before[i][1] == "]":
+            i = _opener(before, i, "[]") - 1
+        elif before[i][0] == "name" and before[i][1] != "lease":
+            i -= 1
+            if i >= 0 and before[i][1] == ".":
+                i -= 1
+            else:
+                break
+        else:
+            return None
+    if i < 1 or before[i][1] != "lease":
+        return None
+    end = before[i - 1][1]
+    if end == "}" and _block_of_hold(before, i - 1):
+        return "lease", i
+    if end == ")" and (t := _hold_trailer_end(before, i - 1)) is not None and t[0] == "cache":
+        return "lease", i
+    return None
+
+
+def _after_hold(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int], str] | None:
+    """A stray word or token after a hold's ``lease P (time)`` or ``cache (units)``, the clauses that end it
+    (language.txt §2: ``block [ cache ( expr ) ] [ lease POOL ( expr ) ] ;``): `} lease kv (2) foo;` was
+    "unexpected `;` (expected `(`, `.`, `[`)", at the `;` after the word, read as a definition's call; `} lease
+    kv (2) 5;` listed the tokens. Told at the word or the token, with what may follow the clause. None when
+    the error is not one, or the word is one of the language's (or close to one, which other hints offer)."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if len(before) >= 2 and before[-1][1] == ")":
+        k, word = len(before) - 1, None
+    elif len(before) >= 3 and before[-1][0] == "name" and before[-2][1] == ")":
+        k, word = len(before) - 2, before[-1]
+    else:
+        return None
+    end = _hold_trailer_end(before, k)
+    if end is None:
+        return None
+    if word is None and tok.type == "NAME":
+        return None  # (the next statement's word, or a definition's call)
+    clause = " ".join(text[_offset(text, before[end[1]][2], before[end[1]][3]):
+                           _offset(text, before[k][2], before[k][3]) + 1].split())
+    follows = ("a hold ends with its `lease`, and a `;`, the next statement or the block's `}` follows"
+               if end[0] == "lease" else "after a hold's `cache` comes its `lease P (time)`, a `;`, the next "
+               "statement or the block's `}`")
+    if word is not None:
+        w = word[1]
+        if grammar is not None and (w in grammar.keywords()
+                                    or did_you_mean(w, sorted(_BEGIN_WORDS | {"lease", "cache"}))):
+            return None
+        return (word[2], word[3]), (f"{_quoted(w)} after the hold's `{clause}` begins no statement: {follows} "
+                                    "(a statement begins with one of the language's words, or calls a "
+                                    f"definition, `{w}(…);`)")
+    more = " (a hold leases one pool)" if str(tok) == "," and end[0] == "lease" else ""
+    return (tok.line, tok.column), f"unexpected {_token_text(tok)} after the hold's `{clause}`: {follows}{more}"
+
+
 def _closer_unopened(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """A `)` or `]` that closes nothing open in its statement (``let a = (1 + 2));``, ``let a = 1];``): one too
     many, said as a `}` of no `{` is (the error listed what it expected instead). None otherwise."""
@@ -1553,8 +1762,9 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
     or the word the expression wanted; ``queue by (k requeue tail;`` too, where ``requeue`` does not belong
     either), and ``reserve (n);`` in a pool, the hold's clause written as the
     pool's option ``reserve held;`` (the error was `(expected held)`), as is ``reserve;`` or any other word
-    than ``held`` after it (``reserve all;``). At ``requeue``, or at the token after ``reserve``; None
-    otherwise."""
+    than ``held`` after it (``reserve all;``); ``cache (n);``, ``cache;`` or another word after a pool's
+    ``cache`` likewise (its words are ``computed`` and ``scheduled``). At ``requeue``, or at the token after
+    ``reserve`` or ``cache``; None otherwise."""
     if tok.type == "$END" or tok.start_pos is None:
         return None
     before = _tokens_before(text, tok.start_pos)
@@ -1565,6 +1775,14 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
                                             "hold's unallocated reservation counts against later admissions); "
                                             "the units a hold reserves are its clause, `hold P (u) reserve (r) "
                                             "{ … }`")
+        return None
+    if before and before[-1][1] == "cache" and len(before) >= 2 and before[-2][1] in ("{", ";"):
+        stack, _ = _open_braces(text, tok.start_pos)
+        if stack and _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
+            return (tok.line, tok.column), (f"unexpected `{tok}`: a pool's option is `cache computed;` (the "
+                                            "default) or `cache scheduled;` (a hold preempted while a step stage "
+                                            "plans caches the tokens that planning gave it too); what a hold "
+                                            "caches is its clause, `hold P (u) { … } cache (n)`")
         return None
     if str(tok) == "requeue":
         at = (tok.line, tok.column)
@@ -1698,10 +1916,66 @@ def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] |
         return None
     if words[1:2] == ["on"] and before[start + 1][1] == "[":
         return None  # `transfer [0] on L (X) …`: an index and `on` both, which _clause_out_of_order says
-    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a transfer says where the KV moves, "
-                                    "`transfer (X) from P to Q (n);` (X the link's work, n the tokens that move "
-                                    "from the lease or hold on P to the hold on Q); a link that stores and "
-                                    "forwards is the kernel's `run link (X);`")
+    at, found = (tok.line, tok.column), _token_text(tok)
+    # the tokens outside parentheses and brackets after `transfer`, past the stages of its `on`
+    top, depth = [], 0
+    for t in before[start + 1:]:
+        if t[1] in ("(", "["):
+            if depth == 0 and t[1] == "(":
+                top.append(("group", "(…)", t[2], t[3]))  # (a parenthesis: the work's, or the tokens')
+            depth += 1
+        elif t[1] in (")", "]"):
+            depth -= 1
+        elif depth == 0:
+            top.append(t)
+    top_words = [t[1] for t in top]
+    i = 0
+    if top_words[:1] == ["on"]:
+        i = 1
+        while i < len(top_words) and (top[i][0] == "name" or top_words[i] in (".", ",")):
+            i += 1
+            if i < len(top_words) and top[i - 1][0] == "name" and top_words[i] not in (".", ","):
+                break
+    rest, rest_tokens = top_words[i:], top[i:]
+    # (the work is an expression: a parenthesis, a name, a number; none when `from` or the end comes first)
+    if tok.type == "NAME" and rest and (close := did_you_mean(str(tok), ["from", "to"])):  # `frm`, `tp`
+        return at, f"unexpected {found}{close}: `transfer (X) from P to Q (n);`"
+    if not rest and str(tok) != "from":
+        return at, (f"unexpected {found}: a transfer takes its work and says where the KV moves, `transfer (X) "
+                    "from P to Q (n);` (X the link's work, n the tokens that move from the lease or hold on P to "
+                    "the hold on Q)")
+    if rest[:1] == ["from"] or not rest:
+        where = (rest_tokens[0][2], rest_tokens[0][3]) if rest[:1] == ["from"] else at
+        return where, ("unexpected `from`: the transfer's work is missing before it, `transfer (X) from P to Q "
+                       "(n);` (X the link's work: the time the KV takes over the link)")
+    if rest[-2:] == ["from", "to"] and tok.type == "NAME":  # `from to Q`: `to` read as the pool's name
+        return (rest_tokens[-1][2], rest_tokens[-1][3]), (
+            "unexpected `to`: `from` takes the pool the KV leaves (the session's lease or hold on it) before "
+            "`to`, `transfer (X) from P to Q (n);`")
+    if "from" not in rest:
+        if str(tok) == "to":
+            return at, ("unexpected `to`: `from P` is missing before it, the pool the KV leaves (the session's "
+                        "lease or hold on it), `transfer (X) from P to Q (n);`")
+        if str(tok) == "on":  # `transfer (1) on L from …`
+            return at, ("unexpected `on`: a transfer names its stages before its work, `transfer on L (X) from P "
+                        "to Q (n);`")
+        return at, (f"unexpected {found}: a transfer says where the KV moves, `transfer (X) from P to Q (n);` (X "
+                    "the link's work, n the tokens that move from the lease or hold on P to the hold on Q); a link "
+                    "that stores and forwards is the kernel's `run link (X);`")
+    if rest[-1] == "from":
+        return at, (f"unexpected {found}: `from` takes the pool the KV leaves (the session's lease or hold on "
+                    "it), `transfer (X) from P to Q (n);`")
+    if "to" not in rest:
+        if tok.type == "NAME":
+            return at, (f"unexpected {found}: `to` is missing before it, `transfer (X) from P to Q (n);` (Q the "
+                        "pool the KV moves to)")
+        return at, (f"unexpected {found}: `to Q (n)` is missing, the pool the KV moves to and the tokens that "
+                    "move, `transfer (X) from P to Q (n);`")
+    if rest[-1] == "to":
+        return at, (f"unexpected {found}: `to` takes the pool the KV moves to (the session's hold on it), "
+                    "`transfer (X) from P to Q (n);`")
+    return at, (f"unexpected {found}: the tokens that move are missing after `to {rest[-1]}`, in parentheses, "
+                "`transfer (X) from P to Q (n);`")
 
 
 def _on_stage_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
@@ -1962,7 +2236,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
+    said = (_one_expression(tok, expected, text) or _after_hold(tok, text, grammar)
+            or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
