@@ -51,7 +51,9 @@ def test_two_relations_naming_two_shares_are_refused_at_the_second():
 def test_a_relation_and_the_programs_own_share_are_still_refused():
     src = PAIRS.replace("SHARE", "maxmin").replace("D2 pull P2 latency 0.25 share maxmin;",
                                                    "D2 pull P2 latency 0.25 share maxmin;\nshare maxmin;")
-    assert refused(src) == "`share` is given twice: the pull relation `D pull P` names the program's share"
+    # both relations named (test_messages_round3_share: it named the first alone)
+    assert refused(src) == ("`share` is given twice: the pull relations `D pull P` and `D2 pull P2` name the "
+                            "program's share; a program with a pull relation writes no `share` of its own")
 
 
 SAID = ("`D pull P` names how concurrent reads divide the NICs, the program's share: `D pull P [latency x] share "

@@ -1514,8 +1514,11 @@ class Linker:
                     raise self.error(item.pos, "a second `run { … }` block")
                 run_item = item
             elif isinstance(item, A.ShareItem):
-                if share_item is not None:
-                    raise self.error(item.pos, "`share` is given twice")
+                if share_item is not None:  # at the second, the first noted (a program divides its stages one way)
+                    raise self.ctx.reporter.noted(
+                        self.error(item.pos, "`share` is given twice: a program divides its stages one way and says "
+                                   f"it once; the first is `share {share_item.policy}`"),
+                        share_item.pos, f"the first `share {share_item.policy}` is here")
                 share_item = item
             elif isinstance(item, A.GaugeItem):
                 gauges.append(item)

@@ -822,20 +822,31 @@ _UNITS = {"s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "ms"
           "G": None, "tok": None, "tokens": None}
 
 
-def _unit_said(number: str, unit: str) -> str | None:
+def _written(text: str, first: tuple[str, str, int, int], last: tuple[str, str, int, int]) -> str:
+    """The source from the token ``first`` to the token ``last`` (:func:`_tokens_before`'s), as a message quotes
+    it: the user's own text, its blanks and line ends each run one space (`5 %` stays `5 %`, where the tokens
+    joined said `5%`)."""
+    a = _offset(text, first[2], first[3])
+    b = _offset(text, last[2], last[3]) + len(last[1])
+    return _quoted(" ".join(text[a:b].split()))
+
+
+def _unit_said(number: str, unit: str, written: str | None = None) -> str | None:
     """What a ``number`` followed by the unit ``unit`` is told (`2 ms`: a number takes no unit, and times are
-    seconds, `0.002`), or None when ``unit`` is no unit a user writes."""
+    seconds, `0.002`), or None when ``unit`` is no unit a user writes. ``written``: the two as the source has
+    them, quoted (:func:`_written`)."""
     if unit not in _UNITS:
         return None
+    written = written or f"`{number} {unit}`"
     seconds = _UNITS[unit]
     if seconds is not None:
         try:
             value = f"`{float(number) * seconds:.6g}`"
         except ValueError:
             value = "in seconds"
-        return (f"`{number} {unit}`: a number takes no unit; a time is a number of seconds (the program's clock), "
+        return (f"{written}: a number takes no unit; a time is a number of seconds (the program's clock), "
                 f"{value} here")
-    return (f"`{number} {unit}`: a number takes no unit; a pool's units are what its holds take (tokens, blocks, "
+    return (f"{written}: a number takes no unit; a pool's units are what its holds take (tokens, blocks, "
             "requests), a stage's work what its kind serves, and a multiple is written out (`8 * 1024`, `16e3`)")
 
 
@@ -2165,7 +2176,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         if tok.type == "NAME":
             before = _tokens_before(text, tok.start_pos)
             if before and before[-1][0] == "number" and before[-1][2] == tok.line:
-                unit = _unit_said(before[-1][1], str(tok))
+                unit = _unit_said(before[-1][1], str(tok),
+                                  _written(text, before[-1], ("name", str(tok), tok.line, tok.column)))
                 if unit is not None:
                     return reporter.error(Pos(file, before[-1][2], before[-1][3]), unit)
         if str(tok) in ("/", "*") and text.startswith("/*", max(tok.start_pos - (str(tok) == "*"), 0)):
@@ -2185,7 +2197,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
                     frac = f"`{float(n) / 100:g}`"
                 except ValueError:  # pragma: no cover - the scanner's numbers are Python's
                     frac = "a fraction"
-                return reporter.error(Pos(file, before[-2][2], before[-2][3]), f"`{n}%` is no number: a "
+                return reporter.error(Pos(file, before[-2][2], before[-2][3]), f"{_written(text, before[-2], before[-1])} is no number: a "
                                       f"percentage is written as its fraction, {frac} (`%` is the remainder, "
                                       "`a % b`)")
         # `2 |||| 3`, `&&&&`: a run of the operator's character read as `||` twice, said as `&&&` is (its third
@@ -2290,7 +2302,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
                 if prev is not None:
                     return reporter.error(Pos(file, *prev), f"missing `;` (found `{before[-1][1]}` next)")
             return reporter.error(Pos(file, before[-1][2], before[-1][3]), f"unexpected `{before[-1][1]}`: two "
-                                  f"names side by side, `{before[-2][1]} {before[-1][1]}`; an operator or a `,` is "
+                                  f"names side by side, {_written(text, before[-2], before[-1])}; an operator or a `,` is "
                                   "missing between them (an aggregate is `max j in n (e)`)")
     names = sorted({_describe_in(t, grammar) for t in expected})
     if "`{`" in names and tok.type != "$END" and tok.start_pos is not None and str(tok) != "{":

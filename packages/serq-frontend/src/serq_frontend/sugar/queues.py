@@ -433,6 +433,7 @@ class QueueRewriter:
             if isinstance(item, A.QueueItem):
                 self.declare(item, i)
         shares = [it for it in items if isinstance(it, A.ShareItem)]
+        self.relations = [it for it in items if isinstance(it, A.PullItem)]
         out: list[Any] = []
         for i, item in enumerate(items):
             if isinstance(item, A.QueueItem):
@@ -515,8 +516,20 @@ class QueueRewriter:
         if item.share not in ("maxmin", "bottleneck"):
             raise ctx.error(item.pos, f"`share {item.share}`: the policies are maxmin and bottleneck")
         if shares:
-            raise ctx.error(shares[0].pos, "`share` is given twice: the pull relation "
-                            f"`{item.reader} pull {item.source}` names the program's share")
+            # every relation names the program's share (language.txt §2: "A program with a relation does not
+            # also write share on its own"): each is named, with a note where it stands (it named the first
+            # alone, wherever the `share` stood)
+            rels = self.relations
+            named = [f"`{r.reader} pull {r.source}`" for r in rels]
+            if len(named) > 4:  # (a program of many relations: the first three named, the first four noted)
+                named = [*named[:3], f"{len(rels) - 3} more"]
+            which = (f"the pull relation {named[0]} names" if len(rels) == 1 else
+                     f"the pull relations {', '.join(named[:-1])} and {named[-1]} name")
+            e = ctx.error(shares[0].pos, f"`share` is given twice: {which} the program's share; a program with a "
+                          "pull relation writes no `share` of its own")
+            for r in rels[:4]:
+                e = ctx.reporter.noted(e, r.pos, f"`{r.reader} pull {r.source}` names `share {r.share}` here")
+            raise e
         reader.pulls = item
         first = self.pulled[0] if self.pulled else None
         self.pulled.append(item)
