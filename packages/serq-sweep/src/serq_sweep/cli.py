@@ -372,7 +372,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
                                            progress=False if no_progress else None, desc="compare")
     if not complete:
         _exit_for(False)
-    rows, same = C.comparisons(plan, columns, table, figures)  # (the command line's options: given None)
+    left: list[str] = []  # (the figures no run of either arm has a value of: the note under the table)
+    rows, same = C.comparisons(plan, columns, table, figures, left=left)  # (the command line's options: given None)
     with signals.deferred():
         warning = core.cut_short(table, "the comparison was made")
         if warning is not None:
@@ -382,7 +383,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         note = seeds_alike(table, columns, "the paired and unpaired CIs are 0 (the variance reduction NaN)")
         if note is not None:
             click.echo(printable_lines(note), err=True)
-        text = C.render(rows, same, len(plan.seeds))
+        text = C.render(rows, same, len(plan.seeds), left)
         if out is not None:  # before standard output, as a sweep's table is: a pipe closed early loses no file
             from serq.files import write_atomic
 

@@ -179,12 +179,15 @@ def _arms(plan: core.Plan | core.PlanShape) -> list:
 
 
 def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[str, Any]],
-                figures: Sequence[str] = (), given: Any = None) -> tuple[list[dict[str, Any]], int]:
+                figures: Sequence[str] = (), given: Any = None,
+                left: list[str] | None = None) -> tuple[list[dict[str, Any]], int]:
     """One row per arm after the first and figure (see the module). Figures equal in every run of the two
     arms are left out (returns the rows and how many were), but for ``interrupted`` where runs were cut short
-    (its row says so, in the table ``--out`` writes too), and so are those with no finite value in any
-    run of either; a figure in ``figures`` is never left out: with no finite value (an observe of no
-    samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it); two of
+    (its row says so, in the table ``--out`` writes too), and so are those with no value in any run of
+    either (NaN, a blank cell: appended to ``left`` for :func:`render`'s note), but for one that some run has
+    as an infinity, whose row has ``n`` 0 and NaN and :data:`UNVALUED` (unless both arms have the same
+    infinities at every seed: equal in every run); a figure in ``figures`` is never left
+    out: with no finite value (an observe of no samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it); two of
     ``figures`` that name one figure are refused (:func:`figures_once`, ``given`` naming the option)."""
     from .figures import resolve
 
@@ -202,17 +205,62 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
         for f in figs:
             a = [_num(by.get((base.index, s), {}).get(f)) for s in plan.seeds]
             b = [_num(by.get((arm.index, s), {}).get(f)) for s in plan.seeds]
-            if all(x is None for x in a + b) and not figures:  # a figure asked for has its row (n 0)
-                continue
+            unvalued = None
+            if all(x is None for x in a + b):
+                # no finite value in any run of either arm. NaN is a run's "no value" (a blank cell: an observe
+                # of too few samples for a percentile, a figure of a stage kind the program's stage is not):
+                # such a figure is left out, counted in ``left`` for the note that says so. One that some run
+                # has as an infinity has its row, n 0 and nan, and what the runs held (`inf in 5 of 6 runs`),
+                # as a figure one arm lacks has its row, unless the arms hold the same at every seed (a
+                # horizon of inf): equal. All were left out without a word. A figure asked for has its row.
+                held = [_infinity(by.get((p, s), {}).get(f)) for p in (base.index, arm.index) for s in plan.seeds]
+                unvalued = _unvalued(held)
+                if unvalued is None and not figures:
+                    if left is not None and core._figure_kind(f) != "a text":  # (not partial's reason)
+                        left.append(f)
+                    continue
+                if unvalued is not None and held[:len(a)] == held[len(a):] and not figures:
+                    same += 1  # (the same infinities at every seed, a horizon of inf: equal in every run)
+                    continue
             # (runs cut short by a bound, --max-events, --max-wall, --max-samples: the flag interrupted 1 in
             # every run of both arms was left out as equal, and the table --out wrote gave no sign of it, the
             # warning on stderr alone)
-            if a == b and not figures and not (f == "interrupted" and any(a)):
+            if a == b and unvalued is None and not figures and not (f == "interrupted" and any(a)):
                 same += 1
                 continue
-            out.append({"arm": arm_label(plan, arm, axis), "base": arm_label(plan, base, axis), "figure": f,
-                        **paired([_nan(x) for x in a], [_nan(x) for x in b])})
+            row = {"arm": arm_label(plan, arm, axis), "base": arm_label(plan, base, axis), "figure": f,
+                   **paired([_nan(x) for x in a], [_nan(x) for x in b])}
+            if all(x is None for x in a + b):
+                row[UNVALUED] = unvalued or f"no value in its {2 * len(plan.seeds)} runs"
+            out.append(row)
     return out, same
+
+
+#: the key of a comparison's row of a figure with no finite value in any run of either arm: what the runs held
+#: (``inf in all 6 runs``), which the printed block says under the arm's rows (not a column of --out's table,
+#: where such a row is the one whose ``n_a`` and ``n_b`` are 0)
+UNVALUED = "unvalued"
+
+
+def _infinity(v: Any) -> str | None:
+    """``"inf"`` or ``"-inf"`` for a run's value of a figure that is that infinity, else None."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _unvalued(held: Sequence[str | None]) -> str | None:
+    """What the runs of a figure that none has a finite value of held (:func:`_infinity` of each), when some
+    held an infinity: ``inf in all 6 runs``, ``inf in 4 of 6 runs, no value in 2`` (NaN, a blank cell, a run
+    that failed: no value); None when none did."""
+    n = len(held)
+    kinds = {"inf": held.count("inf"), "-inf": held.count("-inf")}
+    if not any(kinds.values()):
+        return None
+    kinds["no value"] = n - sum(kinds.values())
+    said = [(k, c) for k, c in sorted(kinds.items(), key=lambda kc: -kc[1]) if c]
+    return ", ".join(f"{k} in {'all' if c == n else f'{c} of'} {n} runs" if i == 0 else f"{k} in {c}"
+                     for i, (k, c) in enumerate(said))
 
 
 def arm_label(plan: core.Plan, point: core.Point, axis: Any) -> str:
@@ -239,8 +287,9 @@ def _nan(v: float | None) -> float:
     return math.nan if v is None else v
 
 
-def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
-    """The comparison as text: per arm, a line per figure."""
+def render(rows: Sequence[dict[str, Any]], same: int, seeds: int, left: Sequence[str] = ()) -> str:
+    """The comparison as text: per arm, a line per figure; ``left``, the figures :func:`comparisons` left out
+    for having no value in any run of either arm (once per arm after the first)."""
     from itertools import groupby
 
     from serq.layout import align
@@ -277,9 +326,22 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
             out.append(f"  (n: the seeds of the {seeds} where both arms have a value, a run that failed "
                        "having none; diff = b - a and its CIs are over those, a and b each over its arm's own "
                        "values, n_a and n_b of them)")
+        unvalued = [r for r in rs if r.get(UNVALUED)]
+        if unvalued:  # (a figure no run of either arm has a finite value of: nan throughout, and why)
+            out.append("  (no finite value in any run of either arm, so nan: "
+                       + "; ".join(f"{r['figure']}, {r[UNVALUED]}" for r in unvalued) + ")")
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
+    left = list(dict.fromkeys(left))  # (a figure left out of each arm's block: said once)
+    if left:  # (they went without a word: said as the equal ones are, with their names)
+        out.append(f"({len(left)} figure(s) with no value in any run of either arm left out: {_some(left)})")
     return "\n".join(out) + "\n"
+
+
+def _some(names: Sequence[str], shown: int = 6) -> str:
+    """The first ``shown`` of ``names``, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _apart(label: str) -> str:
