@@ -1644,6 +1644,71 @@ def _after_hold(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int], s
     return (tok.line, tok.column), f"unexpected {_token_text(tok)} after the hold's `{clause}`: {follows}{more}"
 
 
+#: a statement's word that names a pool next -> what it does with it and how it is written
+_NAMES_A_POOL = {
+    "release": "`release` names the pool whose allocation it gives back (or whose lease it ends), `release P;`",
+    "drop": "`drop` names the pool whose cached prefix it discards, `drop P;`",
+    "growing": "`growing` names the pool the run grows, `run S (work) growing P;`",
+    "hold": "`hold` names its pool, then the pool's units, `hold P (units) { … }`",
+    "grow": "`grow` names its pool, then the units, `grow P (units);`",
+    "load": "`load` names its pool, then the units, `load P (units);`",
+}
+#: a word that takes a block next -> how it is written
+_TAKES_A_BLOCK = {"loop": "`loop { … }`", "session": "`session { … }`", "server": "`server { … }`",
+                  "init": "`init { … }`", "turn": "`turn { … }` (the workload's block of each turn)"}
+#: a word that gives a name its value -> how it is written
+_GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
+
+
+def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A statement's or item's word followed by something other than what it takes, where the error listed the
+    grammar's wants alone: `release;` and `drop;` ("(expected a name)"), `run s (1) growing;`, `hold (4) kv`,
+    `set x 1;` and `observe y;` ("(expected `=`)"), `branch (x) run …;` and `loop run …;` ("(expected `{`)"),
+    `stage t delay;` ("(expected `:`, `[`)"), `prefill;`, `choose in 2 by (…)` ("two names side by side").
+    Told at the token with what the word takes and the form. None when the error is not one."""
+    if tok.start_pos is None and tok.type != "$END":
+        return None
+    offset = tok.start_pos if tok.type != "$END" else len(text)
+    before = _tokens_before(text, offset)
+    if not before:
+        return None
+    at = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, offset) or (1, 1))
+    found = _token_text(tok)
+    last = before[-1][1]
+    start = _statement_start(before, len(before))
+    first = before[start][1] if start < len(before) else ""
+    if expected == {"NAME"} and last in _NAMES_A_POOL and (last == "growing" or start == len(before) - 1):
+        said = _NAMES_A_POOL[last]
+        if last == "growing" and first in ("prefill", "decode"):
+            said = said.replace("`run S (work) growing P;`", f"`{first} (W) growing P;`")
+        return at, f"unexpected {found}: {said}"
+    if expected <= {"NAME", "PREFILL", "DECODE", "TRANSFER", "TOOL", "LINK"} and last == "hold" \
+            and start == len(before) - 1:
+        return at, f"unexpected {found}: {_NAMES_A_POOL['hold']}"
+    if expected == {"EQUAL"} and start == len(before) - 2 and first in _GIVES_A_VALUE and before[-1][0] == "name":
+        name = before[-1][1]
+        what = "records a sample of a value" if first == "observe" else "gives a name its value"
+        return at, f"unexpected {found}: `{first}` {what} with `=`, `{first} {name} = …;`"
+    if expected == {"LBRACE"} and tok.type != "LBRACE":
+        if last in _TAKES_A_BLOCK and start == len(before) - 1:
+            return at, f"unexpected {found}: `{last}` takes a block, {_TAKES_A_BLOCK[last]}"
+        if last == ")" and first == "branch" and _opener(before, len(before) - 1, "()") in (start + 1, start + 2):
+            shape = "`branch with (p) { … }`" if before[start + 1][1] == "with" else "`branch (test) { … }`"
+            return at, f"unexpected {found}: a branch takes a block after its parenthesis, {shape}"
+    if (expected <= {"COLON", "LSQB"} and "COLON" in expected and len(before) >= 2 and before[-2][1] == "stage"
+            and start == len(before) - 2):
+        return at, f"unexpected {found}: a stage's kind follows `:`, `stage {last} : KIND;`"
+    if (last in ("prefill", "decode", "tool") and start == len(before) - 1 and tok.type in ("SEMICOLON", "$END")):
+        what = "its work (seconds, or tokens on a step engine)" if last != "tool" else "its work"
+        return at, f"unexpected {found}: `{last}` takes {what}, `{last} (W);`"
+    if last == "choose" and start == len(before) - 1 and str(tok) in ("in", "by", "(", ";"):
+        return at, f"unexpected {found}: `choose` names its index first, `choose k in n by (key, …);`"
+    if last == "in" and len(before) >= 2 and before[-2][1] == "choose" and start == len(before) - 2:
+        return (before[-1][2], before[-1][3]), ("unexpected `in`: `choose` names its index first, `choose k in n "
+                                                "by (key, …);`")
+    return None
+
+
 def _closer_unopened(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """A `)` or `]` that closes nothing open in its statement (``let a = (1 + 2));``, ``let a = 1];``): one too
     many, said as a `}` of no `{` is (the error listed what it expected instead). None otherwise."""
@@ -2248,7 +2313,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_one_expression(tok, expected, text) or _after_hold(tok, text, grammar)
+    said = (_one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
             or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
