@@ -196,7 +196,8 @@ def test_a_syntax_error_in_a_library_names_the_use(tmp_path):
     p = tmp_path / "p.sq"
     p.write_text('stage s : fifo;\nuse "mid.sq";\nsession { run s (1); }\n')
     assert _file_error(p) == [
-        f"{tmp_path / 'bad.sq'}:1:15: error: unexpected `;` (expected `!`, `(`, `-`, `~`, a name, a number)",
+        f"{tmp_path / 'bad.sq'}:1:15: error: unexpected `;`: an operand is missing after `+` (a number, a name, a call or a "
+        "parenthesised expression)",
         "  def f(x) = x +;",
         "                ^",
         f"{tmp_path / 'mid.sq'}:2:1: note: in the library `bad.sq`, used here",

@@ -146,7 +146,7 @@ REFUSED = [
      "`cache` comes before `lease`"),
     ("let a = ⟨max();\n" + B + "session { run d (a); }\n" + R, "`max` takes at least 1 argument(s), got 0"),
     ("let a = ⟨pow(2);\n" + B + "session { run d (a); }\n" + R, "`pow` takes 2 argument(s), got 1"),
-    ("let a = 1 ? 2⟨;\n" + B + "session { run d (a); }\n" + R, "unexpected `;` (expected `:`)"),
+    ("let a = 1 ? 2⟨;\n" + B + "session { run d (a); }\n" + R, "unexpected `;`: a conditional is `c ? a : b`"),
     ("let a = (1⟨;\n" + B + "session { run d (a); }\n" + R, "a `)` is missing, the `(` at 1:9 is not closed"),
     ("let a = ⟨b;\nlet b = 1;\n" + B + "session { run d (a); }\n" + R, "`let a` reads `b`, declared after it"),
     ("let a = 1;\nlet ⟨a = 2;\n" + B + "session { run d (a); }\n" + R, "`a` is declared twice (first at 1:1)"),

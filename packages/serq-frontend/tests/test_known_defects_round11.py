@@ -148,12 +148,15 @@ def test_an_operator_written_on_names_the_operator(expr, message):
     refused("let a = " + expr + ";\nstage s : fifo;\nsession { run s (a); }\n", message)
 
 
-@pytest.mark.parametrize("expr", ["2 || ⟨|| 3", "2 ||⟨&& 3", "⟨|| 3"])
-def test_other_operators_out_of_place_are_told_as_before(expr):
+@pytest.mark.parametrize("expr, message", [
+    ("2 || ⟨|| 3", "unexpected `||`: an operand is missing after `||`"),
+    ("2 ||⟨&& 3", "unexpected `&&`: an operand is missing after `||`"),
+    ("⟨|| 3", "unexpected `||`: the value is missing after `=`"),
+])
+def test_other_operators_out_of_place_are_told_as_before(expr, message):
     """Two operators apart, or two different ones, or one with no left side, are no run of one operator: the
-    message says what was expected, as before."""
-    refused("stage s : fifo;\nsession { set y = " + expr + "; run s (y); }\n",
-            "(expected `!`, `(`, `-`, `~`, a name, a number)")
+    message says what is missing (test_messages_round3_expressions; it listed what was expected)."""
+    refused("stage s : fifo;\nsession { set y = " + expr + "; run s (y); }\n", message)
 
 
 # --- 4. a queue named where a pool is wanted offers its pools ------------------------------------------------------

@@ -392,7 +392,7 @@ REFUSALS = [
     ("let x = 2 ⟨** 3;", "a power is `pow(x, y)`"),
     ("let x = 1 ⟨= 2;", "a test of equality is `==`"),
     ("let x = (1 + 2⟨;", "a `)` is missing, the `(` at 1:9 is not closed"),
-    ("let x = 1 ? 2⟨;", "unexpected `;` (expected `:`)"),
+    ("let x = 1 ? 2⟨;", "unexpected `;`: a conditional is `c ? a : b`, its `:` and the value if false after `a`"),
     # an item's `;` missing before its `}`
     ("pool p { cap 1⟨ }", "missing `;`"),
     # a field that takes a value, written without one

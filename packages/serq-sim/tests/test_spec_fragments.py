@@ -476,13 +476,14 @@ def test_a_queues_own_pool_by_its_long_name_in_an_entry():
 def test_two_names_side_by_side():
     """§7's `reuse (floor(min(prev prompt, prompt − 1)/bs)·bs)`: `prev prompt` read as an aggregate's start
     was told "unexpected `,` (expected in)"; the two names are told at the second. An aggregate missing its
-    `in` is told as before."""
+    `in` is told the aggregate's form (it said "(expected in)")."""
     src = "workload { arrive batch(1); }\nsession { set a = 1; set b = 2; observe x = min(a b, 2); end; }\n"
     assert _refusal(src) == ("<source>:2:51: error: unexpected `b`: two names side by side, `a b`; an operator or a "
                              "`,` is missing between them (an aggregate is `max j in n (e)`)")
     assert _refusal("session { set x = a b; end; }\n").startswith("<source>:1:21: error: unexpected `b`: two names")
-    assert _refusal("session { set x = max j 2 (j); end; }\n") == "<source>:1:25: error: unexpected `2` (expected in)"
-    assert _refusal("session { set x = sum j; end; }\n") == "<source>:1:24: error: unexpected `;` (expected in)"
+    said = ": an aggregate names its index, then `in` and the count, `max j in n (e)` (or `min`, `sum`)"
+    assert _refusal("session { set x = max j 2 (j); end; }\n") == "<source>:1:25: error: unexpected `2`" + said
+    assert _refusal("session { set x = sum j; end; }\n") == "<source>:1:24: error: unexpected `;`" + said
     # a statement's word second: the `;` before it is what is missing (it was "unexpected `kv` (expected in)")
     assert _refusal("pool kv { cap 2; }\nsession { set t = now hold kv (1) { } end; }\n") == (
         "<source>:2:22: error: missing `;` (found `hold` next)")

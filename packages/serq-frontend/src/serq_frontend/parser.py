@@ -1709,6 +1709,92 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     return None
 
 
+#: the operators an operand follows (kernel.lark's expressions), and what each is
+_OPERATORS = {"+": "`+`", "-": "`-`", "*": "`*`", "/": "`/`", "%": "`%`", "==": "`==`", "!=": "`!=`", "<": "`<`",
+              "<=": "`<=`", ">": "`>`", ">=": "`>=`", "&&": "`&&`", "||": "`||`", "?": "`?`", ":": "`:`",
+              "!": "`!`", "=": "`=`"}
+#: a draw's parameters (language.txt §2), for a draw written without its parentheses
+_DRAW_SHAPES = {"exp": "~exp(mean)", "det": "~det(x)", "uniform": "~uniform(lo, hi)", "erlang": "~erlang(k, mean)",
+                "h2": "~h2(mean, cv2)", "bernoulli": "~bernoulli(p)"}
+_AGGREGATE = "`max j in n (e)` (or `min`, `sum`)"
+
+
+def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """Inside an expression, a part missing where the grammar listed the tokens an operand begins with or
+    the one token it wanted: an operand after an operator (`now - )`, `!)`, `1 +* 2`), an index in empty
+    brackets (`kv[)`), an expression begun with `[`, a member's name after `.` (`kv.)`), a conditional's
+    `:` (`1 ? 2)`), a draw's parentheses (`~exp)`), an aggregate's `in` or body (`sum j 2 (j)`, `max j in 2)`).
+    At the token; None when the error is not one."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before:
+        return None
+    at, found, last = (tok.line, tok.column), _token_text(tok), before[-1][1]
+    operand = {"LPAR", "NAME", "NUMBER", "MINUS"} <= expected
+    if (operand and (last in _OPERATORS or last == ",") and tok.type not in ("NAME", "NUMBER", "LPAR")
+            and not (str(tok) == "=" and last == "=")):  # (`set x == 1;`: told as such below)
+        if str(tok) == "[":
+            return at, "unexpected `[`: a `[` follows the name it indexes, `kv[j]`"
+        if last == "=":
+            return at, f"unexpected {found}: the value is missing after `=`"
+        if last == ",":
+            return at, (f"unexpected {found}: an expression is missing after `,` (a `,` separates arguments or keys, "
+                        "each one expression)")
+        return at, (f"unexpected {found}: an operand is missing after {_OPERATORS[last]} (a number, a name, a call "
+                    "or a parenthesised expression)")
+    if operand and last == "[" and str(tok) in ("]", ")", ";", ","):
+        return at, f"unexpected {found}: an index is an expression in the brackets, `kv[j]`"
+    if operand and str(tok) == "[" and last in ("(", ",", "="):
+        return at, "unexpected `[`: a `[` follows the name it indexes, `kv[j]`"
+    if expected == {"NAME"} and last == ".":
+        return at, f"unexpected {found}: a `.` is followed by a name, the member's (`D.kv`, `Q.first_token`)"
+    if expected == {"COLON"}:
+        opened = _open_brackets(before, _statement_start(before, len(before)))
+        if any(t[1] == "?" for t in before[_statement_start(before, len(before)):]) or opened:
+            return at, f"unexpected {found}: a conditional is `c ? a : b`, its `:` and the value if false after `a`"
+    if expected == {"LPAR"} and len(before) >= 2 and before[-2][1] == "~" and before[-1][0] == "name":
+        shape = _DRAW_SHAPES.get(last)
+        how = f"`{shape}`" if shape else "`~exp(mean)`"
+        return at, f"unexpected {found}: a draw takes its parameters in parentheses, {how}"
+    if expected == {"LPAR"} and len(before) >= 4:
+        k = len(before) - 1
+        while k >= 3 and not (before[k - 3][1] in _AGGREGATE_WORDS and before[k - 1][1] == "in"
+                              and before[k - 2][0] == "name"):
+            k -= 1
+            if before[k][1] in (";", "{", "}"):
+                return None
+        if k >= 3:
+            return at, f"unexpected {found}: an aggregate takes its body in parentheses after its count, {_AGGREGATE}"
+    if expected == {"IN"} and len(before) >= 2 and before[-2][1] in _AGGREGATE_WORDS and before[-1][0] == "name":
+        return at, f"unexpected {found}: an aggregate names its index, then `in` and the count, {_AGGREGATE}"
+    return None
+
+
+def _comment_cut(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """`tool (1 // 2);`: a `//` inside a `(` or `[` the statement left open, read as a comment to the end of the
+    line (another language's integer division), so the error came on a later line ("missing `;` (found `run`
+    next)"). At the `//`; None when the error is not one."""
+    if tok.type == "$END" or tok.start_pos is None:
+        offset = len(text)
+    else:
+        offset = tok.start_pos
+    before = _tokens_before(text, offset)
+    if not before or not _open_brackets(before, _statement_start(before, len(before))):
+        return None
+    line, col = before[-1][2], before[-1][3]
+    if (tok.type != "$END" and tok.line == line):
+        return None
+    start = _offset(text, line, col) + len(before[-1][1])
+    end = text.find("\n", start)
+    rest = text[start:end if end >= 0 else len(text)]
+    k = rest.find("//")
+    if k < 0 or rest[:k].strip():
+        return None
+    return _line_col(text, start + k), ("`//` begins a comment, to the end of the line, inside a `(` left open: a "
+                                         "division is `/` (`floor(a / b)` for a whole quotient)")
+
+
 def _closer_unopened(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """A `)` or `]` that closes nothing open in its statement (``let a = (1 + 2));``, ``let a = 1];``): one too
     many, said as a `}` of no `{` is (the error listed what it expected instead). None otherwise."""
@@ -2313,14 +2399,15 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
+    said = (_comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
             or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)
-            or _bracket_unclosed(tok, expected, text) or _closer_unopened(tok, text))
+            or _bracket_unclosed(tok, expected, text) or _closer_unopened(tok, text)
+            or _expression_wants(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
