@@ -243,10 +243,15 @@ GRAMMAR_WORDS = sorted({w for f in (Path(serq_frontend.__file__).parent / "gramm
 @pytest.mark.parametrize("word", GRAMMAR_WORDS)
 def test_every_grammar_word_names_an_attribute(word):
     """L14: each word of the grammar (read from its files) is a name where no keyword can stand: an attribute
-    set and read, except `admission`, a context variable (language.txt §2: such names are the language's)."""
+    set and read, except `admission`, a context variable, and `computed` (a pool's `cache computed`), a built-in
+    attribute (language.txt §2: such names are the language's): read, not set."""
     src = BASE.replace("run s (1);", f"set {word} = 1; run s ({word});")
     if word == "admission":
         refused(src.replace("set admission", "⟨set admission"), "`admission` is a context variable")
+    elif word == "computed":
+        refused(src.replace("set computed", "⟨set computed"), "`computed` is a built-in attribute")
+        read = compile_src(BASE.replace("run s (1);", "run s (computed + 1);"))
+        assert "computed" in [a.name for a in read.attributes if a.builtin]
     else:
         assert word in [a.name for a in compile_src(src).attributes]
 

@@ -447,7 +447,7 @@ class Let(Node):
 #: the pool options the linker reads (another is a sugar layer's own, for it to rewrite)
 KERNEL_POOL_OPTIONS = frozenset({"cap", "block", "evict_lru", "evict_by", "evict_ext", "preempt_ext", "preempt_none",
                                  "preempt_lifo", "preempt_by", "queue_fifo", "queue_by", "reserve_held", "admit_via",
-                                 "spill"})
+                                 "spill", "cache_computed", "cache_scheduled"})
 #: the stage kinds the linker reads (another is a sugar layer's own, for it to rewrite)
 KERNEL_STAGE_KINDS = frozenset({"fifo", "ps", "delay", "step", "ext"})
 #: the workload's items the linker reads (``session`` it refuses, naming the layer that gives it; another is a

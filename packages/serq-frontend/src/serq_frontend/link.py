@@ -215,6 +215,9 @@ class Linker:
         #: where each pool says how to preempt (a `preempt` other than `none`): a pool no hold grows is told
         #: that it never applies (:meth:`ungrown_preempts`)
         self.preempt_at: dict[str, Pos] = {}
+        #: where each pool says `cache scheduled`: one that preempts nobody is told that it never applies
+        #: (:meth:`ungrown_preempts`)
+        self.scheduled_at: dict[str, Pos] = {}
         #: the pools the program's holds lease, and each `release` (a transfer's included) that stands in no
         #: hold of its pool, with that pool: one no hold leases either is told (:meth:`unleased_releases`)
         self.leased: list[ir.PoolRef] = []
@@ -905,6 +908,11 @@ class Linker:
                 self.stale_keys(o.args[0], self.stale.waiting, name, QUEUE_KEY)
             elif o.kind == "reserve_held":
                 kw["reserve_held"] = True
+            elif o.kind == "cache_scheduled":
+                kw["cache_scheduled"] = True
+                self.scheduled_at[name] = o.pos
+            elif o.kind == "cache_computed":
+                pass  # the default, written out
             elif o.kind == "admit_via":
                 s = self.family_ref(o.args[0], "stage", fam, name)
                 if self.stages[o.args[0].dotted].kind != "step":
@@ -1685,6 +1693,7 @@ class Linker:
         from serq_ir.analysis import blocks as nested
 
         grown: set[int] = set()
+        runs: set[int] = set()  # the pools a run grows (the runs a step stage gives tokens)
         for top in blocks:
             for block in (top, *nested(top)):
                 for x in block:
@@ -1692,6 +1701,16 @@ class Linker:
                         grown.add(x.pool.pool)
                     elif isinstance(x, ir.Run) and x.growing is not None:
                         grown.add(x.growing.pool)
+                        runs.add(x.growing.pool)
+        for i, p in enumerate(pools):
+            at = self.scheduled_at.get(p.name)
+            if at is None or (i in runs and p.name in self.preempt_at):
+                continue
+            why = ("preempts nobody (`preempt none`, the default)" if p.name not in self.preempt_at
+                   else f"no run grows it (`growing {p.name}`)")
+            self.ctx.reporter.warn(at, f"pool `{p.name}` says `cache scheduled`, and {why}: it caches the tokens "
+                                   "a step stage's planning gave a hold that the same planning preempts, so this "
+                                   "never applies")
         others = [p.name for i, p in enumerate(pools) if i in grown]
         for i, p in enumerate(pools):
             at = self.preempt_at.get(p.name)

@@ -244,6 +244,8 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "opt_queue_fifo": _opt("queue_fifo"),
     "opt_queue_by": _opt("queue_by"),
     "opt_reserve_held": _opt("reserve_held"),
+    "opt_cache_computed": _opt("cache_computed"),
+    "opt_cache_scheduled": _opt("cache_scheduled"),
     "opt_admit_via": _opt("admit_via"),
     "opt_spill": _opt("spill"),
     "kind_fifo": lambda b, p, c: A.Kind("fifo", p, c[0]),

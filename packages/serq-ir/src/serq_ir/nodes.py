@@ -446,6 +446,9 @@ class Pool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     preempt: Preempt = PreemptNone()
     queue: Queue = QueueFifo()
     reserve_held: bool = False
+    #: ``cache scheduled``: a hold preempted while a step stage plans an iteration caches, with its computed
+    #: prefix, the tokens that planning had given it (vLLM hashes a block when it allocates it)
+    cache_scheduled: bool = False
     spill: Spill | None = None
     admit_via: int | None = None
     span: Span | ExpandedSpan | None = None

@@ -133,7 +133,7 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting
             kept = kept_through_preemption(s, pool)
             if x + kept > pool.limit:
                 return preempt_outgrown(sim, s, pool, x, kept)
-        exc = preempt(sim, victim, pool, victim is s)
+        exc = preempt(sim, victim, pool, victim is s, job)
         if victim is s:
             return exc
 
@@ -396,11 +396,45 @@ def computed_position(s, slot: Slot) -> float:
     return slot.pos
 
 
-def preempt(sim, victim, pool: Pool, own: bool = False) -> Preempted:
-    """Preempt ``victim`` on ``pool``; ``own``: by its own growth (the grower its own victim). A second
-    preemption at no greater position counts the session ``stuck`` (once); by its own growth it is noted in
-    ``Pool.self_stuck`` too (the stuck warning's count where no hold has a position, notes.stuck)."""
+def scheduled_tokens(victim, slot: Slot, by) -> float:
+    """The tokens the planning in progress of a step stage gave ``victim``'s growing run on ``slot``'s pool
+    before the growth of ``by`` (the grower's job, or None) asks for a victim: the position the planning
+    advanced its hold by (``assigned``), or the one token of a lazy decoder that planning counted (every
+    lazy decoder in the admissions of a lazy planning, ``fast``; in the walk of the lazy-grower planning,
+    ``gwalk``, the ones before the grower in serving order, whose tokens the walk has counted). 0 when the
+    victim's stage is not planning (an iteration that runs: its tokens are the running iteration's), or its
+    run grows another pool. What ``cache scheduled`` caches besides the computed prefix (:func:`preempt`)."""
+    job = victim.job
+    if job is None or job.growing is not slot.pool:
+        return 0.0
+    stage = job.stage
+    if stage is None or not getattr(stage, "planning", False):
+        return 0.0
+    gslot = job.gslot
+    if gslot is not None and gslot is not slot:
+        return 0.0
+    if job.assigned > 0.0:
+        return job.assigned
+    if job.lz >= 0:
+        if stage.fast:
+            return 1.0
+        if stage.gwalk and by is not None and by.stage is stage and by is not job:
+            from ..step.common import position
+
+            res = stage.residents
+            return 1.0 if position(res, job) < position(res, by) else 0.0
+    return 0.0
+
+
+def preempt(sim, victim, pool: Pool, own: bool = False, by=None) -> Preempted:
+    """Preempt ``victim`` on ``pool``; ``own``: by its own growth (the grower its own victim); ``by``: the
+    grower's job, when a run grows. A second preemption at no greater position counts the session ``stuck``
+    (once); by its own growth it is noted in ``Pool.self_stuck`` too (the stuck warning's count where no hold
+    has a position, notes.stuck). Under ``cache scheduled`` (the pool's option) the preempted hold caches its
+    computed prefix and the tokens the step stage's planning in progress had given it
+    (:func:`scheduled_tokens`); ``computed``, the attribute, is the computed prefix alone."""
     hi, slot = release.innermost(victim, pool)
+    given = scheduled_tokens(victim, slot, by) if pool.node.cache_scheduled and not own else 0.0
     sim._detach(victim)
     computed = slot.pos
     pp = victim.preempt_pos
@@ -419,6 +453,10 @@ def preempt(sim, victim, pool: Pool, own: bool = False) -> Preempted:
             pool.self_stuck.add(victim.serial)
     pp[pool] = computed
     victim.attrs[SLOT_COMPUTED] = computed
+    if given > 0.0:
+        # cached as if computed (vLLM hashes a block when allocate_slots gives it for the tokens a step
+        # schedules): the allocation covers them, the planning grew it so; the slot goes with the hold
+        slot.pos = computed + given
     while len(victim.holds) > hi:
         h = victim.holds.pop()
         # the aborted holds cache their computed prefix (their position), as a hold does whose
