@@ -32,7 +32,8 @@ POOLS = "pool m[2] { cap 64; block 4; }\npool kv { cap 64; }\n"
     ("m[⟨-1]", "`m[-1]`: `m` has members 0 … 1"),
     ("m[⟨0.5]", "`m[0.5]`: `m` has members 0 … 1"),
     ("m[⟨1 / 0]", "`m[inf]`: `m` has members 0 … 1"),
-    ("kv[⟨1]", "`kv[1]`: `kv` has members 0 … 0"),
+    # kv is declared without a size: one pool, which takes no index (test_fleet_round47_not_a_family)
+    ("kv[⟨1]", "`kv[…]`: `kv` is one pool, not a family (declared without a size), and takes no index"),
 ])
 def test_a_member_out_of_range_is_refused_in_a_let_and_in_a_sessions_expression_alike(index, message):
     refused(f"let B = blocksize({index});\n" + POOLS + TAIL, message)
@@ -40,9 +41,10 @@ def test_a_member_out_of_range_is_refused_in_a_let_and_in_a_sessions_expression_
 
 
 def test_a_member_in_range_is_the_familys_block_and_a_computed_index_reads_it_too():
-    # m's block is 4; kv has no block, so 1 (docs/language.md); m[1 + 0] is m[1]; kv[0] is the lone pool
+    # m's block is 4; kv has no block, so 1 (docs/language.md); m[1 + 0] is m[1]; kv is the lone pool (declared
+    # without a size, it takes no index: test_fleet_round47_not_a_family)
     written = "let B = 9;\n" + POOLS + TAIL
-    for read in ("blocksize(m[1 + 0]) + blocksize(m[0]) + blocksize(kv[0])",
+    for read in ("blocksize(m[1 + 0]) + blocksize(m[0]) + blocksize(kv)",
                  "sum j in 2 (blocksize(m[j])) + blocksize(kv)"):
         assert ir_bytes(compile_src(f"let B = {read};\n" + POOLS + TAIL)) == ir_bytes(compile_src(written))
     # an index read at run time names a member the linker cannot check; the members share the block, 4

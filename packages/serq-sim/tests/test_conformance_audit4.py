@@ -778,12 +778,13 @@ def test_member_is_the_index_its_reference_names(monkeypatch):
     """docs/language.md: "`member(X)` is the index of the pool or stage member `X` names (`j` for
     `engine[j]`, 0 for one declared without a size)". A family member by a computed index, a pool family's,
     a stage and a pool declared without a size (a computed 0 names the one member): k = member(s[serial]) +
-    10 · member(m[serial % 2]) + 100 · member(t) + 1000 · member(q[serial - serial])."""
+    10 · member(m[serial % 2]) + 100 · member(t) + 1000 · member(q[serial - serial]). q is a family of one: a
+    pool declared without a size takes no index (test_fleet_round47_not_a_family)."""
     _, o = run("""
 stage s[3] : fifo;
 stage t : fifo;
 pool m[2] { cap 5; }
-pool q { cap 5; }
+pool q[1] { cap 5; }
 workload { arrive batch(3); }
 session {
   observe k = member(s[serial]) + 10 * member(m[serial % 2]) + 100 * member(t) + 1000 * member(q[serial - serial]);

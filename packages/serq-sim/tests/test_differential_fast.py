@@ -131,6 +131,9 @@ class _Gen:
         self.lets: dict[str, float] = {}
         self.stages: list[tuple[str, str, int]] = []  # (name, kind, size)
         self.pools: list[tuple[str, int, float | None]] = []  # (name, size, cap)
+        #: the stages and pools declared without a size: each one, not a family, named without an index
+        #: (test_fleet_round47_not_a_family)
+        self.lone: set[str] = set()
         self.nest = 0  # how deep loops, branches and holds nest (fast._nesting)
         self.errors = True  # the generator may provoke run-time errors
         self.hidden = False  # the workload has a hidden attribute h
@@ -147,8 +150,8 @@ class _Gen:
 
     def member(self, name: str, size: int, fixed: bool = False) -> str:
         """A reference to a member of family ``name`` (computed unless ``fixed``)."""
-        if size == 1:
-            return name if self.rng.random() < 0.7 else f"{name}[0]"
+        if size == 1:  # (one declared without a size takes no index; the draw is made either way)
+            return name if self.rng.random() < 0.7 or name in self.lone else f"{name}[0]"
         if fixed:
             return f"{name}[{self.rng.randrange(size)}]"
         if self.rare(60):
@@ -360,6 +363,8 @@ def _stage_decl(g: _Gen, k: int) -> str:
     else:
         decl = "delay"
     g.stages.append((name, kind, size))
+    if not dim:
+        g.lone.add(name)
     return f"stage {name}{dim} : {decl};"
 
 
@@ -400,6 +405,8 @@ def _pool_decl(g: _Gen, k: int) -> str:
             keys = f"queue({fam}[prio * {fsize}]), serial"
         opts.append(f"queue by ({keys});")
     g.pools.append((name, size, cap if isinstance(cap, (int, float)) else None))
+    if not dim:
+        g.lone.add(name)
     return f"pool {name}{dim} {{ {' '.join(opts)} }}"
 
 
@@ -418,11 +425,13 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
     if edge in ("grow", "release", "drop", "reserve", "cache", "lease") and not g.pools:
         pool_decls.append("pool pe { cap 3; }")
         g.pools.append(("pe", 1, 3))
+        g.lone.add("pe")
     if edge in ("block", "preempt", "evict", "reserve_held"):
         extra = {"block": "block 1;", "preempt": "preempt lifo;", "evict": "evict by (-size);",
                  "reserve_held": "reserve held;"}[edge]
         pool_decls.append(f"pool pe {{ cap 4; {extra} }}")
         g.pools.append(("pe", 1, 4))
+        g.lone.add("pe")
     if edge == "flows":
         stage_decls += ["stage f : ps(1);", "stage f2 : ps(2);"]
     # the constants the expressions read; a let now and then is varied as --set does
@@ -521,7 +530,7 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
         session = top + ["turn;", f"loop {{ {core} branch (more) {{ run d ({think}); turn; }} else {{ end; }} }}"]
     # the edges that are statements
     if edge in EDGE_STMTS:
-        pool = f"{g.pools[-1][0]}[0]" if g.pools else None
+        pool = (g.pools[-1][0] if g.pools[-1][0] in g.lone else f"{g.pools[-1][0]}[0]") if g.pools else None
         stmt = EDGE_STMTS[edge].format(P=pool, S=g.stage(True))
         if edge == "twice":
             name = next(n for n, s, _ in g.pools if s > 1)

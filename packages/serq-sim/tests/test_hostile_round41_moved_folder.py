@@ -46,8 +46,9 @@ session {
 run { horizon inf; seed 1; }
 """
 
-# a run-time error at line 8, column 31: the index 1 of a family of 1
-FAULT = """stage d : delay;
+# a run-time error at line 8, column 31: the index 1 of a family of 1 (declared with its size: a stage declared
+# without one takes no index, test_fleet_round47_not_a_family)
+FAULT = """stage d[1] : delay;
 
 workload {
   arrive batch(1);

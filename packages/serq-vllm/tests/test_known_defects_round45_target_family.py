@@ -50,7 +50,7 @@ def test_a_shared_memory_pool_is_refused(tmp_path):
     # one `pool kv` the two engines share: it was warned of, the whole pool's num_gpu_blocks 8011 given each
     # instance; it is refused since round 48 (test_known_defects_round48_target_shared_kv)
     f = tmp_path / "shared.sq"
-    f.write_text(REPLICAS.read_text().replace("pool kv[N] {", "pool kv {"))
+    f.write_text(REPLICAS.read_text().replace("pool kv[N] {", "pool kv {").replace("kv[j], engine[j]", "kv, engine[j]"))
     with pytest.raises(UserError) as e:
         target(serq_frontend.compile(str(f)), str(f))
     assert "the 2 members of step family `engine` share memory pool `kv` (one pool, not `pool kv[2]`)" in str(e.value)

@@ -22,7 +22,9 @@ def _shared(tmp_path: Path) -> Path:
     f = tmp_path / "shared.sq"
     text = REPLICAS.read_text()
     assert text.count("pool kv[N] {") == 1
-    f.write_text(text.replace("pool kv[N] {", "pool kv {"))
+    # (the session names the one pool without an index: a pool declared without a size takes none,
+    # test_fleet_round47_not_a_family)
+    f.write_text(text.replace("pool kv[N] {", "pool kv {").replace("kv[j], engine[j]", "kv, engine[j]"))
     return f
 
 

@@ -22,7 +22,7 @@ from serq_ir.validate import MAX_POPULATION
 from . import ast as A
 from . import reach
 from .consts import SUM, binary_value, fn_value, truth, unary_value
-from .context import Context, fmt_num, no_pool
+from .context import Context, fmt_num, no_pool, not_a_family
 from .diagnostics import Pos, did_you_mean, uses_of
 from .names import (
     BUILTIN_ATTRIBUTES,
@@ -487,7 +487,7 @@ class Linker:
                 raise self.error(e.pos, f"unknown distribution `~{e.dist}` (the distributions: "
                                  f"{', '.join(DRAWS)})")
             if len(e.args) != DRAWS[e.dist]:
-                raise self.error(e.pos, f"`~{e.dist}` takes {DRAWS[e.dist]} argument(s), got {len(e.args)}")
+                raise self.error(e.pos, takes(f"~{e.dist}", len(e.args)))
             if not m.draws:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
             args = [self.expr(a, m) for a in e.args]
@@ -621,7 +621,7 @@ class Linker:
         if name in OBSERVABLES:
             kind, extra = OBSERVABLES[name]
             if len(e.args) != 1 + extra:
-                raise self.error(e.pos, f"`{name}` takes {1 + extra} argument(s), got {len(e.args)}")
+                raise self.error(e.pos, takes(name, len(e.args)))
             target = e.args[0]
             if not isinstance(target, A.Var):
                 raise self.error(e.pos, f"`{name}(…)` reads a {kind}: its first argument names one")
