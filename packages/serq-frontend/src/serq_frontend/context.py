@@ -15,7 +15,7 @@ from serq_ir.rules import MAX_MEMBERS, show_number
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
-from .names import DIALECT, FUNCTIONS, OBSERVABLES, function_hint, takes
+from .names import DIALECT, FUNCTIONS, OBSERVABLES, function_hint
 
 
 def describe(e: Any) -> str:
@@ -292,7 +292,7 @@ class Context:
         pool's ``blocksize``, is a cycle, refused at the name that closes it; a ``let`` reading a block that
         reads a ``let`` declared after it is refused as a ``let`` reading that ``let`` would be."""
         if len(e.args) != 1:
-            raise BadConstant(e, takes("blocksize", len(e.args)))
+            raise BadConstant(e, f"`blocksize` takes 1 argument(s), got {len(e.args)}")
         target = e.args[0]
         if not isinstance(target, A.Var):
             raise BadConstant(e, "`blocksize(…)` reads a pool: its first argument names one")
@@ -377,6 +377,11 @@ class Context:
             # the unknown pool is told by the caller; a member named in its own family's size
             # (`pool m[blocksize(m[1])]`) is checked against the size that size folds to, once it has
             return
+        if sizes[target.dotted] is None:  # one pool, not a family of one (as a reference is told)
+            head = target.dotted.split(".")[0]
+            queue = head if "." in target.dotted and any(
+                isinstance(x, A.QueueItem) and x.name == head for x in (self.module.items if self.module else ())) else None
+            raise BadConstant(idx[0], not_a_family(target.dotted, "pool", queue))
         size = 1.0
         if sizes[target.dotted] is not None:
             self._sizes_now.add(target.dotted)
@@ -546,6 +551,19 @@ def _top_level_comma(text: str) -> tuple[int, int] | None:
 
 #: the steps told at each end of a long cycle of constants (:meth:`Context._cycle`)
 _CYCLE_ENDS = 3
+
+
+def not_a_family(name: str, kind: str, queue: str | None = None) -> str:
+    """The error of an index on ``name``, a pool or stage (``kind``) declared without a size: one, not a family
+    of one (``Linker.ref``; ``blocksize(kv[0])``); ``queue``, the queue whose pool or stage it is, if any."""
+    if queue is not None:
+        how = f"declare the queue a family, `queue {queue}[N] …`"
+    elif kind == "pool":
+        how = f"declare a family, `pool {name}[N] {{ … }}`"
+    else:
+        how = f"declare a family, `stage {name}[N] : …;`"
+    return (f"`{name}[…]`: `{name}` is one {kind}, not a family (declared without a size), and takes no index; "
+            f"name it `{name}`, or {how}")
 
 
 def no_pool(target: A.Var, pools: Any, queue: bool) -> str:

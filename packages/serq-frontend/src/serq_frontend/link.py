@@ -487,7 +487,7 @@ class Linker:
                 raise self.error(e.pos, f"unknown distribution `~{e.dist}` (the distributions: "
                                  f"{', '.join(DRAWS)})")
             if len(e.args) != DRAWS[e.dist]:
-                raise self.error(e.pos, takes(f"~{e.dist}", len(e.args)))
+                raise self.error(e.pos, f"`~{e.dist}` takes {DRAWS[e.dist]} argument(s), got {len(e.args)}")
             if not m.draws:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
             args = [self.expr(a, m) for a in e.args]
@@ -621,7 +621,7 @@ class Linker:
         if name in OBSERVABLES:
             kind, extra = OBSERVABLES[name]
             if len(e.args) != 1 + extra:
-                raise self.error(e.pos, takes(name, len(e.args)))
+                raise self.error(e.pos, f"`{name}` takes {1 + extra} argument(s), got {len(e.args)}")
             target = e.args[0]
             if not isinstance(target, A.Var):
                 raise self.error(e.pos, f"`{name}(…)` reads a {kind}: its first argument names one")
@@ -783,6 +783,7 @@ class Linker:
             raise self.error(v.pos, f"`{v.dotted}` is indexed twice")
         index = None
         if idx:
+            self._no_family(v, fam, kind, idx[0])
             # which member is where the session goes, read when it queues (a hold's pool) or naming the member
             # it queued at: a routing decision, as a `choose` is, not a value the first lint is about
             tainted, self.tainted = self.tainted, {}
@@ -810,10 +811,24 @@ class Linker:
             return cls(pool=fam.index, index=index, span=span(v.pos))
         return cls(stage=fam.index, index=index, span=span(v.pos))
 
+    def _no_family(self, v: A.Var, fam: Family, kind: str, at: Any) -> None:
+        """An index on a pool or stage declared without a size (``stage engine : step;`` and ``prefill on
+        engine[0]``), told at the index: such a declaration is one pool or stage, not a family of one (a
+        queue's call ``D[0].decode`` of a queue declared without a size is told the same, sugar/queues.py). It
+        was taken for a family of one's member, and ``engine[0]`` ran on ``engine`` without a word, so a
+        program written for a family whose size was left out, or an index meant for another name, ran."""
+        if fam.item.size is not None or not isinstance(fam.item, (A.PoolItem, A.StageItem)):
+            return
+        name = v.dotted
+        queue = name.split(".")[0] if "." in name and name.split(".")[0] in self.queue_names() else None
+        raise self.error(at.pos, not_a_family(name, kind, queue))
+
     def family_ref(self, v: A.Var, kind: str, owner: Family, owner_name: str) -> int:
         """A family named in a declaration (``admit via S``, ``memory kv``): paired member for member."""
         fam = self.family(v, kind)
         idx = v.indexes()
+        if idx:
+            self._no_family(v, fam, kind, idx[0])
         if idx and fam.size == 1:
             # a family of one's member may be written with its index, which goes away (as in any reference)
             if len(idx) > 1:
