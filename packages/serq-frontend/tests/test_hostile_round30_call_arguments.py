@@ -55,8 +55,8 @@ def test_ten_thousand_arguments_are_a_call():
 
 
 @pytest.mark.parametrize("let, message", [
-    ("abs(1, 2)", "`abs` takes 1 argument(s), got 2"),
-    ("pow(2)", "`pow` takes 2 argument(s), got 1"),
+    ("abs(1, 2)", "`abs` takes one argument, `abs(x)`, and got 2"),
+    ("pow(2)", "`pow` takes two arguments, `pow(x, y)`, and got 1"),
     ("max(" + ", ".join(["1"] * 10_001) + ")", "`max` takes at most 10000 arguments, got 10001"),
 ])
 def test_a_let_calling_with_the_wrong_number_of_arguments_is_told_so(let, message):

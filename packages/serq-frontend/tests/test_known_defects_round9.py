@@ -75,7 +75,7 @@ def test_blocksize_of_what_is_no_pool_is_refused_in_a_let_as_in_an_expression():
     refused("let B = blocksize(⟨s);\nlet H = 5;\npool kv { cap 64; }\n" + TAIL,
             "`s` is a stage, and a pool is wanted here")
     refused("let B = ⟨blocksize(kv, 1);\nlet H = 5;\npool kv { cap 64; }\n" + TAIL,
-            "`blocksize` takes 1 argument(s), got 2")
+            "`blocksize` takes one argument, `blocksize(pool)`, and got 2")
 
 
 def test_blocksize_in_a_sessions_expression_is_the_same_constant():

@@ -37,7 +37,7 @@ def test_unknown_stage_and_pool():
 def test_unknown_function_and_distribution():
     refused(prog("  set x = ⟨frob(1);"), "unknown function `frob`")
     refused(prog("  set x = ⟨~gamma(1, 2);"), "unknown distribution `~gamma`")
-    refused(prog("  set x = ⟨pow(1);"), "`pow` takes 2 argument(s), got 1")
+    refused(prog("  set x = ⟨pow(1);"), "`pow` takes two arguments, `pow(x, y)`, and got 1")
 
 
 def test_family_needs_an_index():

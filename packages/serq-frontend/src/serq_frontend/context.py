@@ -15,7 +15,7 @@ from serq_ir.rules import MAX_MEMBERS, show_number
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
-from .names import DIALECT, FUNCTIONS, OBSERVABLES, function_hint
+from .names import DIALECT, FUNCTIONS, OBSERVABLES, function_hint, takes
 
 
 def describe(e: Any) -> str:
@@ -292,7 +292,7 @@ class Context:
         pool's ``blocksize``, is a cycle, refused at the name that closes it; a ``let`` reading a block that
         reads a ``let`` declared after it is refused as a ``let`` reading that ``let`` would be."""
         if len(e.args) != 1:
-            raise BadConstant(e, f"`blocksize` takes 1 argument(s), got {len(e.args)}")
+            raise BadConstant(e, takes("blocksize", len(e.args)))
         target = e.args[0]
         if not isinstance(target, A.Var):
             raise BadConstant(e, "`blocksize(…)` reads a pool: its first argument names one")

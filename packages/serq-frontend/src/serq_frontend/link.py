@@ -36,6 +36,7 @@ from .names import (
     binding_outside,
     declared_name_problem,
     language_name,
+    takes,
 )
 from .names import supplied as _supplied
 from .stale import HEADER, QUEUE_KEY, SERVE_KEY, VICTIM_KEY, Taint, as_written, stale_message
@@ -487,7 +488,7 @@ class Linker:
                 raise self.error(e.pos, f"unknown distribution `~{e.dist}` (the distributions: "
                                  f"{', '.join(DRAWS)})")
             if len(e.args) != DRAWS[e.dist]:
-                raise self.error(e.pos, f"`~{e.dist}` takes {DRAWS[e.dist]} argument(s), got {len(e.args)}")
+                raise self.error(e.pos, takes(f"~{e.dist}", len(e.args)))
             if not m.draws:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
             args = [self.expr(a, m) for a in e.args]
@@ -621,7 +622,7 @@ class Linker:
         if name in OBSERVABLES:
             kind, extra = OBSERVABLES[name]
             if len(e.args) != 1 + extra:
-                raise self.error(e.pos, f"`{name}` takes {1 + extra} argument(s), got {len(e.args)}")
+                raise self.error(e.pos, takes(name, len(e.args)))
             target = e.args[0]
             if not isinstance(target, A.Var):
                 raise self.error(e.pos, f"`{name}(…)` reads a {kind}: its first argument names one")

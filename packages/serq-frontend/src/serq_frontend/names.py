@@ -26,10 +26,29 @@ def arity_problem(name: str, n: int) -> str | None:
     if hi is not None and lo != hi and n > hi:
         return (f"`{name}` takes at most {hi} arguments, got {n}; take the {name} of parts, "
                 f"`{name}({name}(…), {name}(…))`, or write `{name} j in n (…)`")
-    return f"`{name}` takes {f'{lo}' if lo == hi else f'at least {lo}'} argument(s), got {n}"
+    if lo != hi:
+        return f"`{name}` takes {_COUNT[lo]} at least, `{name}(a, …)`, and got {n or 'none'}"
+    return takes(name, n)
 
 
 DRAWS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
+#: the parameters of the language's functions, draws and observables of a fixed arity, as language.txt §2 names
+#: them: what a call given another number of arguments is told (:func:`takes`)
+PARAMS = {"abs": "x", "floor": "x", "ceil": "x", "sqrt": "x", "exp": "x", "ln": "x", "pow": "x, y",
+          "~exp": "mean", "~det": "x", "~uniform": "lo, hi", "~erlang": "k, mean", "~h2": "mean, cv2",
+          "~bernoulli": "p",
+          **{o: "stage" for o in ("queue", "busy", "work", "budget_left", "est_lambda", "est_rho", "est_wait")},
+          **{o: "pool" for o in ("used", "free", "cachedin", "holders", "queued", "blocksize")},
+          "price": "s, s_hit, ds"}
+_COUNT = {0: "no argument", 1: "one argument", 2: "two arguments", 3: "three arguments"}
+
+
+def takes(name: str, n: int) -> str:
+    """The words for a call of the builtin ``name`` (of :data:`PARAMS`; a draw's with its ``~``) on ``n``
+    arguments, another number than it takes: how many it takes, its form and how many it got (it said "takes 1
+    argument(s), got 0", with no word of what the one is)."""
+    params = PARAMS[name]
+    return f"`{name}` takes {_COUNT[len(params.split(', '))]}, `{name}({params})`, and got {n or 'none'}"
 #: other languages' names for what :data:`FUNCTIONS` has: the function that is it, or how it is written with
 #: them (language.txt §2 has no logarithm to another base, no rounding to the nearest and no `**`)
 FUNCTION_ALIASES = {
