@@ -1,5 +1,6 @@
 """A sweep's journal (``OUT.journal``, ``--records``' ``FILE.journal``) with a line longer than
-serq.files.MAX_LINE (a sparse file of NUL bytes, say) is refused as no sweep's journal, saying what to do
+serq_sweep.core.TABLE_LINE (a sparse file of NUL bytes, say; serq.files.MAX_LINE, 16 MiB, until a run's entry
+of a wide program, every figure by name, was found longer) is refused as no sweep's journal, saying what to do
 (``remove the file or give --fresh``), the file as it was: it was the reader's words alone, "line 1 is
 longer than 16 MiB"."""
 
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from serq.files import MAX_LINE
+from serq_sweep.core import TABLE_LINE as MAX_LINE
 
 pytestmark = pytest.mark.timeout(60)
 

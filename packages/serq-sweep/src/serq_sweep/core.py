@@ -1362,6 +1362,18 @@ WHOLE_CELL = re.compile(r"-?[0-9]+")
 FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
 
 
+#: The longest line of a table or journal a sweep reads back (a sweep's runs table and points table, its
+#: journals, what serq plot reads of them): the line of a wide run. A program has up to
+#: serq_ir.rules.MAX_MEMBERS (100 000) stage and pool members, each a column per figure (a stage's 15), so
+#: the header of a sweep of a family of 60 000 stages is 25 MB, its points table's (a mean, CI and count per
+#: figure) 85 MB, and a run's journal entry, every figure by name, as long; the bound on a trace's or a
+#: dump's lines, serq.files.MAX_LINE (16 MiB), refused the sweep's own table (``line 1 is longer than 16
+#: MiB``) at its resume and its plot. 256 MiB takes the tables of 100 000 members whose names are up to
+#: some 30 characters, and still bounds what a hostile file (a sparse file of NUL bytes is one line) makes
+#: a reader hold: a line is refused once it runs past it, before it is held whole.
+TABLE_LINE = 256 * 2**20
+
+
 @contextlib.contextmanager
 def wide_fields() -> Iterator[None]:
     """The csv module's bound on a field's characters (131 072 by default) raised to :data:`MAX_LINE`, the
@@ -1491,10 +1503,10 @@ def other_separator(path: str, header: Sequence[str] | None) -> None:
 
 def csv_header(path: str) -> list[str] | None:
     """The names of the CSV file ``path``'s first row, read as a table is read (a regular file only, never a
-    FIFO waited on; a line of at most MAX_LINE bytes; a byte-order mark left out), or None when it cannot be read
+    FIFO waited on; a line of at most TABLE_LINE bytes; a byte-order mark left out), or None when it cannot be read
     so (the reader that reads the whole file says why)."""
     try:
-        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
+        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=TABLE_LINE), newline="",
                                              encoding="utf-8-sig") as f:
             return next(csv.reader(f), [])
     except (OSError, ValueError, csv.Error):
@@ -1605,9 +1617,9 @@ def _csv_chunks(path: str) -> Iterator[tuple[list[str], list[list[str]], list[tu
     """The rows of a CSV table written by a sweep, :data:`CSV_CHUNK` at a time, as ``(header, rows, their
     (first, last) lines, the fault that ended them or None)``: at least one chunk (no row in a table of a header
     alone); a fault (a row not of the header's width, a byte that is not UTF-8) ends the last."""
-    # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of NUL bytes
+    # a regular file only (a FIFO would block), of lines of at most TABLE_LINE bytes (a sparse file of NUL bytes
     # is one line); a row whose fields are not the header's is an error, not a row with holes
-    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
+    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=TABLE_LINE), newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f)
         try:
             header = next(reader, [])
@@ -2341,9 +2353,9 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
     fresh = fresh_named(given)
     if not os.path.exists(path):
         return
-    # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line);
+    # a regular file only, of lines of at most TABLE_LINE bytes (a sparse journal of NUL bytes is one line);
     # UTF-8, a byte-order mark skipped (a journal saved by an editor that adds one lost its first entry)
-    with open_input(path, max_line=MAX_LINE) as f:
+    with open_input(path, max_line=TABLE_LINE) as f:
         for n, raw in _journal_lines(f, path, fresh):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -2379,7 +2391,7 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
 
 
 def _journal_lines(f: Any, path: str, fresh: str = "--fresh") -> Iterator[tuple[int, bytes]]:
-    """The lines of the journal open as ``f``, numbered from 1; one longer than :data:`MAX_LINE` is no entry a
+    """The lines of the journal open as ``f``, numbered from 1; one longer than :data:`TABLE_LINE` is no entry a
     sweep journals, and is told as one (it was the reader's words alone, without what to do)."""
     from serq.files import LineTooLong
 
