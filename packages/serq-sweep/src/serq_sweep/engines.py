@@ -67,6 +67,32 @@ def _too_few_files(n: int, left: int, limit: int, given: Any = None) -> UserErro
                      f"{limit}): give {instead}, or raise the limit")
 
 
+#: a sweep that starts more worker processes than this many times the machine's cores is warned (:func:`_crowded`)
+CROWDED = 4
+
+
+def _crowded(n: int, given: Any = None, whose: str = "a local pool") -> bool:
+    """Warn (on stderr, once, before they start) of ``n`` worker processes that far exceed this machine's cores
+    (more than :data:`CROWDED` times :func:`cores`); whether it did. ``serq sweep --workers 1024 --dask local``
+    on 2 cores spent minutes starting its workers (each a Python process with the simulator loaded, some
+    100 MB) without a word, to run no faster than 2: each run is one core's work. Warned, not capped: the
+    count is the user's (a machine whose cores are shared out by a scheduler may count fewer than it runs
+    on), and the sweep's table is the same for any count. ``given`` names the count
+    (:func:`serq.loading.given_or_option`; ``--workers`` by default)."""
+    have = cores()
+    if n <= CROWDED * have:
+        return False
+    from serq.loading import given_or_option
+
+    from .core import say
+
+    named = given_or_option(given)("workers", str(n))
+    say(f"warning: {named}: {whose} of {n} worker processes on this machine's {have} core(s) takes long to "
+        f"start (a Python process each, some 100 MB) and runs no faster than {have} (a run is one core's work); "
+        f"{given_or_option(given)('workers', str(have))} runs as fast")
+    return True
+
+
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -128,6 +154,7 @@ class LocalPool:
         self._size = 0
         self._pids: set[int] = set()
         self._probed = False
+        self._crowd_said = False  # (a pool that grows for a later batch says it once: _crowded)
         #: the fork server's pid when the pool started (None: spawned workers), to tell it ended (_server_lost)
         self._server: int | None = None
 
@@ -167,6 +194,8 @@ class LocalPool:
         from serq_sim.memguard import machine_share
 
         machine_share(runs=n)
+        if not self._crowd_said:
+            self._crowd_said = _crowded(n, self.given)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         _start_tracker_deaf_to_hangup()
@@ -841,9 +870,10 @@ class Dask:
     for a :class:`distributed.LocalCluster` of ``workers`` single-threaded processes started here, or a
     ``distributed.Client`` the caller made (left open)."""
 
-    def __init__(self, where: Any, workers: int | None = None, plugins: Any = None):
+    def __init__(self, where: Any, workers: int | None = None, plugins: Any = None, given: Any = None):
         self.where = where
         self.workers = workers
+        self.given = given  # how a message names the count (serq.loading.given_or_option)
         self.plugins = plugins  # the installed plugins the runs use (serq.plugins.plugin_selection)
         self._client = self._cluster = None
         self._own = True
@@ -874,6 +904,7 @@ class Dask:
             from serq_sim.memguard import WORKERS_VAR, machine_share
 
             machine_share(runs=self.workers or cores())  # (as the local pool's: said once, before its workers)
+            _crowded(self.workers or cores(), self.given, "--dask local's cluster")
 
             # its workers' processes started with Dask's own logging at CRITICAL, their restarts too (what
             # silence_logs quiets is the workers' running, not their start and end)
@@ -1254,5 +1285,5 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
 
     plugins = plugin_selection(pm)
     if dask is not None:
-        return Dask(dask, workers, plugins)
+        return Dask(dask, workers, plugins, given)
     return LocalPool(workers or cores(), chosen=workers is not None, given=given, plugins=plugins)
