@@ -17,11 +17,10 @@ reduced, greedily, to a smallest scenario that still differs the same way (fewer
 shorter prompts and outputs, earlier arrivals, smaller settings). ``--keep K`` also writes K agreeing
 scenarios, the most diverse drawn (by the features they exercise), as ``agree_*.json``.
 
-vLLM's own defect (docs/vllm-oracle.md, "Where vLLM differs from the spec"): under a serving order, a
-victim served earlier in its step leaves the blocks of its revoked chunk in the prefix cache. The vLLM side
-watches for it (a victim whose cached blocks cover more than it computed) and runs such a scenario again
-with the defect corrected; a scenario on which serQ differs from vLLM but gives the corrected answer is
-counted apart, as that defect, and not shrunk. The exit status is 1 if any other scenario differed.
+Under a serving order a victim served earlier in its step leaves the blocks of its revoked chunk in vLLM's
+prefix cache (docs/vllm-oracle.md, "A victim the step had already served"); the scenario program's KV pool
+says `cache scheduled`, which caches them too, so such a scenario is compared as any other. The exit status
+is 1 if any scenario differed.
 
 ``--size`` draws scenarios of one shape (tiny, small, medium, storm, edge, chat, big; default: mixed, all
 of them in turn) or, with ``mutate``, the shipped oracle scenarios with a few random changes each.
@@ -56,44 +55,13 @@ import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("bridge", sys.argv[1])
 bridge = importlib.util.module_from_spec(spec); spec.loader.exec_module(bridge)
 bridge._import_vllm()
-# Watch for vLLM's own defect docs/vllm-oracle.md describes: a victim whose prefix-cache blocks cover
-# more than it computed (a chunk scheduled earlier in the step, revoked by the priority path, whose
-# blocks stay cached). Where it happens, the scenario runs again with the defect corrected (those blocks'
-# hashes dropped before they are freed), so that serQ is compared with what vLLM's rules intend.
-from vllm.v1.core.sched.scheduler import Scheduler
-preempt = Scheduler._preempt_request
-seen = []
-fix = [False]
-def watched(self, request, *a, **k):
-    try:
-        m = self.kv_cache_manager.coordinator.single_type_managers[0]
-        done = request.num_computed_tokens // m.block_size
-        if m.num_cached_block.get(request.request_id, 0) > done:
-            seen.append(request.request_id)
-            if fix[0]:
-                for block in m.req_to_blocks[request.request_id][done:]:
-                    self.kv_cache_manager.block_pool._maybe_evict_cached_block(block)
-                m.num_cached_block[request.request_id] = done
-    except AttributeError:
-        pass
-    return preempt(self, request, *a, **k)
-Scheduler._preempt_request = watched
 fields = ("first", "done", "preempted", "cached", "preemptions", "steps")
 print(json.dumps({"ready": bridge.vllm_version()}), flush=True)
 for line in sys.stdin:
-    seen.clear()
     try:
         sc = json.loads(line)
         ans = bridge.run_real(sc)
         out = {k: ans[k] for k in fields}
-        if seen:
-            out["revoked_cached"] = sorted(set(seen), key=int)
-            fix[0] = True
-            try:
-                ans = bridge.run_real(sc)
-            finally:
-                fix[0] = False
-            out["corrected"] = {k: ans[k] for k in fields}
     except Exception as e:
         out = {"error": type(e).__name__ + ": " + str(e)}
     print(json.dumps(out), flush=True)
@@ -446,12 +414,8 @@ def verdict(sc: dict[str, Any], real: Real | None, tiers: bool) -> tuple[str | N
         answers["vllm"] = real.run(sc)
         if "error" in answers["vllm"] and "error" in answers["serq"]:
             return None, answers
-        vllm = {k: v for k, v in answers["vllm"].items() if k not in ("revoked_cached", "corrected")}
-        if vllm != answers["serq"]:
-            # vLLM's defect (a revoked chunk's blocks left cached, re-admission hitting them), documented:
-            # known if serQ gives what vLLM gives with the defect corrected
-            known = answers["vllm"].get("corrected") == answers["serq"]
-            return ("known" if known else "real"), answers
+        if answers["vllm"] != answers["serq"]:
+            return "real", answers
     return None, answers
 
 
@@ -621,7 +585,7 @@ def run_jobs(args: argparse.Namespace, real: Real | None) -> int:
     else:
         sizes = ("tiny", "small", "medium", "storm", "edge", "chat", "big") if args.size == "mixed" else (args.size,)
         jobs = [(f"s{args.seed}_{k}", draw(rng, sizes[k % len(sizes)])) for k in range(args.n)]
-    counts = {"agree": 0, "real": 0, "tiers": 0, "known": 0}
+    counts = {"agree": 0, "real": 0, "tiers": 0}
     kept: dict[frozenset[str], tuple[str, dict[str, Any]]] = {}
     t0 = time.monotonic()
     for k, (name, sc) in enumerate(jobs):
@@ -633,11 +597,10 @@ def run_jobs(args: argparse.Namespace, real: Real | None) -> int:
         else:
             counts[kind] += 1
             other = answers["serq_general"] if kind == "tiers" else answers["vllm"]
-            what = {"tiers": "serQ fast vs general", "real": "serQ vs vLLM",
-                    "known": "serQ vs vLLM, vLLM's revoked-chunk cache defect"}[kind]
+            what = {"tiers": "serQ fast vs general", "real": "serQ vs vLLM"}[kind]
             print(f"{name}: DIFFERS ({what}): {'; '.join(diff_fields(answers['serq'], other)[:6])}", flush=True)
             small = sc
-            if args.shrink and kind != "known":
+            if args.shrink:
                 small, tried = shrink(sc, kind, real, args.tiers)
                 _, answers = verdict(small, real, args.tiers or kind == "tiers")
                 other = answers["serq_general"] if kind == "tiers" else answers["vllm"]
@@ -663,8 +626,7 @@ def run_jobs(args: argparse.Namespace, real: Real | None) -> int:
             print(f"kept agree_{j}_{name}: {sorted(fs)}")
     total = sum(counts.values())
     print(f"{total} scenarios: {counts['agree']} agree ({100 * counts['agree'] / max(total, 1):.2f}%), "
-          f"{counts['real']} differ from vLLM, {counts['tiers']} differ between serQ's tiers, "
-          f"{counts['known']} differ through vLLM's revoked-chunk cache defect "
+          f"{counts['real']} differ from vLLM, {counts['tiers']} differ between serQ's tiers "
           f"({time.monotonic() - t0:.0f}s)")
     return 1 if counts["real"] or counts["tiers"] else 0
 

@@ -29,16 +29,18 @@ PRIORITY = json.loads((HERE / "priority_vllm.json").read_text())["scenarios"]
 
 def _priority_program(sc: dict) -> tuple[N.Program, list[int]]:
     """vllm_priority.sq for scenario ``sc``: the settings as lets, each request a preset session at its
-    ``arrive`` (in arrival order, ties by index) whose one turn loads idx, prompt, o and prio."""
+    ``arrive`` (in arrival order, ties by index) whose one turn loads idx, prompt, o, prio and rid (the place
+    of its request id, ``str(idx)`` as the bridge's driver gives it, in vLLM's string order)."""
     sets = {"B": sc["budget"], "max_seqs": sc["max_seqs"], "bs": sc["block_size"], "blocks": sc["num_blocks"] - 1}
     prog = serq_frontend.compile(path=str(HERE / "vllm_priority.sq"), sets={k: float(v) for k, v in sets.items()})
     slot = {a.name: i for i, a in enumerate(prog.attributes)}
     reqs = sc["requests"]
     order = sorted(range(len(reqs)), key=lambda i: (reqs[i].get("arrive", 0), i))
+    rid = {i: k for k, i in enumerate(sorted(range(len(reqs)), key=str))}
     presets = []
     for i in order:
         r = reqs[i]
-        values = {"idx": i, "prompt": r["prompt"], "o": r["out"], "prio": r.get("priority", 0)}
+        values = {"idx": i, "prompt": r["prompt"], "o": r["out"], "prio": r.get("priority", 0), "rid": rid[i]}
         presets.append(N.Preset(at=float(r.get("arrive", 0)),
                                 turns=[[N.SlotValue(slot=slot[a], value=float(v)) for a, v in values.items()]]))
     return msgspec.structs.replace(prog, workload=msgspec.structs.replace(prog.workload, presets=presets)), order

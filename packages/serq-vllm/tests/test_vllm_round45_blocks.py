@@ -7,13 +7,13 @@ peer_programs2), then used as the reference on scenarios drawn at random: FCFS a
 prefix caching on and off, multi-turn sessions, the long-prefill threshold, KV caches that barely hold the
 largest request. serQ (``serq vllm scenario``) must give its answer request for request, every field.
 
-The one rule where serQ departs from vLLM is the hash vLLM gives a block when it allocates it, before its
-tokens are computed: a request the running loop served earlier in a step and then preempted in that step (a
-victim found anywhere in the running list: vLLM's priority policy, the bridge's serving orders) leaves those
-blocks cached, and its re-admission finds KV that was never computed. serQ caches a victim's computed prefix
-(docs/vllm.md, "What is not modelled"). The random scenarios are compared with that rule set aside
-(``eager_hash=False``); the last two tests trace a scenario where it shows, under a serving order and
-under vLLM's priority policy.
+vLLM hashes a block when it allocates it, before its tokens are computed: a request the running loop served
+earlier in a step and then preempted in that step (a victim found anywhere in the running list: vLLM's
+priority policy, the bridge's serving orders) leaves those blocks cached, and its re-admission finds KV that
+was never computed. The scenario program's KV pool says `cache scheduled` (docs/language.md, Pools), which
+caches a victim's computed prefix and the tokens the planning had given it, so the random scenarios are
+compared with that rule as vLLM has it; the last two tests trace a scenario where it shows, under a serving
+order and under vLLM's priority policy (test_vllm_round46_served_victim.py draws more of them).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def test_serq_gives_the_block_models_answer_on_random_scenarios():
     kinds = {"preempted": 0, "cached": 0, "served": 0}
     for n in range(20):
         sc = _draw(rng)
-        want = vllm_blocks.run(sc, eager_hash=False)
+        want = vllm_blocks.run(sc)
         got = run_scenario(sc)
         assert _fields(got) == _fields(want), (n, sc)
         kinds["preempted"] += want["preemptions"] > 0
@@ -127,7 +127,7 @@ def test_turns_that_reuse_only_the_previous_prompt_agree_with_the_block_model(tm
     dead = 0
     for n in range(10):
         sc = _draw(rng)
-        want = vllm_blocks.run(sc, eager_hash=False, history="prompt")
+        want = vllm_blocks.run(sc, history="prompt")
         assert _fields(run_scenario(sc)) == _fields(want), (n, sc)
         # a later turn that found the previous prompt's blocks, behind which that turn's outputs stay cached
         dead += any("think" in r and want["cached"][str(i)] > 0 for i, r in enumerate(sc["requests"]))
@@ -159,29 +159,44 @@ def test_turns_that_reuse_only_the_previous_prompt_agree_with_the_block_model(tm
 #                   done at 4             (no admission in step 2: it preempted)
 #   4     R1        -                     admitted: the hit is R1's cached blocks
 #
-# vLLM finds blocks 0 and 1 (8 tokens, block 1's never computed), prefills 4 and samples at 5, done at 6.
-# serQ cached R1's computed prefix, 6 tokens, one whole block: the hit is 4, 7 of the 8 left in step 4
-# and the last in step 5, first at 6, done at 7. In vLLM's own order (admission) R1 is served after R0,
-# fails its own growth in step 2 and is its own victim before anything is scheduled for it: both give 6
-# and 7.
+# vLLM finds blocks 0 and 1 (8 tokens, block 1's never computed), prefills 4 and samples at 5, done at 6;
+# so does serQ under `cache scheduled` (R1's 6 computed tokens and the 6 step 2 gave it: 12, three whole
+# blocks, the hit at most 8). With the pool's `cache computed` R1 caches its computed prefix, 6 tokens, one
+# whole block: the hit is 4, 7 of the 8 left in step 4 and the last in step 5, first at 6, done at 7. In
+# vLLM's own order (admission) R1 is served after R0, fails its own growth in step 2 and is its own victim
+# before anything is scheduled for it: both give 6 and 7.
 SERVED_VICTIM = {"budget": 7, "max_seqs": 4, "block_size": 4, "num_blocks": 6, "chunk": 0, "prefix_caching": True,
                  "serve": "-admission",
                  "requests": [{"prompt": 7, "out": 4}, {"prompt": 12, "out": 2, "arrive": 1}]}
 
 
-def test_a_victim_served_earlier_in_its_step_caches_its_computed_prefix():
+def _computed_only(tmp_path, monkeypatch) -> None:
+    """The scenario program with its KV pool's `cache computed` (the language's default) for `cache
+    scheduled`: a victim caches its computed prefix alone."""
+    text = Path(serq_vllm.scenarios._PROGRAM).read_text()
+    assert text.count("cache scheduled;") == 1
+    program = tmp_path / "computed_scenario.sq"
+    program.write_text(text.replace("cache scheduled;", "cache computed;"))
+    monkeypatch.setattr(serq_vllm.scenarios, "_PROGRAM", str(program))
+
+
+def test_a_victim_served_earlier_in_its_step_caches_what_the_step_gave_it(tmp_path, monkeypatch):
     serq = _fields(run_scenario(SERVED_VICTIM))
-    assert serq["first"] == {"0": 1, "1": 6} and serq["done"] == {"0": 4, "1": 7}
+    assert serq["first"] == {"0": 1, "1": 5} and serq["done"] == {"0": 4, "1": 6}
     assert serq["preempted"] == {"0": 0, "1": 1} and serq["cached"] == {"0": 0, "1": 0}
-    assert serq == _fields(vllm_blocks.run(SERVED_VICTIM, eager_hash=False))
-    # vLLM's eager hash: one step earlier
-    eager = vllm_blocks.run(SERVED_VICTIM)
-    assert eager["first"] == {"0": 1, "1": 5} and eager["done"] == {"0": 4, "1": 6}
-    # in admission order the victim is never a request the step has served: the two agree
+    assert serq == _fields(vllm_blocks.run(SERVED_VICTIM))
+    # in admission order the victim is never a request the step has served: the two hash rules agree
     plain = {k: v for k, v in SERVED_VICTIM.items() if k != "serve"}
     both = _fields(run_scenario(plain))
     assert both["first"] == {"0": 1, "1": 6} and both["done"] == {"0": 4, "1": 7}
     assert both == _fields(vllm_blocks.run(plain)) == _fields(vllm_blocks.run(plain, eager_hash=False))
+    # the pool's `cache computed`: the victim's computed prefix alone, a step later (the block model's
+    # scheduler that drops the hashes of blocks never computed)
+    _computed_only(tmp_path, monkeypatch)
+    late = _fields(run_scenario(SERVED_VICTIM))
+    assert late["first"] == {"0": 1, "1": 6} and late["done"] == {"0": 4, "1": 7}
+    assert late == _fields(vllm_blocks.run(SERVED_VICTIM, eager_hash=False))
+    assert _fields(run_scenario(plain)) == both
 
 
 # vLLM's own priority policy, with a long-prefill threshold: blocks of 4, 5 usable blocks, budget 3, threshold 2
@@ -202,19 +217,23 @@ def test_a_victim_served_earlier_in_its_step_caches_its_computed_prefix():
 #   8     waits                                      tok2: done at 9                      5
 #   9     alone, no threshold: vLLM's hit is 12      -
 #         (3 blocks), 1 token, tok1: first and
-#         done at 10; serQ's is 8 (R0 had
-#         computed 11): 3 tokens, then 2 at step
-#         10: first and done at 11
+#         done at 10; serQ's too under `cache
+#         scheduled` (11 computed and 2 given: 13,
+#         3 whole blocks); under `cache computed`
+#         it is 8 (R0 had computed 11): 3 tokens,
+#         then 2 at step 10: first and done at 11
 PRIORITY_VICTIM = {"budget": 3, "max_seqs": 4, "block_size": 4, "num_blocks": 6, "chunk": 2, "prefix_caching": True,
                    "requests": [{"prompt": 13, "out": 1, "priority": 2, "arrive": 1},
                                 {"prompt": 6, "out": 2, "priority": 0, "arrive": 2}]}
 
 
-def _priority_answer(sc: dict, tmp_path) -> dict:
+def _priority_answer(sc: dict, tmp_path, cache: str = "scheduled") -> dict:
     """peer_programs2/vllm_priority.sq with prefix caching and the long-prefill threshold, each request a
-    preset session at its arrival (as test_peer_programs2 runs it): first, done, preempted, cached."""
+    preset session at its arrival (as test_peer_programs2 runs it): first, done, preempted, cached. ``cache``:
+    the KV pool's `cache` option (the program's `scheduled`, or the language's default, `computed`)."""
     text = (Path(__file__).parent / "peer_programs2" / "vllm_priority.sq").read_text()
     for old, new in (("let blocks = 8;", "let blocks = 8;\nlet C = 0;"),
+                     ("cache scheduled;", f"cache {cache};"),
                      ("step { budget B; cost 1; memory kv; }",
                       "step { budget B; cost 1; chunk long_prefill(reqs, C); memory kv; }"),
                      ("t0, -1, inf);", "t0, inf, C);")):
@@ -228,10 +247,11 @@ def _priority_answer(sc: dict, tmp_path) -> dict:
     slot = {a.name: i for i, a in enumerate(prog.attributes)}
     reqs = sc["requests"]
     order = sorted(range(len(reqs)), key=lambda i: (reqs[i].get("arrive", 0), i))
+    rid = {i: k for k, i in enumerate(sorted(range(len(reqs)), key=str))}  # vLLM's order of the ids str(i)
     presets = [N.Preset(at=float(reqs[i].get("arrive", 0)),
                         turns=[[N.SlotValue(slot=slot[a], value=float(v)) for a, v in
                                 (("idx", i), ("prompt", reqs[i]["prompt"]), ("o", reqs[i]["out"]),
-                                 ("prio", reqs[i]["priority"]))]])
+                                 ("prio", reqs[i]["priority"]), ("rid", rid[i]))]])
                for i in order]
     prog = msgspec.structs.replace(prog, workload=msgspec.structs.replace(prog.workload, presets=presets))
     rec = serq_sim.run(prog).records("request", kind="numpy")
@@ -245,8 +265,10 @@ def _priority_answer(sc: dict, tmp_path) -> dict:
 
 def test_under_vllms_priority_policy_too(tmp_path):
     serq = _priority_answer(PRIORITY_VICTIM, tmp_path)
-    assert serq == {"first": {"0": 11, "1": 8}, "done": {"0": 11, "1": 9}, "preempted": {"0": 1, "1": 0},
+    assert serq == {"first": {"0": 10, "1": 8}, "done": {"0": 10, "1": 9}, "preempted": {"0": 1, "1": 0},
                     "cached": {"0": 0, "1": 0}}
-    assert serq == _fields(vllm_blocks.run(PRIORITY_VICTIM, eager_hash=False), tuple(serq))
-    eager = vllm_blocks.run(PRIORITY_VICTIM)
-    assert eager["first"] == {"0": 10, "1": 8} and eager["done"] == {"0": 10, "1": 9}
+    assert serq == _fields(vllm_blocks.run(PRIORITY_VICTIM), tuple(serq))
+    # the pool's `cache computed`: a step later, as the block model's scheduler without the eager hash
+    late = _priority_answer(PRIORITY_VICTIM, tmp_path, "computed")
+    assert late["first"] == {"0": 11, "1": 8} and late["done"] == {"0": 11, "1": 9}
+    assert late == _fields(vllm_blocks.run(PRIORITY_VICTIM, eager_hash=False), tuple(late))

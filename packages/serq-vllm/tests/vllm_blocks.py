@@ -31,8 +31,9 @@ tail first); this module keeps what vLLM keeps, so the two descriptions can be c
 ``eager_hash`` (on by default, as vLLM does it) keeps the hashes of blocks a request was given in a step in
 which it is then preempted: under a serving order or the priority policy the victim can be a request the
 step had already served, and vLLM caches the blocks of the tokens it scheduled for it though they were
-never computed. serQ caches a victim's computed prefix (docs/vllm.md, "What is not modelled");
-``eager_hash=False`` is the scheduler that does so too.
+never computed. serQ does so on a pool that says `cache scheduled` (the vLLM programs' KV pools);
+``eager_hash=False`` is the scheduler that caches a victim's computed prefix alone, serQ's `cache computed`
+(the language's default).
 
 :func:`run` returns the oracle's answer (``first``, ``done``, ``preempted``, ``cached``, ``preemptions``,
 ``steps``) of a scenario in the format of oracle/README.md.
