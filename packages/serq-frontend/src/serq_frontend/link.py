@@ -894,10 +894,11 @@ class Linker:
             if group == "preempt" and o.kind != "preempt_none":
                 self.preempt_at[name] = o.pos
             if o.kind == "cap":
-                v = ctx.const(o.args[0], f"the cap of pool `{name}`")
-                if v < 0:
-                    raise self.error(o.args[0].pos, f"the cap of pool `{name}` is negative{ctx.given(o.args[0])}")
-                kw["cap"] = number(v)
+                caps = self.member_caps(o.args[0], fam, name)
+                if len(set(caps)) == 1:  # one cap, every member's (the IR of a cap that reads no member)
+                    kw["cap"] = number(caps[0])
+                else:
+                    kw["caps"] = [number(v) for v in caps]
             elif o.kind == "block":
                 kw["block"] = float(ctx.const_positive(o.args[0], f"the block of pool `{name}`", "units"))
             elif o.kind == "evict_lru":
@@ -950,6 +951,41 @@ class Linker:
                                      "write's work is not negative")
                 kw["spill"] = ir.Spill(tier=tier_ref, link=link_ref, work=w, when=self.expr(when, EVICT))
         return ir.Pool(**kw)
+
+    def member_caps(self, e: Any, fam: Family, name: str) -> list[float]:
+        """The cap ``e`` of pool ``name`` (family ``fam``), each member's: a constant, where ``member(X)`` of a
+        pool or stage family ``X`` of the pool's size named without an index is the member's own index (as in a
+        step family's own expressions, `member(E)`), so `pool kv[2] { cap member(kv) == 0 ? 8000 : 2000; }`
+        is a fleet of unlike GPUs; 0 on a pool declared without a size. One value, every member's, when ``e``
+        reads no member (docs/language.md, "A family's members' caps")."""
+        ctx = self.ctx
+
+        def own(x: Any) -> bool:
+            if type(x) is not A.Call or x.name != "member" or len(x.args) != 1 or type(x.args[0]) is not A.Var:
+                return False
+            v = x.args[0]
+            if v.indexes():
+                return False
+            other = self.pools.get(v.dotted) or self.stages.get(v.dotted)
+            if other is None:
+                return False
+            if other.size != fam.size:
+                raise self.error(x.pos, f"`member({v.dotted})` in the cap of pool `{name}`: `{v.dotted}` is a "
+                                 f"family of {other.size} and `{name}` one of {fam.size}; a family's cap reads the "
+                                 f"index of a family of its size, each member its own (`member({name})`)")
+            return True
+
+        reads = any(own(x) for x in A.walk_expr(e))
+        members = range(fam.size) if reads else range(1)
+        out = []
+        for i in members:
+            x = A.map_expr(e, lambda y, i=i: A.Num(float(i), y.pos) if own(y) else None) if reads else e
+            label = f"{name}[{i}]" if reads and (fam.size > 1 or fam.item.size is not None) else name
+            v = ctx.const(x, f"the cap of pool `{label}`")
+            if v < 0:
+                raise self.error(e.pos, f"the cap of pool `{label}` is negative{ctx.given(e)}")
+            out.append(v)
+        return out
 
     def extension(self, point: str, ref: A.ExtRef, owner: str) -> ir.Extension:
         """``@name(args)``: a plugin's stage kind or policy, which the plugins must register (looked up in

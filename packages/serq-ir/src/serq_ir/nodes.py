@@ -441,6 +441,10 @@ class Pool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     #: labels ``kv[i]``; a pool declared without one is ``kv``
     array: bool = False
     cap: Number = "inf"
+    #: each member's capacity, member i's at i, where the members' caps differ (``pool kv[2] { cap
+    #: member(kv) == 0 ? 8000 : 2000; }``, a fleet of unlike GPUs); ``cap`` is then left out. Absent (an IR file
+    #: written before it, or a family whose members share one cap), every member's is ``cap``
+    caps: list[Number] | None = None
     block: float | None = None
     evict: Evict = EvictLru()
     preempt: Preempt = PreemptNone()

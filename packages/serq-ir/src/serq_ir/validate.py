@@ -552,6 +552,18 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
                 fail((path, "cap"), "a capacity is NaN; it is a number at least 0, or \"inf\"" if obj.cap != obj.cap
                      else f"a capacity is not negative ({obj.cap})")
+            if obj.caps is not None:
+                if obj.cap != "inf":  # (one meaning: the members' caps are the list's, or all the one cap)
+                    fail((path, "caps"), "a pool gives its members' caps as `cap` (one for every member) or as "
+                         "`caps` (one a member), not both")
+                elif len(obj.caps) != obj.size:
+                    fail((path, "caps"), f"a family of {obj.size} has {obj.size} caps, one a member, not "
+                         f"{len(obj.caps)}")
+                for j, c in enumerate(obj.caps):
+                    if isinstance(c, float) and not c >= 0 or c == "-inf":
+                        fail(((path, "caps"), j), "a capacity is NaN; it is a number at least 0, or \"inf\""
+                             if c != c else f"a capacity is not negative ({c})")
+                        break
             if obj.block is not None and not 0 < obj.block < math.inf:
                 fail((path, "block"), f"a block is positive and finite, not {_raw(obj.block)}")
         for field in obj.__struct_fields__:

@@ -91,7 +91,8 @@ def _never_rejected(program, hp: N.HoldPool) -> bool:
     """Whether no pool can reject this pool's part of a hold: its units and reserve are constants that fit the
     pool's capacity, rounded up to its blocks as the admission rounds them."""
     pool = program.pools[hp.pool.pool]
-    cap = math.inf if pool.cap == "inf" else float(pool.cap)
+    # (every member may be the one the hold names: the least of their caps where they differ)
+    cap = min(math.inf if c == "inf" else float(c) for c in (pool.caps or (pool.cap,)))
     for amount in (hp.units, hp.reserve):
         if amount is None:
             continue

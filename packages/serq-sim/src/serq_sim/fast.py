@@ -233,6 +233,8 @@ def _bad_pool(node: N.Pool) -> str | None:
     ``queue by`` keys), or None."""
     if node.block is not None:
         return "a pool with blocks"
+    if node.caps is not None:  # (its code holds one cap a family; such a fleet runs in the general engine)
+        return "a pool family whose members' caps differ"
     if not isinstance(node.evict, N.EvictLru):
         return "a pool with an eviction order"
     if not isinstance(node.preempt, N.PreemptNone):

@@ -450,7 +450,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                      texts=def_texts({a.name: first[a.name] for a in axes if a.kind == "def"},
                                                      given)))
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
-                caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
+                caps_lo[file] = ([p.cap if p.caps is None else p.caps for p in program_.pools],
+                                 whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds], given("find"))
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -610,6 +611,16 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
 zip_ = zip
 
 
+def _fraction(pool: Any, i: int, cap: float, held: set[int]) -> bool:
+    """Whether ``cap``, pool ``i``'s (or one member's), is a fraction of what the pool allocates: of its
+    blocks, or of the whole units its holds take (:func:`_fractional_cap`)."""
+    block = pool.block
+    if isinstance(block, (int, float)) and math.isfinite(block) and block > 0:
+        blocks = cap / block
+        return blocks - math.floor(blocks + 1e-9) > 1e-9
+    return i in held and not float(cap).is_integer()
+
+
 def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str, value: float,
                     whole: str, said: str) -> str | None:
     """The warning that the knob ``name`` at ``value`` made the cap of a pool a fraction of what the pool
@@ -620,10 +631,16 @@ def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str,
     do. A value the search finds there says no more than the whole one below it."""
     grid = whole or "; a knob of whole numbers is searched on a grid"
     for i, pool in enumerate(program.pools):
-        cap = pool.cap
-        if not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap == lo_caps[i]:
+        # (a family whose members' caps differ, `caps`: each member's, labelled as the report labels it)
+        members = [(None, pool.cap, lo_caps[i])] if pool.caps is None else [
+            (j, c, lo_caps[i][j] if isinstance(lo_caps[i], list) and j < len(lo_caps[i]) else lo_caps[i])
+            for j, c in enumerate(pool.caps)]
+        found = next((m for m in members if isinstance(m[1], (int, float)) and math.isfinite(m[1]) and m[1] != m[2]
+                      and _fraction(pool, i, m[1], held)), None)
+        if found is None:
             continue
-        label = pool.name if not pool.array else f"{pool.name}[…]"
+        j, cap, _ = found
+        label = pool.name if not pool.array else f"{pool.name}[{'…' if j is None else j}]"
         block = pool.block
         if isinstance(block, (int, float)) and math.isfinite(block) and block > 0:
             blocks = cap / block

@@ -123,6 +123,17 @@ def _family_const(e: n.Expr | None, what: str, stage: n.Stage, sid: int, base: s
                       f"the members one {what}", base)
 
 
+def _pool_cap(pool: n.Pool, what: str, base: str | None) -> float:
+    """The cap of ``pool``, every member's: a family whose members' caps differ (``caps``, a fleet of unlike
+    GPUs) is refused as a step family whose members' budgets differ is (:func:`_family_const`)."""
+    if pool.caps is None or len(set(pool.caps)) == 1:
+        return _const(n.Num(value=pool.cap if pool.caps is None else pool.caps[0]), what)
+    shown = ", ".join(f"{pool.name}[{i}] {show_number(_const(n.Num(value=c), what))}" for i, c in enumerate(pool.caps))
+    raise TargetError(pool.span, f"the engine's {what} differs between the members of pool family `{pool.name}` "
+                      f"({shown}), and a vLLM target is one configuration for every engine: describe each engine "
+                      "with a program of its own", base)
+
+
 _MEMBER_OPS: dict[str, Any] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: a / b if b else math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b),
@@ -759,9 +770,9 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     _refuse_shared_memory(stage, kv, base)
     admitted = _admission_pools(program, sid, kind.memory)
     _refuse_unrunnable(program, stage, kv, admitted, base)
-    seqs_pool = min(admitted, key=lambda p: _const(n.Num(value=p.cap), "cap"), default=None)
-    seqs = math.inf if seqs_pool is None else _const(n.Num(value=seqs_pool.cap), "cap")
-    cap = _const(n.Num(value=kv.cap), "memory cap")
+    seqs_pool = min(admitted, key=lambda p: _pool_cap(p, "cap", base), default=None)
+    seqs = math.inf if seqs_pool is None else _pool_cap(seqs_pool, "cap", base)
+    cap = _pool_cap(kv, "memory cap", base)
     if math.isinf(cap):  # (no cap, or one past the largest double: `cap blocks * bs` of a block of 1e308)
         raise TargetError(kv.span, f"memory pool `{kv.name}`'s cap is inf: vLLM's num_gpu_blocks is a whole "
                           "number of blocks, and a KV cache without bound has none", base)

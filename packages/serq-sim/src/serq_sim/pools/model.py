@@ -682,7 +682,8 @@ class Pool:
         self.name = node.name
         self.index = member
         self.flat = flat
-        self.cap = num(node.cap)
+        #: the member's own capacity: ``caps[member]`` where the members' caps differ (a fleet of unlike GPUs)
+        self.cap = num(node.cap if node.caps is None else node.caps[member])
         #: ``cap + EPS``, what used (and reserved, or cached) units may come to
         self.limit = self.cap + EPS
         #: the spans the integrations take as they are (shorter than stats.HUGE_SPAN), or none (0) on a pool
