@@ -47,8 +47,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if not _lock_journal(journal):  # before anything is read from it or cleared: one sweep a table
                 journal.close()
                 journal = None  # (the other sweep's: never removed here)
-                raise UserError(f"{shown_path(out)}: another sweep is writing this table now (its journal "
-                                f"{shown_path(core.journal_path(out))} is locked); let it end, or give "
+                raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its "
+                                f"journal {shown_path(core.journal_path(out))} is locked); let it end, or give "
                                 f"{core.another_name(plan.given)}")
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
@@ -125,6 +125,40 @@ def _lock_journal(journal: Any) -> bool:
     from serq.files import held_alone
 
     return held_alone(journal.fileno())
+
+
+@contextlib.contextmanager
+def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
+    """Within, the table ``out`` of a command that keeps no journal (``serq compare -o``, ``serq sweep --find
+    -o``) is this command's alone: the lock a sweep takes on ``OUT.journal`` (:func:`_lock_journal`), taken the
+    same way (the file made for it, and removed after when it was made here and is still empty). Only a
+    sweep's journal was locked: a comparison into the table a sweep was writing (or a second comparison) ran
+    all its runs and replaced it, or was replaced, without a word, and a sweep that then ended complete removed
+    its journal, its finished runs gone. A second command is refused before it runs anything, in the words of
+    a sweep refused so. Where the journal cannot be opened (a folder that does not exist, a name the command's
+    own checks refuse) nothing is held here: the command says why itself."""
+    from serq.files import OutputError, open_own_append
+
+    if out is None:
+        yield
+        return
+    out = os.fspath(out)
+    path = core.journal_path(out)
+    made = not os.path.lexists(path)
+    try:
+        journal = open_own_append(path)
+    except (OSError, OutputError):
+        yield
+        return
+    try:
+        if not _lock_journal(journal):
+            raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
+                            f"{shown_path(path)} is locked); let it end, or give {core.another_name(given)}")
+        yield
+    finally:
+        if made:
+            _drop_if_empty(path)  # (before the lock goes: a sweep that opens it after makes a file of its own)
+        journal.close()
 
 
 def _drop_if_empty(path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any
 
 import click
 from serq import signals
@@ -191,10 +192,14 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
             raise click.UsageError("--show is not for --find (the search prints its own table)")
         if fresh:
             raise click.UsageError("--fresh is not for --find (a search does not resume: it runs everything)")
+        from .api import table_held
         from .search import find_cli
 
-        find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
-                 out=out)
+        if out is not None:  # (its name checked before the lock is taken beside it)
+            core.check_out_name(out)
+        with table_held(out):  # one command a table at a time, as a sweep's journal makes it
+            find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
+                     out=out)
         return
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
@@ -350,7 +355,6 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     """
     from . import core
     from . import pairing as C
-    from .api import run_plan
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo)
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
@@ -366,6 +370,18 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
     C.figures_once(figures, None, core.check_figures(plan, figures, "--figure"))  # (mean, response.mean: one)
+    from .api import table_held
+
+    with table_held(out):  # one command a table at a time, as a sweep's journal makes it, until it is written
+        _compare_runs(plan, figures=figures, out=out, workers=workers, dask=dask, no_progress=no_progress)
+
+
+def _compare_runs(plan: Any, *, figures: Any, out: Any, workers: Any, dask: Any, no_progress: bool) -> None:
+    """serq compare's runs, its table written to ``out`` and printed (compare_command, which holds ``out``)."""
+    from . import core
+    from . import pairing as C
+    from .api import run_plan
+
     for warning in plan.warnings:
         click.echo(printable_lines(f"serq: {warning}"), err=True)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
