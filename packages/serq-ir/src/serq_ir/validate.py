@@ -227,6 +227,11 @@ def _named_once(name: str, at: str, space: dict[str, str], kind: str, fail: Any)
     space[name] = at
 
 
+#: the first characters of a cell a spreadsheet reads as a formula (formula injection): no declared name begins
+#: with one (docs/security.md, "A CSV cell is data"); a source's names are identifiers, which never do
+FORMULA_START = "=+-@"
+
+
 def _printable(text: str, path: str, fail: Any) -> None:
     """Refuse a declared name that is empty or holds a character that does not print (a control character,
     a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
@@ -241,6 +246,10 @@ def _printable(text: str, path: str, fail: Any) -> None:
         shown = text if len(text) <= 40 else text[:40] + "…"
         fail(path, f"the name {ascii(shown)} holds {ascii(bad)}, a character that does not print; a name is "
              "printable text")
+    elif text[0] in FORMULA_START:
+        fail(path, f"the name {_q(text)} begins with {text[0]!r}, which a spreadsheet reads as a formula in the CSV "
+             "files that print names as they are (the summary report, records, dumps); a name begins with another "
+             "character")
 
 
 def _member_labels(program: Program, fail: Any) -> None:
