@@ -74,7 +74,7 @@ def test_the_caret_counts_the_columns_a_terminal_shows(text, width):
     src = f'use "{text}.sq"; let = 1;\n'
     lines = _error(src)
     col = src.index("=") + 1
-    assert lines[0] == f"<source>:1:{col}: error: unexpected `=` (expected a name)"
+    assert lines[0] == f"<source>:1:{col}: error: unexpected `=`: `let` names what it declares, `let NAME = …;`"
     assert _caret(lines) == len('use "') + width + len('.sq"; let ')
 
 
@@ -153,7 +153,7 @@ def test_a_long_line_of_wide_characters_is_cut_around_the_caret(tmp_path):
     f.write_text('stage svc : fifo;\nsession { run svc (1); } use "' + "語" * 1000 + '.sq"; let = 1; // '
                  + "字" * 1000 + "\n", encoding="utf-8")
     lines = _file_error(f)
-    assert lines[0] == f"{f}:2:1041: error: unexpected `=` (expected a name)"
+    assert lines[0] == f"{f}:2:1041: error: unexpected `=`: `let` names what it declares, `let NAME = …;`"
     shown = lines[1][2:]
     assert shown.startswith("...") and shown.endswith("...") and len(shown) == 206
     # the caret's column is the shown text's width up to the `=`

@@ -1657,7 +1657,17 @@ _NAMES_A_POOL = {
 }
 #: a word that takes a block next -> how it is written
 _TAKES_A_BLOCK = {"loop": "`loop { … }`", "session": "`session { … }`", "server": "`server { … }`",
-                  "init": "`init { … }`", "turn": "`turn { … }` (the workload's block of each turn)"}
+                  "init": "`init { … }`", "turn": "`turn { … }` (the workload's block of each turn)",
+                  "workload": "`workload { arrive …; … }`", "step": "`step { budget …; cost …; }`"}
+#: an item's word that names what it declares next -> how it is written
+_NAMES_AN_ITEM = {"pool": "`pool NAME { … }`", "stage": "`stage NAME : KIND;`", "let": "`let NAME = …;`",
+                  "gauge": "`gauge NAME = …;`", "queue": "`queue NAME : ROLE { … }`", "def": "`def NAME(…) …`"}
+#: a word followed by a name other than the one it takes -> what it takes
+_NAMES_OTHER = {
+    "memory": "`memory` names the pool whose KV the step stage's iterations count, `memory kv;`",
+    "via": "`admit via` names the step stage whose scheduler admits the pool's queue, `admit via E;`",
+    "hidden": "`hidden` names the attributes the scheduler may not read, `hidden a, b;`",
+}
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -1679,6 +1689,46 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     last = before[-1][1]
     start = _statement_start(before, len(before))
     first = before[start][1] if start < len(before) else ""
+    if expected == {"NAME"} and last == "lease" and len(before) >= 2 and before[-2][1] in ("}", ")"):
+        return at, f"unexpected {found}: `lease` names one of the hold's pools, then its time, `lease P (time)`"
+    if expected == {"NAME"} and last in _NAMES_OTHER and (last != "via" or before[-2][1] == "admit"):
+        return at, f"unexpected {found}: {_NAMES_OTHER[last]}"
+    if expected == {"NAME"} and last in _NAMES_AN_ITEM and start == len(before) - 1:
+        return at, f"unexpected {found}: `{last}` names what it declares, {_NAMES_AN_ITEM[last]}"
+    if expected == {"STRING"} and last in ("trace", "use") and start == len(before) - 1:
+        shape = '`trace "file.csv";`' if last == "trace" else '`use "file.sq";`'
+        return at, f"unexpected {found}: `{last}` takes its file's name in double quotes, {shape}"
+    if expected == {"VIA"} and last == "admit":
+        return at, f"unexpected {found}: `admit` is followed by `via` and the step stage, `admit via E;`"
+    if expected == {"ADMISSION"} and last == "at" and tok.type != "NAME":  # (a misspelt one: the closest word)
+        return at, f"unexpected {found}: `at` is followed by `admission` and the bindings, `at admission (x = e, …)`"
+    if expected == {"LPAR"} and last == "admission" and len(before) >= 2 and before[-2][1] == "at":
+        return at, f"unexpected {found}: `at admission` takes its bindings in parentheses, `at admission (x = e, …)`"
+    if expected == {"EQUAL"} and before[-1][0] == "name" and len(before) >= 2 and before[-2][1] in ("(", ","):
+        j = _opener(before + [("", ")", 0, 0)], len(before), "()")
+        if j >= 2 and before[j - 1][1] == "admission":
+            return at, f"unexpected {found}: a binding gives its name a value, `at admission ({last} = …)`"
+    if expected == {"NAME"} and last in ("(", ","):
+        j = _opener(before + [("", ")", 0, 0)], len(before), "()")
+        if j >= 2 and before[j - 1][1] == "admission":
+            return at, (f"unexpected {found}: `at admission` binds a name to a value, one at least, each after a `,`, "
+                        "`at admission (x = e, …)`")
+        if j >= 2 and before[j - 2][1] == "def":
+            return at, f"unexpected {found}: a definition's parameters are names, `def {before[j - 1][1]}(a, b) …`"
+    if expected <= {"NAME", "RPAR"} and "NAME" in expected and last == "(" and len(before) >= 3 \
+            and before[-3][1] == "def":
+        return at, f"unexpected {found}: a definition's parameters are names, `def {before[-2][1]}(a, b) …`"
+    if expected == {"LPAR"} and len(before) >= 2 and before[-2][1] == "def":
+        return at, (f"unexpected {found}: a definition's parameters are in parentheses after its name, "
+                    f"`def {last}(a, …) …` (`def {last}() …` for none)")
+    if expected == {"EQUAL", "LBRACE"} and last == ")":
+        j = _opener(before, len(before) - 1, "()")
+        if j >= 2 and before[j - 2][1] == "def":
+            name = before[j - 1][1]
+            return at, (f"unexpected {found}: a definition is `def {name}(…) = expression;` or `def {name}(…) "
+                        "{ statements }`")
+    if expected == {"LSQB", "LBRACE"} and len(before) >= 2 and before[-2][1] == "pool" and start == len(before) - 2:
+        return at, f"unexpected {found}: a pool's options are in a block, `pool {last} {{ cap …; … }}`"
     if expected == {"NAME"} and last in _NAMES_A_POOL and (last == "growing" or start == len(before) - 1):
         said = _NAMES_A_POOL[last]
         if last == "growing" and first in ("prefill", "decode"):
@@ -1692,7 +1742,8 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         what = "records a sample of a value" if first == "observe" else "gives a name its value"
         return at, f"unexpected {found}: `{first}` {what} with `=`, `{first} {name} = …;`"
     if expected == {"LBRACE"} and tok.type != "LBRACE":
-        if last in _TAKES_A_BLOCK and start == len(before) - 1:
+        if last in _TAKES_A_BLOCK and (start == len(before) - 1 or last == "step" and before[-2][1] in (":", "serve",
+                                                                                                     "nic")):
             return at, f"unexpected {found}: `{last}` takes a block, {_TAKES_A_BLOCK[last]}"
         if last == ")" and first == "branch" and _opener(before, len(before) - 1, "()") in (start + 1, start + 2):
             shape = "`branch with (p) { … }`" if before[start + 1][1] == "with" else "`branch (test) { … }`"
@@ -1746,6 +1797,11 @@ def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[
         return at, (f"unexpected {found}: an operand is missing after {_OPERATORS[last]} (a number, a name, a call "
                     "or a parenthesised expression)")
     if operand and last == "[" and str(tok) in ("]", ")", ";", ","):
+        if len(before) >= 3 and before[-3][1] in ("pool", "stage", "queue"):  # `pool kv[] { … }`
+            word, name = before[-3][1], before[-2][1]
+            shape = {"pool": f"`pool {name}[N] {{ … }}`", "stage": f"`stage {name}[N] : KIND;`",
+                     "queue": f"`queue {name}[N] : ROLE {{ … }}`"}[word]
+            return at, f"unexpected {found}: a family's size is a number in the brackets, {shape}"
         return at, f"unexpected {found}: an index is an expression in the brackets, `kv[j]`"
     if operand and str(tok) == "[" and last in ("(", ",", "="):
         return at, "unexpected `[`: a `[` follows the name it indexes, `kv[j]`"
