@@ -111,7 +111,7 @@ def test_a_step_engine_of_one_request_an_iteration_is_md1(monkeypatch):
     # slot pool's queue is the M/D/1's waiting line: Lq = lambda Wq = 0.45.
     # 60 000 s of the program's 100 000 (about 72 000 requests): the response's CI half-width is 0.0125 (1.4 %,
     # 0.0087 over 100 000 s) of the 0.0175 allowed, around 0.8727, so a mean response 1.7 % above the truth or
-    # 1.2 % below it fails, as 1.3 % and 0.7 % did; a 5 % error fails by far
+    # 1.2 % below it fails, as 1.1 % and 0.8 % did; a 5 % error fails by far
     r = both("step_md1.sq", monkeypatch, horizon=60000)
     covers(r.stats("response"), 0.875, 0.02)
     e = r.stage("E")
