@@ -1727,6 +1727,21 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
             name = before[j - 1][1]
             return at, (f"unexpected {found}: a definition is `def {name}(…) = expression;` or `def {name}(…) "
                         "{ statements }`")
+    if first == "queue" and start == len(before) - 2 and "COLON" in expected and tok.type != "COLON":
+        return at, f"unexpected {found}: a queue's roles follow `:`, `queue {last} : ROLE {{ … }}`"
+    if first == "queue" and expected == {"COMMA", "LBRACE"}:
+        name = before[start + 1][1] if start + 1 < len(before) else "Q"
+        return at, (f"unexpected {found}: a queue's items are in a block after its roles, `queue {name} : {last} {{ "
+                    "pool …; serve …; VERB (…) { … } }`")
+    if expected == {"LBRACE", "FROM"} and last == ")":
+        j = _opener(before, len(before) - 1, "()")
+        if j >= 1:
+            verb = before[j - 1][1]
+            return at, f"unexpected {found}: an entry's body is a block, `{verb} (…) {{ … }}` (or `{verb} (…) from Q {{ … }}`)"
+    if expected == {"NAME"} and last == "from" and first != "transfer" and start + 1 < len(before) \
+            and before[start + 1][1] in (".", "["):
+        return at, (f"unexpected {found}: `from` names the queue member whose lease the entry reads, `D.decode (…) from "
+                    "P[i];`")
     if expected == {"LSQB", "LBRACE"} and len(before) >= 2 and before[-2][1] == "pool" and start == len(before) - 2:
         return at, f"unexpected {found}: a pool's options are in a block, `pool {last} {{ cap …; … }}`"
     if expected == {"NAME"} and last in _NAMES_A_POOL and (last == "growing" or start == len(before) - 1):
@@ -1924,14 +1939,17 @@ def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int
     else:
         return None
     items = set(grammar.item_keywords())
-    if word not in items and word not in _WORKLOAD_WORDS or word == "run" and str(tok) != "{":
-        return None  # (`run` begins a statement too: an item only as `run {`)
+    if word == "run" and (tok.type == "$END" or str(tok) != "{") and not (
+            str(tok) == "run" and text[tok.end_pos:].lstrip().startswith("{")):
+        return None  # (`run` begins a statement too: an item only as `run {`, the word itself where it cannot be)
+    if word not in items and word not in _WORKLOAD_WORDS:
+        return None
     stack, mis = _open_braces(text, _offset(text, line, col))
     if not stack:
         return None
     opener = [t for t in before if (t[2], t[3]) < stack[-1]]
-    if opener and opener[-1][1] == "workload":  # its own items (and `session { … }`): another error
-        return None
+    if opener and opener[-1][1] == "workload" and (word in _WORKLOAD_WORDS or word == "session" or col != 1):
+        return None  # its own items (and `session { … }`): another error
     if word == "queue" and _in_pool_block(opener):  # a pool's `queue fifo;` or `queue by (…);`: another error
         return None
     if word in items and col == 1:
