@@ -6,7 +6,8 @@ every field a rule of its own checks, and a NaN where no rule of its own looks (
 lease's time, a hold's reuse, a constant) is refused as no number of the IR, where it was taken. A NaN index
 is said to name no member (it was "index NaN out of range"). The ``builtin`` flag was taken on any attribute;
 the frontend writes it on the language's attributes only (serial, turn_no, cached, computed, and with a
-trace new, out, think, more, forced), and one on another name is refused at its JSON path.
+trace new, out, think, more, forced), and one on another name is refused at its JSON path; `hidden` on
+`cached` or `computed`, which the frontend refuses, is refused too.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def test_a_nan_where_no_field_rule_looks_is_no_number_of_the_ir(path, at):
 
 def test_a_nan_constant():
     assert _refused(_with(everything(), ["constants", 0, 1], NAN)) == (
-        f"constant 'B' {NOT_NUMBER} (a constant that evaluates to NaN does not link) - at '$.constants[0]'")
+        f"constant 'B' {NOT_NUMBER} (a constant that evaluates to NaN does not link) - at '$.constants[0][1]'")
 
 
 @pytest.mark.parametrize("path, value, said", [
@@ -139,3 +140,17 @@ def test_builtin_on_a_trace_attribute_is_taken_with_a_trace_only():
 def test_the_language_attributes_flagged_or_not_are_taken():
     validate(mm1())  # flagged, as the frontend writes them
     validate(_attributes(mm1(), serial=False, turn_no=False, cached=False, computed=False))
+
+
+@pytest.mark.parametrize("name, k", [("cached", 2), ("computed", 3)])
+def test_hidden_on_what_the_scheduler_sets_is_refused(name, k):
+    # the frontend's rule (`hidden cached;` does not link): the IR took the flag
+    program = msgspec.structs.replace(mm1(), attributes=[
+        msgspec.structs.replace(a, hidden=a.name == name) for a in mm1().attributes])
+    assert _refused(program) == (f"attribute '{name}' is hidden, and the scheduler itself sets it: it cannot be "
+                                 f"hidden from the scheduler - at '$.attributes[{k}].hidden'")
+
+
+def test_hidden_on_a_programs_own_attribute_is_taken():
+    validate(msgspec.structs.replace(mm1(), attributes=[
+        msgspec.structs.replace(a, hidden=a.name == "t0") for a in mm1().attributes]))

@@ -336,6 +336,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                  f"built-in attributes are {', '.join(BUILTIN_ATTRIBUTES)}, and with a trace "
                  f"{', '.join(TRACE_ATTRIBUTES)}; a program's own attribute has no `builtin` (or false)")
 
+    for i, a in enumerate(program.attributes):
+        if a.hidden and a.name in ("cached", "computed"):  # (the frontend's rule: `hidden cached;` is refused)
+            fail(f"$.attributes[{i}].hidden", f"attribute {_q(a.name)} is hidden, and the scheduler itself sets it: "
+                 "it cannot be hidden from the scheduler")
+
     def slot(path: str, k: int) -> None:
         if not 0 <= k < n_attrs:
             fail(path, f"attribute slot {_shown(k)} does not exist (the program has {n_attrs})")
@@ -582,7 +587,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     walk(program, "$")
     for i, c in enumerate(program.constants):  # (a constant's value is a number, not a node the walk takes)
         if isinstance(c.value, float) and c.value != c.value:
-            fail(f"$.constants[{i}]", f"constant {_q(c.name)} {NAN_NUMBER} (a constant that evaluates to "
+            fail(f"$.constants[{i}][1]", f"constant {_q(c.name)} {NAN_NUMBER} (a constant that evaluates to "
                  "NaN does not link)")
 
     unheld = _unheld(program)
