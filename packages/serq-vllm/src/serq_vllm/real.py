@@ -825,9 +825,8 @@ def _hold_signals(got: list[int]) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = {}
-    from serq.signals import HANDLED
-
-    for sig in HANDLED:
+    # (the bridge runs where vLLM is installed, serQ perhaps not: the standard library only, as serq.signals.HANDLED)
+    for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
         try:
             previous[sig] = signal.signal(sig, lambda n, _frame: got.append(n))
         except (OSError, ValueError):  # pragma: no cover - a signal this platform lacks
