@@ -1274,7 +1274,11 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
     first = words[0] if words else ""
     if (first == "hold" and tok.type == "NAME" and before[-1][1] == ")" and "at" not in words and "reuse" not in words
             and text[tok.end_pos:].lstrip().startswith("(") and _depth0_open(before, start)[1] == 0):
-        # `hold reqs (1) kv (2) { … }`: a pool after another without the `,`
+        # `hold reqs (1) kv (2) { … }`: a pool after another without the `,`; a clause's word misspelt
+        # (`reserv (4)`): the word meant
+        close = did_you_mean(word, ["reserve", "reuse"])
+        if close:
+            return at, f"unexpected `{word}`{close}: {_HOLD_ORDER}"
         return at, f"unexpected `{word}`: the pools of a hold are separated by `,`, `hold P (units), {word} (units) {{ … }}`"
     if (word == "=" and len(before) >= 3 and before[-1][1] == "=" and text[tok.start_pos - 1] == "="
             and before[-2][0] == "name" and before[-3][1] in ("(", ",")):
@@ -1769,6 +1773,14 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if (last in ("prefill", "decode", "tool") and start == len(before) - 1 and tok.type in ("SEMICOLON", "$END")):
         what = "its work (seconds, or tokens on a step engine)" if last != "tool" else "its work"
         return at, f"unexpected {found}: `{last}` takes {what}, `{last} (W);`"
+    if last == "branch" and start == len(before) - 1 and tok.type == "NAME" and (c := did_you_mean(str(tok), ["with"])):
+        return at, f"unexpected {found}{c}: `branch with (p) {{ … }}`"
+    if (len(before) >= 3 and start == len(before) - 3 and before[-3][1] in _SERVING_VERBS
+            and before[-2][0] == "name" and (c := did_you_mean(before[-2][1], ["on"]))):  # `tool onn link (1);`
+        verb, word = before[-3][1], before[-2]
+        return (word[2], word[3]), f"unexpected `{word[1]}`{c}: `{verb} on S (work);`"
+    if expected == {"SEMICOLON"} and str(tok) == "(" and last in ("end", "turn", "request") and start == len(before) - 1:
+        return at, f"unexpected `(`: `{last}` takes nothing, `{last};`"
     if last == "choose" and start == len(before) - 1 and str(tok) in ("in", "by", "(", ";"):
         return at, f"unexpected {found}: `choose` names its index first, `choose k in n by (key, …);`"
     if last == "in" and len(before) >= 2 and before[-2][1] == "choose" and start == len(before) - 2:
