@@ -1,8 +1,8 @@
 """A pool family whose members' caps differ (docs/language.md, "A family's members' caps"): `cap` reads
 `member(kv)`, each member its own index, so a fleet of unlike GPUs is one family and the request records'
 `engine` column counts its members from 0 across the fleet. Each member holds, admits and rejects against
-its own cap, on both tiers alike (the fast tier leaves such a family to the general engine); an IR file
-written before `caps` existed reads as it did."""
+its own cap, on both tiers alike (the fast tier runs such a family where its members' caps are of one kind,
+finite or not); an IR file written before `caps` existed reads as it did."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import serq_ir
 import serq_sim
 from conform import pool_json, run
 from serq_report.json import encode_json
+from serq_sim import fast
+from tiers import assert_same
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -120,3 +122,22 @@ def test_a_caps_list_round_trips_and_each_member_reads_its_own():
     sim = serq_sim.engine.Simulation(again, serq_sim.api.registries(), seed=1, horizon=10, warmup=None,
                                      arrivals=None, check_invariants=False, progress=False, trace_path=None)
     assert [pl.cap for pl in sim.pools] == [2.0, float("inf")]
+
+
+@pytest.mark.parametrize("cap, body, on_fast", [
+    ("member(m) == 0 ? 2 : 1", "hold m[j] (1) { run d[j] (1); }", True),
+    # a fifo, waits at the small member, units read at the join, a rejection on one member alone, free()
+    ("member(m) == 0 ? 3 : 1", "hold m[j] (1 + serial % 3) { run f (1); } observe fr = free(m[j]);", True),
+    ("1 + member(m)", "hold m[serial % 2] (1), m2 (1) { run f (0.5); }", True),
+    # a member without a cap beside one with: one kind of books each, so the general engine runs it
+    ("member(m) == 0 ? inf : 1", "hold m[j] (1) { run d[j] (1); }", False),
+])
+def test_the_fast_tier_runs_a_family_of_unlike_caps_as_the_general_engine_does(monkeypatch, cap, body, on_fast):
+    src = (FLEET.replace("CAP", cap).replace("hold m[j] (1) { run d[j] (1); }", body)
+           .replace("stage d[2] : delay;", "stage d[2] : delay;\nstage f : fifo;\npool m2 { cap 2; }")
+           .replace("batch(4)", "poisson(1.5)").replace("horizon 10", "horizon 60; seed 3"))
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    assert prog.pools[0].caps is not None
+    assert (fast.exclusion(prog) is None) == on_fast, fast.exclusion(prog)
+    report = assert_same(prog, monkeypatch, expect_fast=on_fast)
+    assert report[0] == "report"

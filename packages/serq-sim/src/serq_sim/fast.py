@@ -233,8 +233,10 @@ def _bad_pool(node: N.Pool) -> str | None:
     ``queue by`` keys), or None."""
     if node.block is not None:
         return "a pool with blocks"
-    if node.caps is not None:  # (its code holds one cap a family; such a fleet runs in the general engine)
-        return "a pool family whose members' caps differ"
+    if node.caps is not None and len({_cap_kind(num(c)) for c in node.caps}) > 1:
+        # (the code's representation of a family's units is one a family: exact counts from WIDE, the
+        # integration of HUGE_UNITS, the books of a pool without a cap; members on both sides of one)
+        return "a pool family whose members' caps differ in kind (inf beside a finite cap, or either side of 2**53 or 2**256)"
     if not isinstance(node.evict, N.EvictLru):
         return "a pool with an eviction order"
     if not isinstance(node.preempt, N.PreemptNone):
@@ -513,9 +515,21 @@ class _Gen(Compiler):
             return f"g{g}_{field}"
         return f"g{g}_{field}[{m}]"
 
-    def pcap(self, g: int, eps: bool = False) -> str:
-        c = num(self.p.pools[g].cap)
-        return _flt(c + EPS if eps else c)
+    def pcap(self, g: int, eps: bool = False, m: str = "0") -> str:
+        """The cap of member ``m`` of pool family ``g`` (plus EPS with ``eps``): a number, or, where the
+        members' caps differ (``Pool.caps``), the member's of a tuple of them."""
+        node = self.p.pools[g]
+        if node.caps is None:
+            c = num(node.cap)
+            return _flt(c + EPS if eps else c)
+        return f"({', '.join(_flt(num(c) + EPS if eps else num(c)) for c in node.caps)},)[{m}]"
+
+    def fcap(self, g: int) -> float:
+        """A cap of pool family ``g`` for what the code decides once a family (exact counts, huge units, an
+        infinite amount's rule: every member's cap is of one kind there, :func:`_cap_kind`), and the least
+        of its members' for a constant's fit."""
+        node = self.p.pools[g]
+        return num(node.cap) if node.caps is None else min(num(c) for c in node.caps)
 
     def member_columns(self, term, varying, rows) -> dict:
         """None of a fold's rows holds a member here: this tier reads its pools and stages by index
@@ -539,13 +553,13 @@ class _Gen(Compiler):
             return f"float({self.pmember(r, rng)})"
         if e.name == "cachedin":
             return "0.0" if r.index is None else f"(0.0 if {self.pmember(r, rng)} == 0 else 0.0)"
-        wide = num(self.p.pools[g].cap) >= WIDE  # an exact count, read as a plain float (pools/exact.py)
+        wide = self.fcap(g) >= WIDE  # an exact count, read as a plain float (pools/exact.py)
         if e.name == "used":
             v = lambda m: f"(+{self.pv(g, 'u', m)})" if wide else self.pv(g, "u", m)  # noqa: E731
         elif e.name == "free":
             # Simulation.obs_free less the reservations, which a fast pool never holds (no reserve held)
-            v = lambda m: (f"(+({self.pcap(g)} - {self.pv(g, 'u', m)}))" if wide  # noqa: E731
-                           else f"({self.pcap(g)} - {self.pv(g, 'u', m)})")
+            v = lambda m: (f"(+({self.pcap(g, m=m)} - {self.pv(g, 'u', m)}))" if wide  # noqa: E731
+                           else f"({self.pcap(g, m=m)} - {self.pv(g, 'u', m)})")
         elif e.name == "holders":
             v = lambda m: f"float({self.pv(g, 'h', m)})"  # noqa: E731
         else:
@@ -720,7 +734,7 @@ class _Gen(Compiler):
         """``Pool.acc`` of member ``m`` of pool family ``g`` (nothing is cached: ``a_cached`` stays 0)."""
         v = lambda x: self.pv(g, x, m)  # noqa: E731
         # the units in use are at most the cap (the pool's invariant): below HUGE_UNITS under a cap below it
-        huge_units = not num(self.p.pools[g].cap) < HUGE_UNITS
+        huge_units = not self.fcap(g) < HUGE_UNITS
         test = "0 < _dt" + (f" < {_HUGE}" if self.huge_time else "") + (f" and {v('u')} < {_HUGE_UNITS}"
                                                                       if huge_units else "")
         out = [f"{pad}_dt = now - {v('t')}",
@@ -818,7 +832,7 @@ class _Gen(Compiler):
         if not isinstance(hp.units, N.Num):
             return None
         u = num(hp.units.value)
-        cap = num(self.p.pools[g].cap)
+        cap = self.fcap(g)  # (the least member's: a literal that fits every member)
         if not refused_amount(cap, u) and not u > cap + EPS:
             return _flt(u)
         return None
@@ -830,7 +844,7 @@ class _Gen(Compiler):
         the member as ``report.member_label`` does: ``kv`` for a pool declared without a size, ``kv[1]``;
         ``sid`` is where the units are written (``span_id`` of their expression: the hold's without one)."""
         node = self.p.pools[g]
-        test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
+        test = f"not 0.0 <= {u} < _INF" if refused_amount(self.fcap(g), math.inf) else f"not {u} >= 0.0"
         return [f"{pad}if {test}:",
                 f"{pad}    raise _amt({_label_code(node, m)}, {u}, {sid}, A, now)"]
 
@@ -858,10 +872,11 @@ class _Gen(Compiler):
                 continue
             out.append(f"{pad}_u = {self.expr(hp.units)}")
             out += self.units_check(g, members[k], "_u", self.span_id(hp.units.span), pad)
-            out.append(f"{pad}if _u > {self.pcap(g, True)}:")
+            out.append(f"{pad}if _u > {self.pcap(g, True, members[k])}:")
             out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
             node = self.p.pools[g]
-            out += self.end_lines(pad + "    ", f", {sid}, {_label_code(node, members[k])}, _u, {self.pcap(g)}")
+            out += self.end_lines(pad + "    ", f", {sid}, {_label_code(node, members[k])}, _u, "
+                                  f"{self.pcap(g, m=members[k])}")
             out.append(f"{pad}A[{self.XHU[h][k]}] = _u")
         for k in range(len(st.pools)):
             if self.XHM[h][k] is not None:
@@ -914,7 +929,8 @@ class _Gen(Compiler):
         for k, hp in enumerate(st.pools):
             c = self.const_units(hp, hp.pool.pool)
             units.append(c if c is not None else f"A[{self.XHU[h][k]}]")
-        fits = " and ".join(f"{self.pv(hp.pool.pool, 'u', members[k])} + {units[k]} <= {self.pcap(hp.pool.pool, True)}"
+        fits = " and ".join(f"{self.pv(hp.pool.pool, 'u', members[k])} + {units[k]} <= "
+                            f"{self.pcap(hp.pool.pool, True, members[k])}"
                             for k, hp in enumerate(st.pools))
         q = self.pv(st.pools[0].pool.pool, "q", members[0])
         out = [f"{pad}if not ready and not admd and not {q} and {fits}:"]
@@ -988,7 +1004,7 @@ class _Gen(Compiler):
         if mode in ("dyn", "waited", "cuts", "lin"):
             floor = self.room_floor[g]
             # no session waiting here fits (admission.try_admit): its keys are not read
-            skip = [f"{pad}if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True)}:",
+            skip = [f"{pad}if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True, m)}:",
                     f"{pad}    break"] if floor else []
             lines = [*scan,
                      "_b = None",
@@ -1021,7 +1037,7 @@ class _Gen(Compiler):
                 f"{pad}    _b = _q[0]",
                 f"{pad}    A = _b[2]",
                 f"{pad}else:",
-                *([f"{pad}    if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True)}:",
+                *([f"{pad}    if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True, m)}:",
                    f"{pad}        break"] if floor else []),
                 *(f"{pad}    {x}" for x in scan),
                 f"{pad}    _b = None",
@@ -1074,7 +1090,7 @@ class _Gen(Compiler):
                 out.append(f"{pad}_u{k} = {c if c is not None else f'A[{self.XHU[h][k]}]'}")
         for k, hp in enumerate(st.pools):
             gk = hp.pool.pool
-            out += [f"{pad}if {self.pv(gk, 'u', members[k])} + _u{k} > {self.pcap(gk, True)}:",
+            out += [f"{pad}if {self.pv(gk, 'u', members[k])} + _u{k} > {self.pcap(gk, True, members[k])}:",
                     f"{pad}    break"]
         out += self.pop_lines(g, m, pad)
         for k, hp in enumerate(st.pools):
@@ -1551,7 +1567,7 @@ class _Gen(Compiler):
             a("    admd = False")
         for g, node in enumerate(p.pools):
             # (a pool of cap 2**53 or more counts exactly, as the general engine's: pools/exact.py)
-            fields = [("u", "_G['_U0']" if num(node.cap) >= WIDE else "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
+            fields = [("u", "_G['_U0']" if self.fcap(g) >= WIDE else "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
                       ("w", "0.0"), ("n", "0"), ("r", "0")]
             if self.pmode[g] == "static":
                 fields.append(("x", "False"))
@@ -1777,6 +1793,13 @@ class _Gen(Compiler):
         s = lambda x: self.sv(f, x, m)  # noqa: E731
         return self.acc_lines(f, m, pad) + [f"{pad}{s('ap')} = 0.0", f"{pad}{s('ab')} = 0.0", f"{pad}{s('n')} = 0",
                                              f"{pad}{s('ws')} = 0.0", f"{pad}{s('ss')} = 0.0"]
+
+
+def _cap_kind(c: float) -> tuple[bool, bool, bool]:
+    """What the fast tier's code decides once a pool family from its cap ``c``: an exact count (WIDE), units
+    that may reach HUGE_UNITS, an infinite amount refused (no cap). A family whose members' caps differ runs
+    here when its members' caps are of one kind."""
+    return (c >= WIDE, not c < HUGE_UNITS, refused_amount(c, math.inf))
 
 
 def _flt(x: float) -> str:
