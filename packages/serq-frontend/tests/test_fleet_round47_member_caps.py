@@ -62,3 +62,16 @@ def test_a_members_negative_or_nan_cap_is_told_naming_the_member():
 def test_what_is_no_constant_is_still_told_as_before():
     said = told(program("member(kv) + ⟨used(kv[0])"))
     assert said.startswith("the cap of pool `kv[0]` must be a constant (numbers and `let`s): it reads")
+
+
+def test_a_queue_familys_own_pool_reads_its_members_index():
+    src = ("queue D[2] : decode {\n"
+           "  pool kv { cap member(kv) == 0 ? 100 : 50; }\n"
+           "  serve fifo;\n"
+           "  decode (p) { hold kv (p) { run (p); } }\n"
+           "}\n"
+           "workload { arrive poisson(1); }\n"
+           "session { set j = serial % 2; D[j].decode (4); }\n"
+           "run { horizon 10; }\n")
+    pool = compile_src(src).pools[0]
+    assert (pool.name, pool.caps) == ("D.kv", [100.0, 50.0])
