@@ -2,7 +2,8 @@
 --find … -o OUT``, which keep no journal, ran every run while a sweep wrote OUT, or another comparison did,
 and replaced its table, or were replaced, without a word (and a sweep that then ended complete removed its
 journal, its finished runs gone). They now hold the same lock on ``OUT.journal`` from before their first run
-until their table is written, made for it and removed after when they made it (serq_sweep.api.table_held);
+until their table is written, made for it and removed after when empty (serq_sweep.api.table_held); a sweep
+holds its points table's so (t.csv's sweep and t.points.csv's each wrote the other's table at their end);
 the second command is refused before it runs anything, in the words a second sweep is refused in. The
 lock is held here by the test, as the other command's process would hold it."""
 
@@ -49,10 +50,15 @@ def test_the_lock_leaves_nothing_behind(folder, serq_in_process, args):
     r = serq_in_process(*args)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv"]  # (the journal made for the lock: gone)
-    # a journal an interrupted sweep left there is the sweep's: taken for the lock, left as it was
+    # a journal an interrupted sweep left there is the sweep's: taken for the lock, left as it was (an empty
+    # one, which holds no run, goes: one a killed comparison left)
     (folder / "t.csv.journal").write_text("")
     assert serq_in_process(*args).returncode == 0
-    assert (folder / "t.csv.journal").read_text() == ""
+    assert not (folder / "t.csv.journal").exists()
+    entry = '{"key": "0123456789abcdef01234567", "status": "ok"}\n'
+    (folder / "t.csv.journal").write_text(entry)
+    assert serq_in_process(*args).returncode == 0
+    assert (folder / "t.csv.journal").read_text() == entry
 
 
 def test_a_sweep_into_a_table_a_comparison_holds_is_refused(folder, serq_in_process):
@@ -65,3 +71,23 @@ def test_a_sweep_into_a_table_a_comparison_holds_is_refused(folder, serq_in_proc
         assert (folder / "t.csv.journal").exists()
     assert (r.returncode, r.stderr) == (1, REFUSED)
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq"]
+
+
+def test_a_sweep_holds_its_points_table_as_that_tables_sweep_would(folder, serq_in_process):
+    """A sweep into t.points.csv while a sweep into t.csv runs (or the other way round) is refused: each wrote
+    its table over the other's at its end. The lock is t.points.csv's journal's, which a sweep into t.csv makes
+    and removes once its tables are written."""
+    from serq_sweep import api
+
+    with api.table_held("t.points.csv"):  # (as the sweep into t.csv holds it while it runs)
+        r = serq_in_process("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o",
+                            "t.points.csv")
+    assert (r.returncode, r.stderr) == (1, REFUSED.replace("t.csv", "t.points.csv"))
+    with open(folder / "t.points.csv.journal", "a") as held:  # (a sweep into t.points.csv, running)
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r = serq_in_process("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv")
+    assert (r.returncode, r.stderr) == (1, REFUSED.replace("t.csv", "t.points.csv"))
+    assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.points.csv.journal"]  # (the other's, kept)
+    (folder / "t.points.csv.journal").unlink()
+    r = serq_in_process("sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o", "t.csv")
+    assert r.returncode == 0 and sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv", "t.points.csv"]

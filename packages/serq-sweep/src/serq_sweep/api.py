@@ -32,6 +32,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     journal = None
     made = False
     failed = True
+    # the locks of the tables beside the journal's (its points table: table_held), until they are written
+    beside = contextlib.ExitStack()
     try:
         if out is not None:
             out = os.fspath(out)
@@ -50,6 +52,11 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its "
                                 f"journal {shown_path(core.journal_path(out))} is locked); let it end, or give "
                                 f"{core.another_name(plan.given)}")
+            # its points table is the table of a sweep into OUT.points.csv: held as that sweep holds its own (two
+            # sweeps at once into t.csv and t.points.csv each wrote the other's table at their end)
+            points = core.points_path(out)
+            if records is None or records.path is None or not _same_name(records.path, points):
+                beside.enter_context(table_held(points, plan.given))  # (records there: their own lock holds it)
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
@@ -74,6 +81,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                                               records=None if records is None else records.add)
         failed = False
     finally:
+        if failed:
+            beside.close()
         if failed and journal is not None:
             journal.close()
             if made:
@@ -97,6 +106,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                     for c in columns:
                         r.setdefault(c, math.nan)
     finally:
+        beside.close()
         if journal is not None:
             journal.close()  # the lock held until the table is written
         if records is not None:
@@ -130,8 +140,10 @@ def _lock_journal(journal: Any) -> bool:
 @contextlib.contextmanager
 def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
     """Within, the table ``out`` of a command that keeps no journal (``serq compare -o``, ``serq sweep --find
-    -o``) is this command's alone: the lock a sweep takes on ``OUT.journal`` (:func:`_lock_journal`), taken the
-    same way (the file made for it, and removed after when it was made here and is still empty). Only a
+    -o``, and a sweep's points table beside its own) is this command's alone: the lock a sweep takes on
+    ``OUT.journal`` (:func:`_lock_journal`), taken the same way (the file made for it when there is none, and
+    removed after when it is empty: an empty journal holds no run, and one a killed command left goes with the
+    next). Only a
     sweep's journal was locked: a comparison into the table a sweep was writing (or a second comparison) ran
     all its runs and replaced it, or was replaced, without a word, and a sweep that then ended complete removed
     its journal, its finished runs gone. A second command is refused before it runs anything, in the words of
@@ -144,21 +156,27 @@ def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
         return
     out = os.fspath(out)
     path = core.journal_path(out)
-    made = not os.path.lexists(path)
     try:
         journal = open_own_append(path)
     except (OSError, OutputError):
         yield
         return
+    held = False
     try:
-        if not _lock_journal(journal):
+        held = _lock_journal(journal)
+        if not held:
             raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
                             f"{shown_path(path)} is locked); let it end, or give {core.another_name(given)}")
         yield
     finally:
-        if made:
+        if held:  # (not the other's: refused above)
             _drop_if_empty(path)  # (before the lock goes: a sweep that opens it after makes a file of its own)
         journal.close()
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file (by their absolute names: neither need exist)."""
+    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
 def _drop_if_empty(path: str) -> None:
