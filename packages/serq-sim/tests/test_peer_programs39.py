@@ -511,12 +511,17 @@ def _cv2(g):
     return g.var() / g.mean() ** 2
 
 
-@pytest.mark.parametrize("cv2", [1, 4])
-def test_autoscale_arrivals_law(monkeypatch, cv2):
+@pytest.mark.parametrize(("cv2", "n"), [(1, 8000), (4, 16000)])
+def test_autoscale_arrivals_law(monkeypatch, cv2, n):
     """The gaps between sends: mean 1 / Lambda and squared coefficient of variation cv2 (one-token requests on
     a fast clock, so that the run is the arrivals). The cv2's CI is the jackknife's over 20 blocks (a
-    ratio's estimate from blocks of a few hundred gaps is biased low for a hyperexponential)."""
-    n, k = 16000, 20
+    ratio's estimate from blocks of a few hundred gaps is biased low for a hyperexponential).
+
+    Poisson gaps (cv2 1) take 8 000 requests: the mean's CI is 0.36 of the width allowed (0.31 over 16 000), so a
+    mean gap 1.3 % above or 3.0 % below 1/12 fails (2.1 % and 1.7 % over 16 000), and the cv2's CI 0.14 of its
+    width, an error of 2.7 % above or 5.5 % below failing (2.6 % and 3.6 %). Hyperexponential gaps keep 16 000:
+    over 8 000 a mean 5.8 % too high would pass."""
+    k = 20
     _doc, recs = run("autoscale.sq", monkeypatch, sets={"cv2": cv2, "N": 1},
                      defs={"step_cost": "0.0001", "prompt_len": "1", "output_len": "1"}, arrivals=n,
                      horizon=math.inf, warmup=0)
