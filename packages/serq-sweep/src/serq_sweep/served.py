@@ -611,7 +611,7 @@ def metrics_command(pm, records, by, where, slo, duration, fmt, as_json, output)
 
     Exit status: 0; 1 for an error in what RECORDS holds (a column it has not, a cell that is no number) or a
     RECORDS that cannot be read (one that does not exist); 2 for a usage error (a flag, a RECORDS that is a
-    folder or no .csv or .parquet file).
+    folder or no .csv or .parquet file); 130 on Ctrl-C, 143 on SIGTERM and 129 on SIGHUP (nothing is written).
 
     \b
     Examples:

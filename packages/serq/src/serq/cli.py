@@ -2,11 +2,11 @@
 
 Exit status: 0 on success, 1 for an error in a program or an input (one ``error:`` line, with source
 context where there is a source), 2 for a usage error (click's, and a flag's value its own form refuses,
-:class:`serq.errors.UsageError`), 130 when stopped by Ctrl-C and 143 by SIGTERM
-(``serq run`` writes the partial report first; see :mod:`serq.signals`). A command may add its own
+:class:`serq.errors.UsageError`), 130 when stopped by Ctrl-C, 143 by SIGTERM and 129 by SIGHUP (a closed
+terminal; ``serq run`` writes the partial report first; see :mod:`serq.signals`). A command may add its own
 (``serq run``: 3 for a run stopped at a bound the user set).
 
-:func:`main` handles SIGINT and SIGTERM before it imports anything else (click, pluggy, the parts), so a
+:func:`main` handles SIGINT, SIGTERM and SIGHUP before it imports anything else (click, pluggy, the parts), so a
 Ctrl-C early in start-up is the one line ``interrupted`` too; before that, from the first statements of the
 ``serq`` package, the command's start-up handler (``serq._startup_interrupt``) says the same and exits 130.
 
