@@ -1689,7 +1689,7 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if not before:
         return None
     at = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, offset) or (1, 1))
-    found = _token_text(tok)
+    found = _token_text(tok) if tok.type != "$END" else "end of the file"
     last = before[-1][1]
     start = _statement_start(before, len(before))
     first = before[start][1] if start < len(before) else ""
@@ -1704,6 +1704,25 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         return at, f"unexpected {found}: `{last}` takes its file's name in double quotes, {shape}"
     if expected == {"VIA"} and last == "admit":
         return at, f"unexpected {found}: `admit` is followed by `via` and the step stage, `admit via E;`"
+    if last == "arrive" and start == len(before) - 1 and str(tok) == "(":  # `arrive (3);`
+        return at, ("unexpected `(`: `arrive` names its form before the parenthesis, `arrive poisson(rate);`, "
+                    "`arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive none;`)")
+    if str(tok) == "/" and (not before or last in (";", "}", "{")) and not text.startswith("/*", tok.start_pos):
+        return at, "unexpected `/`: a comment runs from `//` to the end of the line"
+    if str(tok) == "{" and (not before or last in (";", "}", "{")) and "LBRACE" not in expected:
+        # a block where an item or a statement begins: its word left out (`{ horizon 10; }`, `} {`)
+        nxt = re.match(r"\s*([A-Za-z_]+)", text[tok.end_pos:])
+        word = nxt.group(1) if nxt else ""
+        if word in ("horizon", "warmup", "seed", "arrivals"):
+            return at, "unexpected `{`: a block where an item begins, of the run's settings: `run { horizon …; }`"
+        if word in _WORKLOAD_WORDS:
+            return at, "unexpected `{`: a block where an item begins, of the workload's items: `workload { … }`"
+        top = not _open_braces(text, tok.start_pos)[0]
+        if top:
+            return at, ("unexpected `{`: a block where an item begins; an item begins with its word (`session { … }`, "
+                        "`workload { … }`, `run { … }`, `pool NAME { … }`)")
+        return at, ("unexpected `{`: a block where a statement begins; a block follows its statement's header "
+                    "(`branch (test) { … }`, `loop { … }`, `hold P (units) { … }`)")
     if expected == {"ADMISSION"} and last == "at" and tok.type != "NAME":  # (a misspelt one: the closest word)
         return at, f"unexpected {found}: `at` is followed by `admission` and the bindings, `at admission (x = e, …)`"
     if expected == {"LPAR"} and last == "admission" and len(before) >= 2 and before[-2][1] == "at":
@@ -1823,6 +1842,13 @@ def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[
                         "each one expression)")
         return at, (f"unexpected {found}: an operand is missing after {_OPERATORS[last]} (a number, a name, a call "
                     "or a parenthesised expression)")
+    if operand and last == "(" and str(tok) == ")":  # `cost ();`: an expression's own parenthesis, empty
+        return at, "unexpected `)`: the parentheses hold no expression"
+    if operand and str(tok) in _OPERATORS and str(tok) not in ("-", "!", "=") and last in ("(", ",", "[", "="):
+        return at, (f"unexpected {found}: an operand is missing before it (a number, a name, a call or a "
+                    "parenthesised expression; `-`, `!` and `~` are the operators an operand may begin with)")
+    if operand and last == "(" and str(tok) == ",":  # `f(, a)`
+        return at, "unexpected `,`: an expression is missing before it (a `,` separates arguments or keys, each one)"
     if operand and last == "[" and str(tok) in ("]", ")", ";", ","):
         if len(before) >= 3 and before[-3][1] in ("pool", "stage", "queue"):  # `pool kv[] { … }`
             word, name = before[-3][1], before[-2][1]

@@ -1,0 +1,61 @@
+"""A block, a `/`, an operator or a parenthesis where its construct's word or operand is missing, told so.
+
+Found by mutating the examples (a token left out or replaced): `{ horizon 10; }` with its `run` left out was
+"unexpected `{` (expected a name)"; a `{` where a statement begins "(expected `;`, `}`, a name)"; a comment
+with one `/` "unexpected `/` (expected a name)"; `arrive (3);` "(expected batch, closed, poisson, renewal,
+none)"; `~exp(+)` and `f(, a)` and `cost ();` the tokens an operand begins with. Each is told what is missing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqhelpers import compile_src, told
+
+BASE = """pool kv { cap 100; }
+stage tool : delay;
+workload { arrive poisson(1); }
+session { hold kv (4) { tool (1); } }
+run { horizon 10; }
+"""
+ITEM = ("unexpected `{`: a block where an item begins; an item begins with its word (`session { … }`, `workload { … "
+        "}`, `run { … }`, `pool NAME { … }`)")
+STATEMENT = ("unexpected `{`: a block where a statement begins; a block follows its statement's header (`branch "
+             "(test) { … }`, `loop { … }`, `hold P (units) { … }`)")
+BEFORE = ("an operand is missing before it (a number, a name, a call or a parenthesised expression; `-`, `!` and `~` "
+          "are the operators an operand may begin with)")
+
+
+def _told(old: str, new: str) -> str:
+    assert BASE.count(old) == 1
+    return told(BASE.replace(old, new))
+
+
+@pytest.mark.parametrize("old, new, said", [
+    ("run { horizon 10; }", "⟨{ horizon 10; }", "unexpected `{`: a block where an item begins, of the run's "
+     "settings: `run { horizon …; }`"),
+    ("workload { arrive poisson(1); }", "⟨{ arrive poisson(1); }", "unexpected `{`: a block where an item begins, "
+     "of the workload's items: `workload { … }`"),
+    ("session { hold kv (4) { tool (1); } }", "⟨{ hold kv (4) { tool (1); } }", ITEM),
+    ("tool (1);", "tool (1); ⟨{ tool (1); }", STATEMENT),
+    ("tool (1);", "tool (1); ⟨/ a comment", "unexpected `/`: a comment runs from `//` to the end of the line"),
+    ("arrive poisson(1);", "arrive ⟨(1);", "unexpected `(`: `arrive` names its form before the parenthesis, "
+     "`arrive poisson(rate);`, `arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive "
+     "none;`)"),
+    ("tool (1);", "tool (~exp(⟨+));", "unexpected `+`: " + BEFORE),
+    ("tool (1);", "tool (min(⟨, 1));", "unexpected `,`: an expression is missing before it (a `,` separates "
+     "arguments or keys, each one)"),
+    ("tool (1);", "tool ((⟨));", "unexpected `)`: the parentheses hold no expression"),
+    ("cap 100;", "cap (⟨);", "unexpected `)`: the parentheses hold no expression"),
+])
+def test_the_missing_word_or_operand_is_told(old, new, said):
+    assert _told(old, new) == said
+
+
+def test_a_declaration_cut_short_at_the_end_of_the_file():
+    # (the end of the file is said as such, not "the the end of the file")
+    assert told("stage tool : delay; pool⟨") == (
+        "unexpected end of the file: `pool` names what it declares, `pool NAME { … }`")
+
+
+def test_the_forms_compile():
+    compile_src(BASE.replace("tool (1);", "tool (~exp(-(1 - 2)) + min(1, 2)); // a comment\n"))
