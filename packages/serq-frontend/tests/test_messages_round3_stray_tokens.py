@@ -3,7 +3,9 @@
 Found by mutating the examples (a token left out or replaced): `{ horizon 10; }` with its `run` left out was
 "unexpected `{` (expected a name)"; a `{` where a statement begins "(expected `;`, `}`, a name)"; a comment
 with one `/` "unexpected `/` (expected a name)"; `arrive (3);` "(expected batch, closed, poisson, renewal,
-none)"; `~exp(+)` and `f(, a)` and `cost ();` the tokens an operand begins with. Each is told what is missing.
+none)"; `~exp(+)` and `f(, a)` and `cost ();` the tokens an operand begins with; `~ ~exp(1)` "(expected a name)";
+`(free(kv) > 1) { … }` (a test without its `branch`) "(expected `}`, a name)"; `lease set o = 1;` (a hold's
+clause where a statement begins) "unexpected `set` (expected `(`, `.`, `[`)". Each is told what is missing.
 """
 
 from __future__ import annotations
@@ -46,6 +48,18 @@ def _told(old: str, new: str) -> str:
      "arguments or keys, each one)"),
     ("tool (1);", "tool ((⟨));", "unexpected `)`: the parentheses hold no expression"),
     ("cap 100;", "cap (⟨);", "unexpected `)`: the parentheses hold no expression"),
+    ("tool (1);", "tool (~ ⟨~exp(1));", "unexpected `~`: a draw is `~` and its distribution's name, `~exp(mean)`, "
+     "`~det(x)`, `~uniform(lo, hi)`, `~erlang(k, mean)`, `~h2(mean, cv2)`, `~bernoulli(p)`"),
+    ("tool (1);", "⟨(free(kv) > 1) { tool (1); }", "unexpected `(`: a statement begins with its word; a test is "
+     "`branch (test) { … }`, a value `set x = (…);`"),
+    ("tool (1);", "tool (1); ⟨lease set o = 1;", "`lease` begins no statement: it is a hold's clause, after its "
+     "block, `hold P (u) { … } lease P (time)`"),
+    ("tool (1);", "tool (1); ⟨cache x;", "`cache` begins no statement: it is a hold's clause, after its block, "
+     "`hold P (u) { … } cache (units)`"),
+    # a pool's own `reserve held;` keeps its words
+    ("cap 100;", "cap 100; reserve ⟨hold;", "unexpected `hold`: a pool's option is `reserve held;` (each live "
+     "hold's unallocated reservation counts against later admissions); the units a hold reserves are its clause, "
+     "`hold P (u) reserve (r) { … }`"),
 ])
 def test_the_missing_word_or_operand_is_told(old, new, said):
     assert _told(old, new) == said

@@ -1672,6 +1672,11 @@ _NAMES_OTHER = {
     "via": "`admit via` names the step stage whose scheduler admits the pool's queue, `admit via E;`",
     "hidden": "`hidden` names the attributes the scheduler may not read, `hidden a, b;`",
 }
+#: a hold's clause word -> where it stands (a hold's header or after its block)
+_CLAUSE_WORDS = {"lease": "after its block, `hold P (u) { … } lease P (time)`",
+                 "cache": "after its block, `hold P (u) { … } cache (units)`",
+                 "reuse": "before its block, `hold P (u) reuse (bound) { … }`",
+                 "reserve": "after a pool's units, `hold P (u) reserve (r) { … }`"}
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -1707,6 +1712,21 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if last == "arrive" and start == len(before) - 1 and str(tok) == "(":  # `arrive (3);`
         return at, ("unexpected `(`: `arrive` names its form before the parenthesis, `arrive poisson(rate);`, "
                     "`arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive none;`)")
+    if expected == {"NAME"} and last == "~":  # `~ ~exp(1)`, `~(1)`
+        return at, (f"unexpected {found}: a draw is `~` and its distribution's name, `~exp(mean)`, `~det(x)`, "
+                    "`~uniform(lo, hi)`, `~erlang(k, mean)`, `~h2(mean, cv2)`, `~bernoulli(p)`")
+    if (str(tok) == "(" and before and last in (";", "{") and _open_braces(text, tok.start_pos)[0]
+            and "LPAR" not in expected):
+        # `(free(s) > 1) { … }`: a test without its `branch`
+        return at, ("unexpected `(`: a statement begins with its word; a test is `branch (test) { … }`, a value "
+                    "`set x = (…);`")
+    stack = _open_braces(text, tok.start_pos)[0] if before else []
+    if (str(tok).isidentifier() and before and last in _CLAUSE_WORDS and len(before) >= 2 and before[-2][1] in (";", "{")
+            and start == len(before) - 1 and stack
+            and not _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]])):
+        # `lease set o = …;`, `cache x;`: a hold's clause where a statement begins
+        return (before[-1][2], before[-1][3]), (f"`{last}` begins no statement: it is a hold's clause, "
+                                                f"{_CLAUSE_WORDS[last]}")
     if str(tok) == "/" and (not before or last in (";", "}", "{")) and not text.startswith("/*", tok.start_pos):
         return at, "unexpected `/`: a comment runs from `//` to the end of the line"
     if str(tok) == "{" and (not before or last in (";", "}", "{")) and "LBRACE" not in expected:
