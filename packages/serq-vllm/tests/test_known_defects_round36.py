@@ -3,13 +3,15 @@
 2. The IR's ``builtin`` flag of an attribute was not checked against its name, and ``serq vllm target`` decided
    from it which slots could be a send time: an IR file that marked a program's own ``t0`` (``set t0 = now``,
    ``queue by (t0)``) ``builtin`` was refused as a waiting order that is not the order the requests were sent
-   in. The flag is read nowhere now, the names decide (serq_ir.analysis.builtin_slots, docs/CONTRIBUTING-parts.md):
-   the file's target is the program's own.
+   in. The flag is read nowhere now, the names decide (serq_ir.analysis.builtin_slots, docs/CONTRIBUTING-parts.md);
+   since 40b7f949 an IR file whose flag lies is refused at its JSON path (serq_ir.validate), so no target is made
+   from it at all.
 """
 
 from __future__ import annotations
 
 import msgspec
+import pytest
 import serq_frontend
 import serq_ir
 from serq_ir.analysis import builtin_slots
@@ -39,10 +41,13 @@ def test_a_send_time_marked_builtin_is_still_a_send_time(tmp_path):
     program = serq_frontend.compile(source=ENGINE)
     want = target(program)
     assert want["config"]["max_num_seqs"] == 8 and "scheduler_cls" not in want["config"]  # (t0: vLLM's own order)
-    # the flag given in an IR file: decoded as it is (not refused), and not believed
-    lying = serq_ir.decode(serq_ir.encode(_flagged(program, {"t0"}, True)))
-    assert [a.name for a in lying.attributes if a.builtin] == ["serial", "turn_no", "cached", "computed", "t0"]
-    assert target(lying) == want
+    # the flag given in an IR file on a program's own attribute: refused where it stands, naming the attribute
+    slot = [a.name for a in program.attributes].index("t0")
+    with pytest.raises(serq_ir.IRError) as err:
+        serq_ir.decode(serq_ir.encode(_flagged(program, {"t0"}, True)))
+    assert f"$.attributes[{slot}].builtin" in str(err.value) and "'t0' is marked builtin" in str(err.value)
+    # and believed nowhere where a lying program is made in memory: the target is the program's own
+    assert target(_flagged(program, {"t0"}, True)) == want
 
 
 def test_the_built_in_slots_are_decided_by_the_names():
