@@ -56,6 +56,14 @@ def _told(old: str, new: str) -> str:
      "block, `hold P (u) { … } lease P (time)`"),
     ("tool (1);", "tool (1); ⟨cache x;", "`cache` begins no statement: it is a hold's clause, after its block, "
      "`hold P (u) { … } cache (units)`"),
+    ("stage tool : delay;", "⟨: tool : delay;", "unexpected `:`: an item begins with its word; a stage is `stage "
+     "NAME : KIND;`, a queue `queue NAME : ROLE { … }`"),
+    ("tool (1);", "turn ⟨{ tool (1); }", "unexpected `{`: a session's `turn;` takes no block (the next turn's "
+     "attributes are the workload's `turn { … }`, an item of `workload { … }`)"),
+    ("tool (1);", "set x = (⟨; tool (1);", "unexpected `;`: an expression and its `)` are missing after the `(`"),
+    ("arrive poisson(1);", "arrive ⟨%(1);", "unexpected `%`: `arrive` names its form before the parenthesis, "
+     "`arrive poisson(rate);`, `arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive "
+     "none;`)"),
     # a pool's own `reserve held;` keeps its words
     ("cap 100;", "cap 100; reserve ⟨hold;", "unexpected `hold`: a pool's option is `reserve held;` (each live "
      "hold's unallocated reservation counts against later admissions); the units a hold reserves are its clause, "

@@ -1709,9 +1709,16 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         return at, f"unexpected {found}: `{last}` takes its file's name in double quotes, {shape}"
     if expected == {"VIA"} and last == "admit":
         return at, f"unexpected {found}: `admit` is followed by `via` and the step stage, `admit via E;`"
-    if last == "arrive" and start == len(before) - 1 and str(tok) == "(":  # `arrive (3);`
-        return at, ("unexpected `(`: `arrive` names its form before the parenthesis, `arrive poisson(rate);`, "
+    if last == "arrive" and start == len(before) - 1 and tok.type != "NAME" and str(tok) != ";":  # `arrive (3);`
+        return at, (f"unexpected {found}: `arrive` names its form before the parenthesis, `arrive poisson(rate);`, "
                     "`arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive none;`)")
+    if str(tok) == ":" and (not before or last in (";", "}")) and not _open_braces(text, tok.start_pos)[0]:
+        return at, "unexpected `:`: an item begins with its word; a stage is `stage NAME : KIND;`, a queue `queue NAME : ROLE { … }`"
+    if last == "turn" and str(tok) == "{" and expected == {"SEMICOLON"}:  # `turn { … }` in a session
+        return at, ("unexpected `{`: a session's `turn;` takes no block (the next turn's attributes are the "
+                    "workload's `turn { … }`, an item of `workload { … }`)")
+    if {"LPAR", "NAME", "NUMBER", "MINUS"} <= expected and last == "(" and str(tok) in (";", "}", "{"):
+        return at, f"unexpected {found}: an expression and its `)` are missing after the `(`"
     if expected == {"NAME"} and last == "~":  # `~ ~exp(1)`, `~(1)`
         return at, (f"unexpected {found}: a draw is `~` and its distribution's name, `~exp(mean)`, `~det(x)`, "
                     "`~uniform(lo, hi)`, `~erlang(k, mean)`, `~h2(mean, cv2)`, `~bernoulli(p)`")
