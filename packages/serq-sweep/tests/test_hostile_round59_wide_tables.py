@@ -90,3 +90,20 @@ def test_an_unknown_figure_of_a_wide_table_is_said_at_once():
     with pytest.raises(figures.UnknownFigure) as e:
         figures.resolve("evnts", columns)
     assert str(e.value) == "error: no figure 'evnts' in the results (did you mean `events`?)"
+
+
+def test_serq_plot_of_a_wide_table_says_an_unknown_figure_at_once(tmp_path, serq_in_process, monkeypatch):
+    """serq plot looks for a run given twice before it draws: pandas' DataFrame.duplicated walked every column
+    of the table, each given a deep copy of the frame's attrs (the CSV's lines), minutes for 20 000 figures
+    (core.repeated_run now compares its few columns alone)."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    n = 20_000
+    head = ["point", "a", "seed", "status", "message", "warnings", "key", *(f"observes.o{i}.mean" for i in range(n))]
+    rows = [[str(p), str(p + 1), "1", "ok", "", "", k * 24, *([f"{p + 1}.0"] * n)] for p, k in ((0, "a"), (1, "b"))]
+    (tmp_path / "t.csv").write_text("\n".join(",".join(r) for r in (head, *rows)) + "\n")
+    r = serq_in_process("plot", "t.csv", "--x", "a", "--y", "nosuch", "-o", "p.svg")
+    assert (r.returncode, r.stderr) == (1, "error: --y nosuch: no figure 'nosuch' in the results\n")
+    r = serq_in_process("plot", "t.csv", "--x", "a", "--y", "o7.mean", "-o", "p.svg")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p.svg").read_text().startswith("<?xml")

@@ -1190,6 +1190,11 @@ def repeated_run(frame: Any, end: str = "seed", lines: Any = None) -> tuple[int,
     if not by:
         return None
     cols = [column[c] for c in by]
+    # the columns compared alone, without the frame's attrs (a CSV table's lines): DataFrame.duplicated walks
+    # every column of the frame it is called on, each a Series given a deep copy of the attrs, so a table of
+    # 20 000 figures took minutes to be told it had no figure of a name (serq plot --y NAME), and 300 000 hours
+    frame = frame[cols]
+    frame.attrs = {}
     # rows that differ in their numbers (point, seed) differ in all of these: the runs' keys, a text of each row,
     # are compared only where those repeat (comparing a million keys held 140 MB, a plot's largest need)
     numbers = [c for c in cols if getattr(frame[c].dtype, "kind", "O") in "iuf"]
