@@ -64,6 +64,20 @@ def _told(old: str, new: str) -> str:
     ("arrive poisson(1);", "arrive ⟨%(1);", "unexpected `%`: `arrive` names its form before the parenthesis, "
      "`arrive poisson(rate);`, `arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive "
      "none;`)"),
+    # a number or an operator where an item, a statement or a block's field begins: what begins one there
+    ("pool kv { cap 100; }", "pool kv { cap 100; ⟨5; }", "unexpected `5`: a pool's option begins with its word "
+     "(`cap`, `block`, `evict`, `preempt`, `queue`, `reserve`, `cache`, `admit`, `spill`)"),
+    ("stage tool : delay;", "stage tool : step { budget 4; ⟨5; }", "unexpected `5`: a step stage's field begins "
+     "with its word (`budget`, `cost`, `chunk`, `serve`, `memory`)"),
+    ("horizon 10;", "horizon 10; ⟨5;", "unexpected `5`: the run block's settings begin with their word (`horizon`, "
+     "`warmup`, `seed`, `arrivals`)"),
+    ("arrive poisson(1);", "arrive poisson(1); ⟨5;", "unexpected `5`: a workload's item begins with its word "
+     "(`arrive`, `trace`, `hidden`, `init`, `turn`, `session`)"),
+    ("tool (1);", "⟨- set K = 1; tool (1);", "unexpected `-`: a statement begins with one of the language's words "
+     "(`run`, `hold`, `set`, …), or calls a definition, `NAME(…);`"),
+    ("pool kv { cap 100; }", "pool kv { cap 100; }\n⟨5 NP = 2;", "unexpected `5`: an item begins with its word "
+     "(`let`, `def`, `pool`, `stage`, `queue`, `workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), "
+     "or is `READER pull SOURCE …;`"),
     # a pool's own `reserve held;` keeps its words
     ("cap 100;", "cap 100; reserve ⟨hold;", "unexpected `hold`: a pool's option is `reserve held;` (each live "
      "hold's unallocated reservation counts against later admissions); the units a hold reserves are its clause, "
@@ -81,3 +95,15 @@ def test_a_declaration_cut_short_at_the_end_of_the_file():
 
 def test_the_forms_compile():
     compile_src(BASE.replace("tool (1);", "tool (~exp(-(1 - 2)) + min(1, 2)); // a comment\n"))
+
+
+def test_a_number_first_in_the_file():
+    assert told("⟨5 NP = 2;\n" + BASE) == (
+        "unexpected `5`: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, `workload`, "
+        "`session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull SOURCE …;`")
+
+
+def test_a_number_in_a_queue():
+    src = "queue P : prefill { pool kv { cap 9; } serve fifo; ⟨5; }\nrun { horizon 5; }\n"
+    assert told(src) == ("unexpected `5`: a queue's item begins with its word (`pool`, `serve`, `nic`, or an "
+                         "entry's verb)")

@@ -1691,10 +1691,13 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         return None
     offset = tok.start_pos if tok.type != "$END" else len(text)
     before = _tokens_before(text, offset)
-    if not before:
-        return None
     at = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, offset) or (1, 1))
     found = _token_text(tok) if tok.type != "$END" else "end of the file"
+    if not before and tok.type not in ("NAME", "$END") and not str(tok).isidentifier() and str(tok) not in "{}(;:/[":
+        return at, (f"unexpected {found}: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, "
+                    "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull SOURCE …;`")
+    if not before:
+        return None
     last = before[-1][1]
     start = _statement_start(before, len(before))
     first = before[start][1] if start < len(before) else ""
@@ -1712,6 +1715,30 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if last == "arrive" and start == len(before) - 1 and tok.type != "NAME" and str(tok) != ";":  # `arrive (3);`
         return at, (f"unexpected {found}: `arrive` names its form before the parenthesis, `arrive poisson(rate);`, "
                     "`arrive renewal(gap);`, `arrive closed(n);`, `arrive batch(n);` (or `arrive none;`)")
+    if (tok.type != "NAME" and not str(tok).isidentifier() and str(tok) not in ("{", "}", "(", ";", ":", "/", "[")
+            and (not before or last in (";", "}", "{"))):
+        # a number or an operator where an item, a statement or a block's field begins (`5 NP = 2;`, `- set k =
+        # 1;`, `%`): what begins one there
+        stack = _open_braces(text, tok.start_pos)[0]
+        if not stack:
+            return at, (f"unexpected {found}: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, "
+                        "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull "
+                        "SOURCE …;`")
+        opener = [t for t in before if (t[2], t[3]) < stack[-1]]
+        head = opener[_statement_start(opener, len(opener))][1] if opener else ""
+        what = ("a pool's option begins with its word (`cap`, `block`, `evict`, `preempt`, `queue`, `reserve`, "
+                "`cache`, `admit`, `spill`)" if _in_pool_block(opener) else
+                "a step stage's field begins with its word (`budget`, `cost`, `chunk`, `serve`, `memory`)"
+                if opener and opener[-1][1] == "step" else
+                "the run block's settings begin with their word (`horizon`, `warmup`, `seed`, `arrivals`)"
+                if head == "run" and opener[-1][1] == "run" else
+                "a workload's item begins with its word (`arrive`, `trace`, `hidden`, `init`, `turn`, `session`)"
+                if opener and opener[-1][1] == "workload" else
+                "a queue's item begins with its word (`pool`, `serve`, `nic`, or an entry's verb)"
+                if head == "queue" else
+                "a statement begins with one of the language's words (`run`, `hold`, `set`, …), or calls a "
+                "definition, `NAME(…);`")
+        return at, f"unexpected {found}: {what}"
     if str(tok) == ":" and (not before or last in (";", "}")) and not _open_braces(text, tok.start_pos)[0]:
         return at, "unexpected `:`: an item begins with its word; a stage is `stage NAME : KIND;`, a queue `queue NAME : ROLE { … }`"
     if last == "turn" and str(tok) == "{" and expected == {"SEMICOLON"}:  # `turn { … }` in a session
