@@ -75,4 +75,4 @@ def test_a_relation_without_its_share_says_it_has_no_default(relation, found):
 
 def test_an_error_in_the_latency_keeps_its_own_words():
     src = PAIRS.replace("SHARE", "maxmin").replace("D pull P latency 0.5 share maxmin;", "D pull P latency 0.5 +;")
-    assert refused(src).startswith("unexpected `;` (expected")
+    assert refused(src).startswith("unexpected `;`: an operand is missing after `+`")  # (the expression's own words)
