@@ -78,6 +78,10 @@ def _told(old: str, new: str) -> str:
     ("pool kv { cap 100; }", "pool kv { cap 100; }\n⟨5 NP = 2;", "unexpected `5`: an item begins with its word "
      "(`let`, `def`, `pool`, `stage`, `queue`, `workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), "
      "or is `READER pull SOURCE …;`"),
+    ("hold kv (4)", "hold kv (4) ⟨admission (h = 1)", "unexpected `admission`: it follows `at`, `at admission (x = "
+     "e, …)`"),
+    ("hold kv (4)", "hold kv (4) ⟨hold kv (1)", "unexpected `hold`: a hold's pools are separated by `,`, `hold P (u), "
+     "Q (u) { … }` (a hold inside another stands in its block)"),
     # a pool's own `reserve held;` keeps its words
     ("cap 100;", "cap 100; reserve ⟨hold;", "unexpected `hold`: a pool's option is `reserve held;` (each live "
      "hold's unallocated reservation counts against later admissions); the units a hold reserves are its clause, "
@@ -107,3 +111,7 @@ def test_a_number_in_a_queue():
     src = "queue P : prefill { pool kv { cap 9; } serve fifo; ⟨5; }\nrun { horizon 5; }\n"
     assert told(src) == ("unexpected `5`: a queue's item begins with its word (`pool`, `serve`, `nic`, or an "
                          "entry's verb)")
+
+
+def test_a_single_slash_first_in_the_file():
+    assert told("⟨/ a comment\n" + BASE) == "unexpected `/`: a comment runs from `//` to the end of the line"

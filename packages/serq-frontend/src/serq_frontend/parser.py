@@ -1693,6 +1693,8 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     before = _tokens_before(text, offset)
     at = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, offset) or (1, 1))
     found = _token_text(tok) if tok.type != "$END" else "end of the file"
+    if not before and str(tok) == "/" and not text.startswith("/*", tok.start_pos):
+        return at, "unexpected `/`: a comment runs from `//` to the end of the line"
     if not before and tok.type not in ("NAME", "$END") and not str(tok).isidentifier() and str(tok) not in "{}(;:/[":
         return at, (f"unexpected {found}: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, "
                     "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull SOURCE …;`")
@@ -1777,6 +1779,11 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
                         "`workload { … }`, `run { … }`, `pool NAME { … }`)")
         return at, ("unexpected `{`: a block where a statement begins; a block follows its statement's header "
                     "(`branch (test) { … }`, `loop { … }`, `hold P (units) { … }`)")
+    if str(tok) == "admission" and "AT" in expected and first == "hold":  # `hold kv (1) admission (…)`
+        return at, "unexpected `admission`: it follows `at`, `at admission (x = e, …)`"
+    if str(tok) == "hold" and first == "hold" and "COMMA" in expected and last == ")":  # `hold a (1) hold b (1)`
+        return at, ("unexpected `hold`: a hold's pools are separated by `,`, `hold P (u), Q (u) { … }` (a hold "
+                    "inside another stands in its block)")
     if expected == {"ADMISSION"} and last == "at" and tok.type != "NAME":  # (a misspelt one: the closest word)
         return at, f"unexpected {found}: `at` is followed by `admission` and the bindings, `at admission (x = e, …)`"
     if expected == {"LPAR"} and last == "admission" and len(before) >= 2 and before[-2][1] == "at":
