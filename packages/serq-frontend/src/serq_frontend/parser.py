@@ -2093,6 +2093,16 @@ def _requeue_misplaced(tok: Token, text: str) -> tuple[tuple[int, int], str] | N
     return (tok.line, tok.column), f"unexpected `requeue`: {why}"
 
 
+#: a pool option that is also a hold's clause, and what to say when the pool's option is written wrong
+_POOL_OPTION_WORDS = {
+    "reserve": ("a pool's option is `reserve held;` (each live hold's unallocated reservation counts against later "
+                "admissions); the units a hold reserves are its clause, `hold P (u) reserve (r) { … }`"),
+    "cache": ("a pool's option is `cache computed;` (the default) or `cache scheduled;` (a hold preempted while a "
+              "step stage plans caches the tokens that planning gave it too); what a hold caches is its clause, "
+              "`hold P (u) { … } cache (n)`"),
+}
+
+
 def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """Two slips of pool-reference.txt's pool options: ``preempt by (k requeue tail;``, the keys' `)` missing
     before ``requeue`` (the error was "two names side by side, `k requeue`; an operator or a `,` is missing",
@@ -2105,21 +2115,10 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
     if tok.type == "$END" or tok.start_pos is None:
         return None
     before = _tokens_before(text, tok.start_pos)
-    if before and before[-1][1] == "reserve" and len(before) >= 2 and before[-2][1] in ("{", ";"):
+    if before and before[-1][1] in _POOL_OPTION_WORDS and len(before) >= 2 and before[-2][1] in ("{", ";"):
         stack, _ = _open_braces(text, tok.start_pos)
         if stack and _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
-            return (tok.line, tok.column), (f"unexpected `{tok}`: a pool's option is `reserve held;` (each live "
-                                            "hold's unallocated reservation counts against later admissions); "
-                                            "the units a hold reserves are its clause, `hold P (u) reserve (r) "
-                                            "{ … }`")
-        return None
-    if before and before[-1][1] == "cache" and len(before) >= 2 and before[-2][1] in ("{", ";"):
-        stack, _ = _open_braces(text, tok.start_pos)
-        if stack and _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
-            return (tok.line, tok.column), (f"unexpected `{tok}`: a pool's option is `cache computed;` (the "
-                                            "default) or `cache scheduled;` (a hold preempted while a step stage "
-                                            "plans caches the tokens that planning gave it too); what a hold "
-                                            "caches is its clause, `hold P (u) { … } cache (n)`")
+            return (tok.line, tok.column), f"unexpected `{tok}`: {_POOL_OPTION_WORDS[before[-1][1]]}"
         return None
     if str(tok) == "requeue":
         at = (tok.line, tok.column)
