@@ -35,8 +35,7 @@ def checker(sim: Any):
     starts on, the pool member it grows or None, the statement's span id); the first run of each statement
     that holds another member's memory is kept in ``sim.other_memory``, by span id: ``(t, serial, stage,
     held, memory)``, the stage member, the pool member it holds and the stage's own memory."""
-    first: dict[int, tuple] = {}
-    sim.other_memory = first
+    first: dict[int, tuple] = sim.other_memory
 
     def check(s: Any, st: Any, growing: Any, sid: int) -> None:
         mem = st.memory
