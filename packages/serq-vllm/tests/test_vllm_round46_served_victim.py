@@ -21,8 +21,8 @@ from __future__ import annotations
 import random
 
 import pytest
-import test_vllm_round45_blocks as r45
 import vllm_blocks
+import vllm_cases
 from serq_vllm.scenarios import run_scenario
 
 pytestmark = pytest.mark.timeout(120)
@@ -31,7 +31,7 @@ FIELDS = ("first", "done", "preempted", "cached")
 
 
 def _fields(answer: dict) -> dict:
-    return r45._fields(answer, FIELDS)
+    return vllm_cases.fields(answer, FIELDS)
 
 
 def _draw(rng: random.Random, priority: bool) -> dict:
@@ -69,7 +69,7 @@ def _cases(seed: int, priority: bool, want: int, others: int, tries: int) -> tup
     for _ in range(tries):
         sc = _draw(rng, priority)
         eager, late = vllm_blocks.run(sc), vllm_blocks.run(sc, eager_hash=False)
-        if r45._fields(eager, FIELDS) != r45._fields(late, FIELDS):
+        if vllm_cases.fields(eager, FIELDS) != vllm_cases.fields(late, FIELDS):
             hit.append((sc, eager, late))
         elif len(miss) < others:
             miss.append((sc, eager, late))
@@ -80,7 +80,7 @@ def _cases(seed: int, priority: bool, want: int, others: int, tries: int) -> tup
 
 def _serq(sc: dict, tmp_path, cache: str = "scheduled") -> dict:
     if "priority" in sc["requests"][0]:
-        return r45._priority_answer(sc, tmp_path, cache)
+        return vllm_cases.priority_answer(sc, tmp_path, cache)
     return _fields(run_scenario(sc))
 
 
@@ -98,7 +98,7 @@ def test_served_victims_give_vllms_answers(priority, tmp_path, monkeypatch):
     # and under the language's default, `cache computed`, serQ gives the other rule's answers: the option is
     # what makes the difference
     if not priority:
-        r45._computed_only(tmp_path, monkeypatch)
+        vllm_cases.computed_only(tmp_path, monkeypatch)
     for n, (sc, _eager, late) in enumerate(hit[:2]):
         assert _serq(sc, tmp_path, "computed") == _fields(late), (n, sc)
 
@@ -117,14 +117,14 @@ def test_ties_of_priority_and_arrival_go_by_the_request_ids_as_strings(tmp_path)
     done = {i: 2 * p + 2 for p, i in enumerate(order)}
     want = {"first": first, "done": done, "preempted": dict.fromkeys(order, 0), "cached": dict.fromkeys(order, 0)}
     assert _fields(vllm_blocks.run(TIES)) == want
-    got = r45._priority_answer(TIES, tmp_path)
+    got = vllm_cases.priority_answer(TIES, tmp_path)
     assert got == want
     assert got["first"]["10"] == 5 and got["first"]["2"] == 9  # (by number, 10 would be served eleventh)
     # two priorities: the ids' order holds within each
     sc = {**TIES, "requests": [{**r, "priority": i % 2} for i, r in enumerate(TIES["requests"])]}
     even = [i for i in order if int(i) % 2 == 0]
     odd = [i for i in order if int(i) % 2 == 1]
-    got = r45._priority_answer(sc, tmp_path)
+    got = vllm_cases.priority_answer(sc, tmp_path)
     assert got["first"] == {i: 2 * p + 1 for p, i in enumerate(even + odd)}
     assert _fields(vllm_blocks.run(sc)) == got
 
