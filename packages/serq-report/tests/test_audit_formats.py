@@ -126,9 +126,10 @@ session {
 run { horizon 600; warmup 20; seed 1; }
 """
 
-#: the names the IR file gives them: wide characters, an emoji, a combining accent, commas and quotes
+#: the names the IR file gives them: wide characters, an emoji, a combining accent, commas and quotes, a pipe and
+#: an `=` (not first: a name that begins with =, +, - or @ is refused since 586ae17d, docs/security.md)
 RENAME = {"response": '延迟,"ms"', "zero": "café", "big": "e\u0301e\u0301", "tiny": "x" * 60, "infy": "a b",
-          "nanny": "🙂", "never": "=cmd|x", "svc": '服务,"q"', "one": "ünï", "solo": "池", "g": "g,1", "gnan": "量",
+          "nanny": "🙂", "never": "cmd|=x", "svc": '服务,"q"', "one": "ünï", "solo": "池", "g": "g,1", "gnan": "量",
           "req": 'req,"x"'}
 
 
