@@ -1,6 +1,8 @@
 """Files read a line at a time (a trace, a sweep's table and journal, records, a dump's CSV) hold one line
 whole; a sparse file of 1 GiB of NUL bytes is one line of 1 GiB. Each reader takes lines of at most 16 MiB
-(``serq.files.MAX_LINE``, ``open_input(max_line=)``), and a longer one is one error at once.
+(``serq.files.MAX_LINE``, ``open_input(max_line=)``), a sweep's own tables and journals, and the tables `serq
+plot` reads, 256 MiB (``serq_sweep.core.TABLE_LINE``, since ec459b5c: a wide family's header), and a longer one
+is one error at once.
 
 Before: ``serq run --trace`` of such a file read the line (2 GB), then scanned the whole file a character
 at a time to place the error (more than two minutes); ``serq plot`` of it took 7 GB. The trace's error
@@ -79,16 +81,16 @@ def test_a_fault_at_the_end_of_a_long_trace_is_found_a_line_at_a_time(tmp_path, 
 
 @pytest.mark.parametrize("make, args, message", [
     (lambda d: _sparse(d / "tab.csv"), ["plot", "tab.csv", "-o", "p.svg", "--x", "lambda", "--y", "response.p99"],
-     "error: tab.csv: cannot read the table: line 1 is longer than 16 MiB\n"),
+     "error: tab.csv: cannot read the table: line 1 is longer than 256 MiB\n"),
     (lambda d: _sparse(d / "rec.csv"), ["plot", "rec.csv", "-o", "p.svg", "--cdf", "ttft"],
-     "error: rec.csv: cannot read the records: line 1 is longer than 16 MiB\n"),
+     "error: rec.csv: cannot read the records: line 1 is longer than 256 MiB\n"),
     (lambda d: (d / "dump").mkdir() or _sparse(d / "dump" / "response.csv"),
      ["plot", "dump", "-o", "p.svg", "--cdf", "response"], "error: dump/response.csv: line 1 is longer than 16 MiB\n"),
     (lambda d: _sparse(d / "out.csv"), ["sweep", "p.sq", "-o", "out.csv", "--workers", "0", "--no-progress"],
-     "error: out.csv: cannot read the table to resume from (line 1 is longer than 16 MiB); remove it or give "
+     "error: out.csv: cannot read the table to resume from (line 1 is longer than 256 MiB); remove it or give "
      "--fresh\n"),
     (lambda d: _sparse(d / "out.csv.journal"), ["sweep", "p.sq", "-o", "out.csv", "--workers", "0", "--no-progress"],
-     "error: out.csv.journal: line 1 is longer than 16 MiB, which no entry of a sweep's journal is; remove the file "
+     "error: out.csv.journal: line 1 is longer than 256 MiB, which no entry of a sweep's journal is; remove the file "
      "or give --fresh\n"),
 ])
 def test_a_table_of_one_long_line_is_one_error_at_once(tmp_path, make, args, message):
