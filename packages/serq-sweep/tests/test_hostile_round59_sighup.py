@@ -34,6 +34,11 @@ pytestmark = [pytest.mark.skipif(not Path("/proc/self/stat").exists() or not has
               pytest.mark.timeout(200)]
 
 
+#: run argv[1:] with SIGHUP at its default disposition (exec: the same process)
+HUP_DEFAULT = ("import os, signal, sys\nif hasattr(signal, 'SIGHUP'):\n    signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+               "os.execv(sys.argv[1], sys.argv[1:])")
+
+
 def _rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
@@ -46,7 +51,10 @@ def test_a_sweep_signalled_as_a_group_writes_what_finished_and_exits(tmp_path, s
     want = subprocess.run([SERQ, *ARGS[:-1], "want.csv", "--workers", "0"], cwd=tmp_path, capture_output=True,
                           timeout=120, stdin=subprocess.DEVNULL)
     assert want.returncode == 0, want.stderr
-    proc = subprocess.Popen([SERQ, *ARGS, "--workers", "2"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+    # (through a caller that gives SIGHUP its default: a suite run under nohup ignores it, and serq keeps an
+    # ignored SIGHUP ignored, as a terminal's would be; exec keeps the default and the process)
+    proc = subprocess.Popen([sys.executable, "-c", HUP_DEFAULT, SERQ, *ARGS, "--workers", "2"], cwd=tmp_path,
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             env={**os.environ, "SERQ_SWEEP_STOP_AFTER": "1"})
     try:
