@@ -33,6 +33,9 @@ class Context:
                  library_paths: Any, sets: dict[str, float], defs: dict[str, str], option_name: Any,
                  pm: Any = None):
         self.reporter = reporter
+        #: the places a warning was given at, with its words (:meth:`warn_once`: a definition's body is linked once
+        #: a use, and a constant folded more than once)
+        self._warned: set = set()
         #: how a message names an override from outside the program, ``--set NAME`` or ``--def NAME`` for a
         #: command, ``sets['NAME']`` or ``defs['NAME']`` for the Python API (serq.loading: option_given,
         #: argument_given; ``option_name("set", NAME)``; serq_frontend._setup chooses it)
@@ -268,6 +271,13 @@ class Context:
             e = self.reporter.noted(e, pos, set_note(name, value, self.option_name))
         return e
 
+    def warn_once(self, pos: Any, message: str) -> None:
+        """A warning at ``pos``, once however often the place is linked or folded."""
+        key = (getattr(pos, "file", None), getattr(pos, "line", None), getattr(pos, "col", None), message)
+        if key not in self._warned:
+            self._warned.add(key)
+            self.reporter.warn(pos, message)
+
     def const(self, e: Any, what: str) -> float:
         """The value of a constant position; an error naming ``what`` when it is not a constant."""
         try:
@@ -381,6 +391,9 @@ class Context:
             head = target.dotted.split(".")[0]
             queue = head if "." in target.dotted and any(
                 isinstance(x, A.QueueItem) and x.name == head for x in (self.module.items if self.module else ())) else None
+            if k == 0:  # the one pool, as Linker._no_family reads `kv[0]`: told as a warning
+                self.warn_once(idx[0].pos, not_a_family(target.dotted, "pool", queue, zero=True))
+                return
             raise BadConstant(idx[0], not_a_family(target.dotted, "pool", queue))
         size = 1.0
         if sizes[target.dotted] is not None:
@@ -553,15 +566,19 @@ def _top_level_comma(text: str) -> tuple[int, int] | None:
 _CYCLE_ENDS = 3
 
 
-def not_a_family(name: str, kind: str, queue: str | None = None) -> str:
+def not_a_family(name: str, kind: str, queue: str | None = None, zero: bool = False) -> str:
     """The error of an index on ``name``, a pool or stage (``kind``) declared without a size: one, not a family
-    of one (``Linker.ref``; ``blocksize(kv[0])``); ``queue``, the queue whose pool or stage it is, if any."""
+    of one (``Linker.ref``; ``blocksize(kv[0])``); ``queue``, the queue whose pool or stage it is, if any.
+    ``zero``: the warning of the index 0, read as that one pool or stage."""
     if queue is not None:
         how = f"declare the queue a family, `queue {queue}[N] …`"
     elif kind == "pool":
         how = f"declare a family, `pool {name}[N] {{ … }}`"
     else:
         how = f"declare a family, `stage {name}[N] : …;`"
+    if zero:
+        return (f"`{name}[0]`: `{name}` is one {kind}, not a family (declared without a size): the index is read "
+                f"as `{name}` itself; name it `{name}`, or {how}")
     return (f"`{name}[…]`: `{name}` is one {kind}, not a family (declared without a size), and takes no index; "
             f"name it `{name}`, or {how}")
 

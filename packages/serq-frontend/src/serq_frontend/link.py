@@ -21,7 +21,7 @@ from serq_ir.validate import MAX_POPULATION
 
 from . import ast as A
 from . import reach
-from .consts import SUM, binary_value, fn_value, truth, unary_value
+from .consts import SUM, BadConstant, NotConstant, binary_value, fn_value, fold, truth, unary_value
 from .context import Context, fmt_num, no_pool, not_a_family
 from .diagnostics import Pos, did_you_mean, uses_of
 from .names import (
@@ -822,6 +822,15 @@ class Linker:
             return
         name = v.dotted
         queue = name.split(".")[0] if "." in name and name.split(".")[0] in self.queue_names() else None
+        try:
+            k = fold(at, self.ctx.lets(), self.ctx.block_of)
+        except (NotConstant, BadConstant):
+            k = None
+        if k == 0:
+            # the one member a family of one would have: it runs as written (a program that wrote it ran so
+            # before, and its IR is the one the name gives), told as a warning
+            self.ctx.warn_once(at.pos, not_a_family(name, kind, queue, zero=True))
+            return
         raise self.error(at.pos, not_a_family(name, kind, queue))
 
     def family_ref(self, v: A.Var, kind: str, owner: Family, owner_name: str) -> int:
