@@ -138,6 +138,13 @@ def _raw(x: Any) -> str:
     return "NaN" if isinstance(x, float) and x != x else str(x)
 
 
+def _cap_problem(c: Any) -> str | None:
+    """What is wrong with a pool's capacity ``c`` (its ``cap``, or a member's of its ``caps``), or None."""
+    if isinstance(c, float) and not c >= 0 or c == "-inf":
+        return "a capacity is NaN; it is a number at least 0, or \"inf\"" if c != c else f"a capacity is not negative ({c})"
+    return None
+
+
 #: what a number of the IR is (nodes.Number), said of one that is NaN where no rule of its own field says more
 NAN_NUMBER = "is NaN: a number of the IR is finite, or \"inf\" or \"-inf\" where the IR allows one"
 
@@ -563,9 +570,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Poisson in mro and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
             fail((path, "rate"), f"an arrival rate is positive and finite, not {_raw(obj.rate)}")
         elif Pool in mro:
-            if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
-                fail((path, "cap"), "a capacity is NaN; it is a number at least 0, or \"inf\"" if obj.cap != obj.cap
-                     else f"a capacity is not negative ({obj.cap})")
+            if why := _cap_problem(obj.cap):
+                fail((path, "cap"), why)
             if obj.caps is not None:
                 if obj.cap != "inf":  # (one meaning: the members' caps are the list's, or all the one cap)
                     fail((path, "caps"), "a pool gives its members' caps as `cap` (one for every member) or as "
@@ -574,9 +580,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                     fail((path, "caps"), f"a family of {obj.size} has {obj.size} caps, one a member, not "
                          f"{len(obj.caps)}")
                 for j, c in enumerate(obj.caps):
-                    if isinstance(c, float) and not c >= 0 or c == "-inf":
-                        fail(((path, "caps"), j), "a capacity is NaN; it is a number at least 0, or \"inf\""
-                             if c != c else f"a capacity is not negative ({c})")
+                    if why := _cap_problem(c):
+                        fail(((path, "caps"), j), why)
                         break
             if obj.block is not None and not 0 < obj.block < math.inf:
                 fail((path, "block"), f"a block is positive and finite, not {_raw(obj.block)}")
