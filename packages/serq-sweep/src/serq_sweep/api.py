@@ -49,9 +49,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if not _lock_journal(journal):  # before anything is read from it or cleared: one sweep a table
                 journal.close()
                 journal = None  # (the other sweep's: never removed here)
-                raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its "
-                                f"journal {shown_path(core.journal_path(out))} is locked); let it end, or give "
-                                f"{core.another_name(plan.given)}")
+                raise _table_taken(out, plan.given)
             # its points table is the table of a sweep into OUT.points.csv: held as that sweep holds its own (two
             # sweeps at once into t.csv and t.points.csv each wrote the other's table at their end)
             points = core.points_path(out)
@@ -165,13 +163,18 @@ def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
     try:
         held = _lock_journal(journal)
         if not held:
-            raise UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
-                            f"{shown_path(path)} is locked); let it end, or give {core.another_name(given)}")
+            raise _table_taken(out, given)
         yield
     finally:
         if held:  # (not the other's: refused above)
             _drop_if_empty(path)  # (before the lock goes: a sweep that opens it after makes a file of its own)
         journal.close()
+
+
+def _table_taken(out: str, given: Any) -> UserError:
+    """The refusal of a table ``out`` whose journal another sweep or comparison holds locked."""
+    return UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
+                     f"{shown_path(core.journal_path(out))} is locked); let it end, or give {core.another_name(given)}")
 
 
 def _same_name(a: str, b: str) -> bool:
