@@ -18,8 +18,9 @@ SIGINT is still ignored, a Ctrl-C that came during the preload is dropped, not r
 
 import signal
 
+from serq.signals import HANDLED
+
 if hasattr(signal, "pthread_sigmask"):
-    signal.pthread_sigmask(signal.SIG_UNBLOCK,
-                           {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(HANDLED))
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)

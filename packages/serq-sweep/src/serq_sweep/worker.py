@@ -156,5 +156,6 @@ def ignore_sigint() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM,
-                                                    getattr(signal, "SIGHUP", signal.SIGTERM)})
+        from serq.signals import HANDLED
+
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(HANDLED))
