@@ -238,7 +238,7 @@ class LocalPool:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
                 raise _too_few_files(n, *(files_left() or left), self.given) from None
-        _quiet_when_stopped(self._pool)
+        _quiet_when_stopped(self._pool, self._server)
         self._size = n
         self._pids = {w.pid for w in list(self._pool._pool)}  # (the pool's workers as it started: _start, again)
 
@@ -350,18 +350,10 @@ class LocalPool:
 
 
 def _server_pid() -> int | None:
-    """The pid of multiprocessing's fork server that this process started, or None; noted as the one a pool of
-    this process started with (:data:`_SERVER_STARTED`)."""
-    global _SERVER_STARTED
+    """The pid of multiprocessing's fork server that this process started, or None."""
     from multiprocessing import forkserver
 
-    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
-    _SERVER_STARTED = pid
-    return pid
-
-
-#: the fork server's pid when this process last started a local pool (:func:`_server_pid`)
-_SERVER_STARTED: int | None = None
+    return getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
 
 
 def _server_lost(started: int | None) -> bool:
@@ -441,21 +433,27 @@ def _lock_taken(pool: Any, started: Any, untaken: bool) -> bool:
     return False
 
 
-#: the threads of the local pools that start their worker processes (``Pool._worker_handler``), whose failure to
-#: start one is quiet once the command received SIGINT or SIGTERM (:func:`_starter_failed`)
+#: the threads of the local pools that start their worker processes (``Pool._worker_handler``), each with the pid
+#: of the fork server its pool started with (None: spawned workers), whose failure to start one is quiet once
+#: the command received SIGINT or SIGTERM, or once that server is gone (:func:`_starter_failed`)
 _STARTERS: Any = None
 #: threading.excepthook before :func:`_quiet_when_stopped` put :func:`_starter_failed` in its place
 _previous_hook: Any = None
+#: how long (seconds) :func:`_starter_failed` waits for the cause of a pool's failure to start a worker to show:
+#: the command's signal taken, or the fork server seen ended
+_STARTER_GRACE = 2.0
 
 
-def _quiet_when_stopped(pool: Any) -> None:
+def _quiet_when_stopped(pool: Any, server: int | None = None) -> None:
     """Take quietly the failure of ``pool``'s thread that starts worker processes in place of those that ended, when
-    the command was sent SIGINT or SIGTERM. A SIGTERM to the whole process group (``kill -TERM -PGID``,
-    ``timeout``) ends the fork server with the workers; the thread, looking for ended workers every 0.1 s, could
-    see them before the sweep's own process took the signal and ended the pool, and asked the fork server for
-    new ones: its ``EOFError`` (or ``ConnectionRefusedError``) traceback, ``Exception in thread Thread-1
-    (_handle_workers)``, came above the sweep's ``terminated``. Any other failure of that thread, and this one
-    without a signal, is told as before."""
+    the command was sent SIGINT or SIGTERM, or when ``server`` (the fork server the pool started with) ended. A
+    SIGTERM to the whole process group (``kill -TERM -PGID``, ``timeout``) ends the fork server with the workers;
+    the thread, looking for ended workers every 0.1 s, could see them before the sweep's own process took the
+    signal and ended the pool, and asked the fork server for new ones: its ``EOFError`` (or
+    ``ConnectionRefusedError``) traceback, ``Exception in thread Thread-1 (_handle_workers)``, came above the
+    sweep's ``terminated``. A fork server killed alone (``kill -9``, the OOM killer) gave the same traceback
+    (the pool is given up and its runs run on a new one: :meth:`LocalPool._run_on`). Any other failure of that
+    thread, and this one with neither cause, is told as before."""
     import threading
     import weakref
 
@@ -464,30 +462,35 @@ def _quiet_when_stopped(pool: Any) -> None:
     if starter is None:
         return
     if _STARTERS is None:
-        _STARTERS = weakref.WeakSet()
-    _STARTERS.add(starter)
+        _STARTERS = weakref.WeakKeyDictionary()
+    _STARTERS[starter] = server
     if threading.excepthook is not _starter_failed:
         _previous_hook, threading.excepthook = threading.excepthook, _starter_failed
 
 
 def _starter_failed(args: Any) -> None:
     """threading.excepthook while a local pool runs (:func:`_quiet_when_stopped`): the failure of a pool's thread
-    that starts workers to reach the fork server is quiet when the command received a signal (waited for a
-    moment: the thread may fail before the main thread runs the signal's handler)."""
+    that starts workers to reach the fork server is quiet when the command received a signal or the pool's fork
+    server ended. Each is waited for a moment (:data:`_STARTER_GRACE`): the thread may fail before the main
+    thread runs the signal's handler, and before a killed server is seen ended. A server killed closes its
+    socket as it exits, before the system shows it ended (a zombie): the thread's read of the new worker's pid
+    met the end of the socket (``EOFError``) in that moment, the server looked alive, and the traceback was
+    printed above the sweep's table (once under load)."""
     import threading
     import time
 
-    if _STARTERS is not None and args.thread in _STARTERS and isinstance(args.exc_value, (EOFError, OSError)):
+    if (_STARTERS is not None and args.thread in _STARTERS
+            and isinstance(args.exc_value, (EOFError, OSError))):
         from serq import signals
 
-        if _server_lost(_SERVER_STARTED):  # (the fork server ended: the pool is given up, the runs run on a new one)
-            return
-
-        waited = time.monotonic() + 2.0
-        while signals.received() is None and time.monotonic() < waited:
+        server = _STARTERS.get(args.thread)
+        waited = time.monotonic() + _STARTER_GRACE
+        while True:
+            if signals.received() is not None or _server_lost(server):
+                return
+            if time.monotonic() >= waited:
+                break
             time.sleep(0.01)
-        if signals.received() is not None:
-            return
     (_previous_hook or threading.__excepthook__)(args)
 
 
