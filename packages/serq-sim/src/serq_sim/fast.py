@@ -2045,18 +2045,27 @@ def run(sim):
     if exclusion(sim.program) is not None or not _sim_ok(sim):
         return None
     progress = sim.show_progress = bool(sim.progress and sys.stderr is not None and sys.stderr.isatty())
-    gen, src, g = build(sim, progress)
-    ns: dict[str, Any] = {}
-    code = compile(src, "<serq fast>", "exec")
-    exec(code, g, ns)  # noqa: S102 - our own generated code
-    # where a signal stopped it (compile.statement_at): the session being run is the list A, its serial at XS
-    xs = gen.XS
-    sim.compiler.sources["<serq fast>"] = (src.splitlines(), lambda f_locals: _serial_of(f_locals.get("A"), xs),
-                                           gen.spans)
     from .engine import runs_here
 
     runs = runs_here()
     nested = bool(runs)
+    ns: dict[str, Any] = {}
+    try:
+        gen, src, g = build(sim, progress)
+        code = compile(src, "<serq fast>", "exec")
+        exec(code, g, ns)  # noqa: S102 - our own generated code
+    except KeyboardInterrupt as e:
+        if nested:
+            raise  # a run whose plugin's code called this one: its Ctrl-C is that run's
+        # Ctrl-C, SIGTERM or SIGHUP while the program was made into Python (a large program's takes seconds):
+        # the run stops before its first event with its partial report, nothing simulated, as a signal in the
+        # general engine's start or in the reading of a trace does (it gave no report at all)
+        sim.setup_stop = compiling_stopped(sim, e)
+        return sim.run()
+    # where a signal stopped it (compile.statement_at): the session being run is the list A, its serial at XS
+    xs = gen.XS
+    sim.compiler.sources["<serq fast>"] = (src.splitlines(), lambda f_locals: _serial_of(f_locals.get("A"), xs),
+                                           gen.spans)
     runs.append(sim)
     try:
         st = ns["_fast_run"](g)
@@ -2086,6 +2095,19 @@ def run(sim):
         report = build_report(sim)
         report.tier = "fast"
         return report
+
+
+def compiling_stopped(sim, e: KeyboardInterrupt) -> StopRun:
+    """The stop of a run that the signal ``e`` (Ctrl-C, SIGTERM, SIGHUP) came to while the fast tier made its
+    program into Python, before the first event: its note says so (nothing was simulated); the signal is
+    acknowledged (the run makes its partial report: :mod:`serq.signals`)."""
+    from .engine import _signal_caught
+    from .report import SIGNAL_NOTES
+
+    reason = getattr(e, "reason", "interrupted")
+    said = SIGNAL_NOTES.get(reason, "interrupted")
+    _signal_caught()
+    return StopRun(reason, f"{said} at set-up, compiling the program, before the run began", owner=sim)
 
 
 def _stale_ps_only(gen: _Gen, st: dict, events) -> bool:

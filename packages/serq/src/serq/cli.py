@@ -13,7 +13,8 @@ Ctrl-C early in start-up is the one line ``interrupted`` too; before that, from 
 Standard output that cannot take what a command writes is not a bug: a reader that went away (``serq run
 x.sq | head -c1``, a broken pipe) ends the command quietly with status 141, as a program killed by
 SIGPIPE ends; a full device, a closed descriptor (``>&-``) or another failed write is one line on stderr,
-``error: cannot write to standard output: REASON``, and status 1.
+``error: cannot write to standard output: REASON``, and status 1. A command that a signal stopped keeps the
+signal's status (130, 143, 129) whatever its standard output did.
 """
 
 from __future__ import annotations
@@ -1067,13 +1068,20 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _output_failed(e: StdoutError) -> int:
+    """The status of a command whose standard output refused a write: 141 for a reader that went away (quiet),
+    else 1 with the error said; but a command a signal stopped (SIGINT, SIGTERM, SIGHUP: a run's partial
+    report printed to a pipe whose reader the same Ctrl-C ended) exits with the signal's status, 128 + N, as
+    it does when its standard output takes the report (it exited 141, the signal not told by the status)."""
     import click
 
+    from . import signals
+
     _silence_stdout()
+    stopped = signals.exit_status()
     if isinstance(e.cause, BrokenPipeError):
-        return BROKEN_PIPE_STATUS
+        return stopped or BROKEN_PIPE_STATUS
     try:
         click.echo(str(e), err=True)
     except OSError:  # pragma: no cover - standard error refuses it too; the status still says so
         pass
-    return 1
+    return stopped or 1
