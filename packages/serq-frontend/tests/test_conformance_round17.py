@@ -221,7 +221,7 @@ def test_o_is_no_parameter_of_decode_and_the_body_alone_reads_it():
     reads `o` itself. Mutation: dropping `hidden o;` makes the second program link."""
     refused(prog(route="D[0].decode (⟨o);"),
             "`o` is hidden: a hold's header (units, reserve, reuse: read at admission) is the scheduler's")
-    refused(prog(route="⟨D[0].decode (prompt, o);"), "`D.decode` takes 1 argument(s), got 2: `D.decode(p)`")
+    refused(prog(route="⟨D[0].decode (prompt, o);"), "`D.decode` takes one argument, `D.decode(p)`, and got 2")
     refused(prog("hold kv (⟨o) { run (p); }"), "the header of a hold in `P.prefill` reads `o`")
     # the body's `o` is the request's hidden length; an argument only the body reads may be `o`, and is the
     # program whose body reads `o` itself

@@ -213,7 +213,7 @@ DEFS_REFUSED = [
     ("def f(x) = x;\ndef ⟨f(y) = y;\n" + H + "session { observe o = f(3); }\nrun { horizon 1; }\n",
      "`f` is defined twice"),
     ("def f(x) = x;\n" + H + "session { observe o = ⟨f(3, 4); }\nrun { horizon 1; }\n",
-     "`f` takes 1 argument(s), got 2"),
+     "`f` takes one argument, `f(x)`, and got 2"),
 ]
 
 

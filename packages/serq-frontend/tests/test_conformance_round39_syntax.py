@@ -52,7 +52,7 @@ REFUSED = [
     ("def f(⟨x) { set x = 1; }\n" + B + "session { f(2); }\n", "`x` is a parameter of `f` and its body assigns it"),
     # an argument that draws, to a parameter read twice; the number of arguments; the kind of use
     ("def f(x) = x + x;\n" + B + "session { run d (f(⟨~exp(1))); }\n", "the argument for `x` of `f` draws"),
-    ("def f(x) = x + 1;\n" + B + "session { run d (⟨f(2, 3)); }\n", "`f` takes 1 argument(s), got 2"),
+    ("def f(x) = x + 1;\n" + B + "session { run d (⟨f(2, 3)); }\n", "`f` takes one argument, `f(x)`, and got 2"),
     ("def f(x) = x + 1;\n" + B + "session { ⟨f(2); }\n", "`f` is an expression definition"),
     ("def s(x) { run d (x); }\n" + B + "session { observe o = ⟨s(2); }\n", "`s` is a statement definition"),
     ("def s(x) { run d (x); observe o = now; }\n" + B + "session { s(⟨now); }\n",

@@ -193,7 +193,7 @@ REFUSALS = {
     "a_recursive_definition": (S + "def f(x) = ⟨f(x);\n" + W + "session { turn; run s (f(1)); end; }",
                                "uses itself"),
     "a_definition_given_two_arguments": (S + "def f(x) = x;\n" + W + "session { turn; run s (⟨f(1, 2)); end; }",
-                                         "takes 1 argument"),
+                                         "takes one argument"),
     "a_statement_definition_in_an_expression": (S + "def g(x) { run s (x); }\n" + W
                                                 + "session { turn; run s (⟨g(1)); end; }", "statement definition"),
     "an_expression_definition_as_a_statement": (S + "def f(x) = x;\n" + W + "session { turn; ⟨f(1); end; }",

@@ -286,7 +286,7 @@ def test_a_call_with_the_wrong_number_of_arguments_shows_the_parameters(tmp_path
                  "session { serve_it(1); }\n")
     with pytest.raises(serq_frontend.CompileError) as e:
         serq_frontend.compile(f)
-    assert str(e.value).splitlines()[0].endswith("error: `serve_it` takes 2 argument(s), got 1: `serve_it(n, m)`")
+    assert str(e.value).splitlines()[0].endswith("error: `serve_it` takes two arguments, `serve_it(n, m)`, and got 1")
 
 
 def test_a_library_that_is_not_there_gets_the_closest_one(tmp_path):

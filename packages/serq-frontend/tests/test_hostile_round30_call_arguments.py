@@ -77,7 +77,7 @@ def test_an_ir_file_with_a_call_of_more_arguments_is_refused_at_it(tmp_path, mon
             serq_ir.load("p.ir.json")
         first = str(info.value).splitlines()[0]
         assert first.startswith("p.ir.json:1:") and first.endswith(
-            f": error: {fn} takes at most 10000 argument(s), not 10001 - at '$.session[0].value.args'"), first
+            f": error: `{fn}` takes at most 10000 arguments, and got 10001 - at '$.session[0].value.args'"), first
     call["args"] = call["args"][:10_000]
     (tmp_path / "p.ir.json").write_text(json.dumps(data))
     assert len(serq_ir.load("p.ir.json").session[0].value.args) == 10_000

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from serq_ir import rules as _rules
+
 #: Context variables (language.txt §2); ``now`` is readable everywhere but a gauge.
 CONTEXT = frozenset({
     "now", "size", "age", "last", "waiting", "present", "residents", "decoders", "kv_decode",
@@ -9,7 +11,7 @@ CONTEXT = frozenset({
     "waited",
 })
 #: the most arguments a call of ``min`` or ``max`` takes, as many as an aggregate writes out
-#: (consts.MAX_TERMS), and the IR's own limit (serq_ir.rules.MAX_ARGS, kept apart: this module imports nothing):
+#: (consts.MAX_TERMS), and the IR's own limit (serq_ir.rules.MAX_ARGS, kept apart):
 #: each is some 1 KB of the simulator's generated code, and a call of 1 000 000 took 1.2 GB
 MAX_ARGS = 10_000
 #: function -> (the fewest arguments, the most)
@@ -27,28 +29,15 @@ def arity_problem(name: str, n: int) -> str | None:
         return (f"`{name}` takes at most {hi} arguments, got {n}; take the {name} of parts, "
                 f"`{name}({name}(…), {name}(…))`, or write `{name} j in n (…)`")
     if lo != hi:
-        return f"`{name}` takes {_COUNT[lo]} at least, `{name}(a, …)`, and got {n or 'none'}"
+        return _rules.takes_at_least(name, n, lo)
     return takes(name, n)
 
 
 DRAWS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
-#: the parameters of the language's functions, draws and observables of a fixed arity, as language.txt §2 names
-#: them: what a call given another number of arguments is told (:func:`takes`)
-PARAMS = {"abs": "x", "floor": "x", "ceil": "x", "sqrt": "x", "exp": "x", "ln": "x", "pow": "x, y",
-          "~exp": "mean", "~det": "x", "~uniform": "lo, hi", "~erlang": "k, mean", "~h2": "mean, cv2",
-          "~bernoulli": "p",
-          **{o: "stage" for o in ("queue", "busy", "work", "budget_left", "est_lambda", "est_rho", "est_wait")},
-          **{o: "pool" for o in ("used", "free", "cachedin", "holders", "queued", "blocksize")},
-          "price": "s, s_hit, ds"}
-_COUNT = {0: "no argument", 1: "one argument", 2: "two arguments", 3: "three arguments"}
-
-
-def takes(name: str, n: int) -> str:
-    """The words for a call of the builtin ``name`` (of :data:`PARAMS`; a draw's with its ``~``) on ``n``
-    arguments, another number than it takes: how many it takes, its form and how many it got (it said "takes 1
-    argument(s), got 0", with no word of what the one is)."""
-    params = PARAMS[name]
-    return f"`{name}` takes {_COUNT[len(params.split(', '))]}, `{name}({params})`, and got {n or 'none'}"
+#: the parameters of the builtins of a fixed arity, and the words for a call given another number of arguments:
+#: serq_ir.rules' (the IR's validator says the same of an IR file's call)
+PARAMS = _rules.PARAMS
+takes = _rules.takes
 #: other languages' names for what :data:`FUNCTIONS` has: the function that is it, or how it is written with
 #: them (language.txt §2 has no logarithm to another base, no rounding to the nearest and no `**`)
 FUNCTION_ALIASES = {

@@ -27,6 +27,43 @@ MAX_BLOCK_DEPTH = 32
 #: 1 000 000 arguments in an IR file of 26 MB took 1.2 GB and 20 s.
 MAX_ARGS = 10_000
 
+#: the parameters of the language's functions, draws and observables of a fixed arity, as language.txt §2 names
+#: them: what a call given another number of arguments is told (:func:`takes`), by the frontend's linker and
+#: by :mod:`serq_ir.validate` alike
+PARAMS = {"abs": "x", "floor": "x", "ceil": "x", "sqrt": "x", "exp": "x", "ln": "x", "pow": "x, y",
+          "~exp": "mean", "~det": "x", "~uniform": "lo, hi", "~erlang": "k, mean", "~h2": "mean, cv2",
+          "~bernoulli": "p",
+          **{o: "stage" for o in ("queue", "busy", "work", "budget_left", "est_lambda", "est_rho", "est_wait")},
+          **{o: "pool" for o in ("used", "free", "cachedin", "holders", "queued", "blocksize")},
+          "price": "s, s_hit, ds"}
+_COUNT = {0: "no argument", 1: "one argument",
+          **{k: f"{w} arguments" for k, w in enumerate("two three four five six seven eight nine ten".split(), 2)}}
+
+
+def counted(k: int) -> str:
+    """``k`` arguments in words: "no argument", "one argument", "two arguments", …, "12 arguments"."""
+    return _COUNT.get(k, f"{k} arguments")
+
+
+def takes(name: str, n: int, params: str | None = None, after: str = "") -> str:
+    """The words for a call of ``name`` on ``n`` arguments, another number than it takes: how many it takes,
+    its form and how many it got, "`~exp` takes one argument, `~exp(mean)`, and got 2". ``params`` the
+    parameters as written (a definition's, a queue entry's; by default a builtin's of :data:`PARAMS`, a draw's
+    name with its ``~``); ``after`` what the count follows (an observable's "pool" in the IR, whose target is
+    a field of its own). The one text of every arity of a fixed count, the frontend's and the IR's: they said
+    "takes 1 argument(s), got 0", with no word of what the one is."""
+    params = PARAMS[name] if params is None else params
+    k = len(params.split(", ")) if params else 0
+    if after:
+        k -= 1  # (the target is one of the parameters §2 writes)
+    return (f"`{name}` takes {counted(k)}{' after its ' + after if after else ''}, `{name}({params})`, and got "
+            f"{n or 'none'}")
+
+
+def takes_at_least(name: str, n: int, lo: int) -> str:
+    """The words for a call of ``name`` (``min``, ``max``, ``sum``) on fewer than the ``lo`` arguments it takes."""
+    return f"`{name}` takes {counted(lo)} at least, `{name}(a, …)`, and got {n or 'none'}"
+
 
 def nesting_problem(program) -> tuple[str, str] | None:
     """``(JSON path, message)`` where an expression of ``program`` nests deeper than

@@ -507,11 +507,15 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "name"), f"unknown observable {_q(obj.name)}")
         elif Call in mro:
             lo, hi = FUNCTION_ARGS[obj.fn]
-            if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
-                want = f"{lo}" if lo == hi else f"at least {lo}" if len(obj.args) < lo else f"at most {hi}"
-                fail((path, "args"), f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
+            k = len(obj.args)
+            if lo == hi and k != lo:
+                fail((path, "args"), rules.takes(obj.fn, k))
+            elif k < lo:
+                fail((path, "args"), rules.takes_at_least(obj.fn, k, lo))
+            elif hi is not None and k > hi:
+                fail((path, "args"), f"`{obj.fn}` takes at most {hi} arguments, and got {k}")
         elif Draw in mro and len(obj.args) != DRAW_ARGS[obj.dist]:
-            fail((path, "args"), f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
+            fail((path, "args"), rules.takes(f"~{obj.dist}", len(obj.args)))
         elif Draw in mro and all(isinstance(a, Num) for a in obj.args):
             values = [_value(a) for a in obj.args]
             why = (rules.branch_with_problem(values[0]) if rules.branch_with_draw(obj)
@@ -546,8 +550,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail((path, "target"), f"{obj.name}(…) reads a {what}, not a "
                      f"{'stage' if what == 'pool' else 'pool'}")
             if len(obj.args) != extra:
-                fail((path, "args"), f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
-                     f"not {len(obj.args)}")
+                fail((path, "args"), rules.takes(obj.name, len(obj.args), rules.PARAMS.get(obj.name, what), what))
             if (obj.name == "budget_left" and isinstance(obj.target, StageRef) and 0 <= obj.target.stage < n_stages
                     and not isinstance((st := program.stages[obj.target.stage]).kind, Step)):
                 # as the linker's: only a step stage plans iterations (the simulator's admission code met a

@@ -22,6 +22,7 @@ from ..names import (
     TRACE_ATTRIBUTES,
     declared_not_defined,
     not_in_language,
+    takes,
     word_kind,
 )
 from ..parser import _BEGIN_WORDS, before_block, grammar_text
@@ -667,8 +668,7 @@ class Expander:
 
     def bind(self, d: A.DefItem, args: list[Any], pos: Pos) -> dict[str, Any]:
         if len(args) != len(d.params):
-            raise self.ctx.error(pos, f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}: "
-                                 f"`{d.name}({', '.join(d.params)})`")
+            raise self.ctx.error(pos, takes(d.name, len(args), ", ".join(d.params)))
         return dict(zip(d.params, args))
 
     def write_out(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:

@@ -26,7 +26,7 @@ from .. import ast as A
 from ..consts import BadConstant, NotConstant, fold
 from ..context import fmt_num
 from ..diagnostics import Pos, did_you_mean
-from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, declared_name_problem, language_name
+from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, declared_name_problem, language_name, takes
 from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
@@ -1082,8 +1082,7 @@ class QueueRewriter:
             raise ctx.error(c.pos, f"`{q.name}.transfer (n) from S to P (m)`: a transfer names the pool it "
                             "takes from and the pool it fills")
         if len(c.args) != len(entry.params):
-            raise ctx.error(c.pos, f"`{q.name}.{c.verb}` takes {len(entry.params)} argument(s), got "
-                            f"{len(c.args)}: `{q.name}.{c.verb}({', '.join(entry.params)})`")
+            raise ctx.error(c.pos, takes(f"{q.name}.{c.verb}", len(c.args), ", ".join(entry.params)))
         self._arguments_written(q, c, entry)
         for p, a in zip(entry.params, c.args):
             if A.draws(a):
