@@ -36,14 +36,14 @@ def test_a_scenario_key_with_a_look_alike_letter():
     sc = scenario()
     sc["budg\u0435t"] = sc.pop("budget")
     assert refusal(sc) == ("'budg\u0435t': unknown scenario key, not modelled (a scenario has budget, max_seqs, "
-                           "block_size, num_blocks, chunk, prefix_caching, serve, requests); it is not ASCII: its "
+                           "block_size, num_blocks, chunk, prefix_caching, serve, policy, requests); it is not ASCII: its "
                            "`\u0435` is U+0435 CYRILLIC SMALL LETTER IE")
 
 
 def test_a_request_key_with_a_look_alike_letter():
     sc = scenario(requests=[{"prompt": 8, "\u043eut": 2, "arrive": 0}])
     assert refusal(sc) == ("requests[0].\u043eut: unknown request key, not modelled (a request has prompt, out, "
-                           "arrive, session, turn, think); it is not ASCII: its `\u043e` is U+043E CYRILLIC SMALL "
+                           "arrive, session, turn, think, priority); it is not ASCII: its `\u043e` is U+043E CYRILLIC SMALL "
                            "LETTER O")
 
 
@@ -62,7 +62,7 @@ def test_an_invisible_character_is_named_by_its_escape():
 def test_an_ascii_key_is_refused_as_before():
     sc = scenario(requests=[{"prompt": 8, "out": 2, "arrive": 0, "hit": 1}])
     assert refusal(sc) == ("requests[0].hit: unknown request key, not modelled (a request has prompt, out, arrive, "
-                           "session, turn, think)")
+                           "session, turn, think, priority)")
 
 
 def test_serq_vllm_scenario_says_it_at_the_key(tmp_path):

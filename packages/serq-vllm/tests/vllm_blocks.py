@@ -323,14 +323,16 @@ def _previous_turns(reqs: list[dict[str, Any]]) -> dict[int, int]:
 
 def run(sc: dict[str, Any], *, eager_hash: bool = True, history: str = "sequence",
         max_steps: int = 100_000) -> dict[str, Any]:
-    """The oracle's answer of scenario ``sc`` (oracle/README.md); a request with a ``priority`` puts the
-    engine under vLLM's priority policy. A later turn's token ids begin with the previous turn's prompt and
+    """The oracle's answer of scenario ``sc`` (oracle/README.md); ``"policy": "priority"`` puts the engine under
+    vLLM's priority policy, and so does a request with a ``priority`` in a scenario that names no policy (the
+    scenarios of peer_programs2/priority_vllm.json, taken before scenarios had the key). A later turn's token ids begin with the previous turn's prompt and
     output (``history`` "sequence", the oracle's driver) or with its prompt alone ("prompt", the replayed
     trace of oracle/README.md's ../traces/). ``RuntimeError`` when the requests do not finish in
     ``max_steps``."""
     reqs = sc["requests"]
     n = len(reqs)
-    engine = Engine(sc, priority=any("priority" in r for r in reqs), eager_hash=eager_hash)
+    policy = sc.get("policy", "priority" if any("priority" in r for r in reqs) else "fcfs")
+    engine = Engine(sc, priority=policy == "priority", eager_hash=eager_hash)
     engine.requests = {}
     prev = _previous_turns(reqs)
     fresh = iter(range(1000, 1 << 62))

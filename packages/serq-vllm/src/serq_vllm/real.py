@@ -80,9 +80,11 @@ class ScenarioError(ValueError):
 
 # The fields a scenario may have, and those of a request: everything both sides model. Anything else
 # (a `prefix` group shared across sessions, say) is refused rather than silently dropped.
-SCENARIO_KEYS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "serve",
+SCENARIO_KEYS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "serve", "policy",
                  "requests")
-REQUEST_KEYS = ("prompt", "out", "arrive", "session", "turn", "think")
+REQUEST_KEYS = ("prompt", "out", "arrive", "session", "turn", "think", "priority")
+#: the scheduling policies a scenario's ``policy`` names, vLLM's ``SchedulerConfig.policy``
+POLICIES = ("fcfs", "priority")
 
 
 def _int(x: Any) -> bool:
@@ -159,8 +161,9 @@ def check_scenario(sc: Any) -> None:
     its scheduler alone would wait for ever, serQ rejects it), a later turn whose prompt is shorter
     than its history (the previous prompt and output), a later turn with an arrival of its own, a
     serving order the bridge lacks, a setting or a token count not below 2**53 in size (serQ's numbers are doubles,
-    which hold every whole number only below it; the KV cache's tokens too). Raises ScenarioError, whose
-    ``json_path`` says where."""
+    which hold every whole number only below it; the KV cache's tokens too), a ``policy`` other than ``fcfs`` and
+    ``priority``, a ``serve`` under the priority policy, a request's ``priority`` that is no integer, or one that
+    is not 0 under the FCFS policy (vLLM refuses it). Raises ScenarioError, whose ``json_path`` says where."""
     if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
         at = ("requests",) if isinstance(sc, dict) and "requests" in sc else ()
         raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list", at)
@@ -195,6 +198,16 @@ def check_scenario(sc: Any) -> None:
             _serve_key(sc["serve"])
         except ValueError as e:
             raise ScenarioError(f"'serve': {e}", ("serve",)) from None
+    if "policy" in sc:
+        if not isinstance(sc["policy"], str) or sc["policy"] not in POLICIES:
+            raise ScenarioError(f"'policy': must be \"fcfs\" or \"priority\" (vLLM's scheduling_policy), not "
+                                f"{_shown_value(sc['policy'])}{_not_ascii(sc['policy'])}", ("policy",))
+        if sc["policy"] == "priority" and "serve" in sc:
+            raise ScenarioError("'serve' with 'policy': \"priority\" is not modelled: the bridge's serving orders are "
+                                "a scheduler class of their own built on the priority policy's victim path, and "
+                                "vLLM's priority policy serves in admission order; give one or the other",
+                                ("serve",))
+    priority = policy(sc) == "priority"
     sessions: dict[Any, list[int]] = {}
     reqs_given = sc["requests"]
     for i, r in enumerate(sc["requests"]):
@@ -212,6 +225,18 @@ def check_scenario(sc: Any) -> None:
                                     ("requests", i, k) if k in r else ("requests", i))
         for k in _REQUEST_COUNTS:
             _exact(r.get(k), f"{where}.{k}", ("requests", i, k))
+        if "priority" in r:
+            p = r["priority"]
+            if not _int(p):
+                raise ScenarioError(f"{where}.priority: must be an integer (vLLM's request priority, the lower "
+                                    f"the sooner), not {_shown_value(p)}", ("requests", i, "priority"))
+            _exact(p, f"{where}.priority", ("requests", i, "priority"))
+            if p != 0 and not priority:
+                raise ScenarioError(f"{where}.priority: {p} under the 'fcfs' policy (the scenario's "
+                                    f"{'policy' if 'policy' in sc else 'default'}): vLLM refuses a request "
+                                    "whose priority is not 0 unless priority scheduling is enabled (\"Got "
+                                    f"priority {p} but Priority scheduling is not enabled.\"); give the "
+                                    "scenario \"policy\": \"priority\"", ("requests", i, "priority"))
         # its KV at the last step: prompt + out - 1 tokens (the last sampled token is never fed back)
         need = -(-(r["prompt"] + r["out"] - 1) // sc["block_size"])
         if need > sc["num_blocks"] - 1:
@@ -273,6 +298,26 @@ def check_scenario(sc: Any) -> None:
                 raise ScenarioError(f"requests[{b}].prompt: {reqs[b]['prompt']} is shorter than its history, "
                                     f"the previous turn's prompt and output (requests[{a}]: {history}); a "
                                     "turn's prompt extends the whole previous sequence", ("requests", b, "prompt"))
+
+
+def policy(sc: dict[str, Any]) -> str:
+    """The scheduling policy of a (checked) scenario: its ``policy``, ``fcfs`` (vLLM's default) when it
+    names none."""
+    return sc.get("policy", "fcfs")
+
+
+def _shown_value(v: Any) -> str:
+    """A value of a scenario's field as a refusal quotes it: ``true``/``null`` as JSON writes them, a string
+    or a number quoted (:func:`_quoted`), an object or a list by its kind."""
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, float) and v != v:
+        return "NaN"
+    return _quoted(v)
 
 
 def vllm_version() -> str | None:
@@ -533,8 +578,10 @@ def config_out(sc: dict[str, Any]) -> dict[str, Any]:
     in :func:`serve_form`'s spelling, ``admission`` when the scenario names none). Both sides write it, the
     bridge and ``serq vllm scenario``: the scenario's answer gave ``chunk: null`` for no threshold and left out
     ``prefix_caching`` and ``serve``, and the bridge left out ``serve`` and a ``prefix_caching`` that was off.
-    (The oracle's answers written before this give ``prefix_caching`` only when it is on, and no ``serve``.)"""
-    return {
+    (The oracle's answers written before this give ``prefix_caching`` only when it is on, and no ``serve``.)
+    ``policy`` is given when it is ``priority``: an answer under vLLM's default policy, FCFS, is the object it
+    always was."""
+    out = {
         "budget": sc["budget"],
         "max_seqs": sc["max_seqs"],
         "chunk": sc.get("chunk") or 0,
@@ -543,6 +590,9 @@ def config_out(sc: dict[str, Any]) -> dict[str, Any]:
         "prefix_caching": bool(sc.get("prefix_caching")),
         "serve": serve_form(sc["serve"]) if "serve" in sc else "admission",
     }
+    if policy(sc) == "priority":
+        out["policy"] = "priority"
+    return out
 
 
 def run_real(scenario: dict[str, Any]) -> dict[str, Any]:
@@ -586,6 +636,8 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
         is_encoder_decoder=False,
         enable_chunked_prefill=True,
         async_scheduling=False,
+        # vLLM's own scheduling policy (the FCFS default is not passed: the configuration it always was)
+        **({"policy": "priority"} if policy(sc) == "priority" else {}),
     )
     vllm_config = v["VllmConfig"](
         model_config=model_config,
@@ -657,6 +709,7 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
             pooling_params=None,
             arrival_time=float(step),
             block_hasher=block_hasher,
+            **({"priority": int(r["priority"])} if "priority" in r else {}),
         )
         reqs[i] = req
         submitted.add(i)

@@ -20,7 +20,7 @@ from serq import UserError
 from serq.errors import shown_path
 from serq.files import path_exists, path_join, path_str
 
-from .real import ScenarioError, check_scenario, config_out, serve_form
+from .real import ScenarioError, check_scenario, config_out, policy, serve_form
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 _HERE = os.path.dirname(path_str(__file__)) or "."
 _ORACLE = path_join(_HERE, "oracle")
 _PROGRAM = path_join(path_join(_HERE, "programs"), "scenario.sq")
+#: the program of a scenario under vLLM's priority policy (``"policy": "priority"``)
+_PRIORITY_PROGRAM = path_join(path_join(_HERE, "programs"), "scenario_priority.sq")
 
 
 def __getattr__(name: str) -> Any:
@@ -64,6 +66,8 @@ def list_scenarios() -> list[ScenarioFile]:
             bits.append(f"chunk {sc['chunk']}")
         if sc.get("prefix_caching"):
             bits.append("prefix caching")
+        if sc.get("policy") == "priority":
+            bits.append("priority policy")
         if "serve" in sc:
             bits.append(f"serve by ({sc['serve']})")
         out.append(ScenarioFile(f"{path.parent.name}/{path.stem}", path, ", ".join(bits)))
@@ -145,6 +149,10 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
     return _program(sc, pm)
 
 
+#: the attributes each turn of a scenario's session loads (the priority program's, prio and rid besides)
+_SLOTS = ("idx", "prompt", "o", "think_time", "more")
+
+
 def _program(sc: dict[str, Any], pm: Any):
     """:func:`scenario_program` of a scenario ``check_scenario`` passed."""
     from serq_frontend.cache import load
@@ -155,30 +163,47 @@ def _program(sc: dict[str, Any], pm: Any):
         "blocks": float(sc["num_blocks"] - 1), "C": float(sc.get("chunk") or 0),
         "caching": 1.0 if sc.get("prefix_caching") else 0.0,
     }
-    # the order in the spelling the bridge reads it in (a blank of the scenario's own, a no-break space say,
-    # is no blank of the language)
-    defs = {"serve_key": serve_form(sc["serve"]) if "serve" in sc else "admission"}
-    program = load(_PROGRAM, sets=sets, defs=defs, pm=pm)
+    if policy(sc) == "priority":
+        # vLLM's priority policy (programs/scenario_priority.sq): no serving order (check_scenario refuses one)
+        path, defs, names = _PRIORITY_PROGRAM, {}, _SLOTS + ("prio", "rid")
+    else:
+        # the order in the spelling the bridge reads it in (a blank of the scenario's own, a no-break space say,
+        # is no blank of the language)
+        path, names = _PROGRAM, _SLOTS
+        defs = {"serve_key": serve_form(sc["serve"]) if "serve" in sc else "admission"}
+    program = load(path, sets=sets, defs=defs, pm=pm)
     slot = {a.name: i for i, a in enumerate(program.attributes)}
-    for name in ("idx", "prompt", "o", "think_time", "more"):
+    for name in names:
         if name not in slot:
-            raise RuntimeError(f"{os.path.basename(_PROGRAM)} does not set {name}")
-    s_idx, s_prompt, s_o, s_think, s_more = (slot[k] for k in ("idx", "prompt", "o", "think_time", "more"))
+            raise RuntimeError(f"{os.path.basename(path)} does not set {name}")
+    s_idx, s_prompt, s_o, s_think, s_more = (slot[k] for k in _SLOTS)
     SlotValue, Preset = n.SlotValue, n.Preset
     chains = _chains(sc)
+    if len(names) > len(_SLOTS):
+        # each request's priority, and the place of its request id, str(i), among the scenario's in the order
+        # vLLM compares them (as strings: "10" before "2"), the heap's last key (Request.__lt__)
+        s_prio, s_rid = slot["prio"], slot["rid"]
+        n_req = len(sc["requests"])
+        rid = [0.0] * n_req
+        for k, i in enumerate(sorted(range(n_req), key=str)):
+            rid[i] = float(k)
     presets = []
     for chain in chains:
         turns = []
         last = len(chain) - 1
         for k, (i, r) in enumerate(chain):
             more = k < last
-            turns.append([
+            turn = [
                 SlotValue(slot=s_idx, value=float(i)),
                 SlotValue(slot=s_prompt, value=float(r["prompt"])),
                 SlotValue(slot=s_o, value=float(r["out"])),
                 SlotValue(slot=s_think, value=float(chain[k + 1][1].get("think", 0)) if more else 0.0),
                 SlotValue(slot=s_more, value=1.0 if more else 0.0),
-            ])
+            ]
+            if len(names) > len(_SLOTS):
+                turn += [SlotValue(slot=s_prio, value=float(r.get("priority", 0))),
+                         SlotValue(slot=s_rid, value=rid[i])]
+            turns.append(turn)
         presets.append(Preset(at=float(chain[0][1].get("arrive", 0)), turns=turns))
     workload = msgspec.structs.replace(program.workload, presets=presets)
     return msgspec.structs.replace(program, workload=workload), chains
