@@ -1,0 +1,257 @@
+"""Conformance round 45, rule by rule: language.txt §3 and pool-reference.txt's rules in small programs on
+constant times, each outcome worked out by hand from the pages' words in the comment above the case.
+
+* §3, Stages: `share bottleneck` ("its equal share at the tightest of its stages, min over s of φ_s / n_s")
+  and `share maxmin` ("every flow's rate rises together until a stage fills"), with a single-stage run on a
+  stage some run shares ("every job on it … is a flow of the policy"), and the utilisation Σ rate / φ.
+* §3, Ties: "choose: the keys, in order, then the smallest index".
+* §3, Gauges: the time average, "the least and greatest value held for a positive time".
+* §3, Stages: `serve by (remaining)`, "the tokens its run has left", against admission order, with a chunk.
+* §3, Ties: "where the heads of two queues both wait for room in one pool … the pool declared first is
+  served first", and a hold on two pools blocking its first pool's queue (head-of-line).
+* §3, Stages: `serve exclusive prefill`: "a waiting prefill that fits can replace them and use the full
+  budget, including in budget_left at admission".
+* §3, Pools: "A stage that serves several queues tries them in the order their pools are declared, and the
+  first head that does not fit stops the iteration's admissions".
+* pool-reference.txt, `preempt`: "requeue head (the default) places it first, ahead of policy keys. requeue
+  tail treats it as a newcomer … queue by places it by its keys, with waited reset to 0".
+* §3, Pools and Stages: `preempt lifo` on an engine's memory takes the last admitted resident, no admission
+  in a step that preempted; "An iteration that schedules no token is not an iteration, unless it preempted:
+  then … It lasts C", and the livelock it makes counted as `stuck`.
+
+Each program runs on the tier serQ picks and on the general engine (conform.run: the JSON reports and every
+observe's samples the same bytes).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import check_by_hand
+
+RULES = [
+    # bottleneck: f0 holds a (ps 2) and b (ps 1), f1 a alone (a is shared, so f1 is a flow too). n_a = 2,
+    # n_b = 1: f0 min(2/2, 1/1) = 1, f1 2/2 = 1. f0 ends at 1; f1 alone on a, rate 2, its last 1 in 0.5:
+    # 1.5. a's utilisation (1 + 1)/2 on [0,1], 2/2 on [1,1.5]: 1.5/100; b's 1 on [0,1]: 1/100.
+    ("share_bottleneck_a_single_stage_run_on_a_shared_stage_is_a_flow", """
+stage a : ps(2);
+stage b : ps(1);
+share bottleneck;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run a, b (1); } else { run a (2); }
+  observe done = now;
+}
+run { horizon 100; }
+""", {"done": [(0, 1.0, 1.0), (1, 1.5, 1.5)]},
+     {("a", None): {"utilisation": 0.015, "service": 1.25}, ("b", None): {"utilisation": 0.01}}),
+    # maxmin: f0 on a and b, f1 on a (work 3), f2 on b. All rise together; b (φ 1) fills at 0.5 each for
+    # f0 and f2; f1 rises alone until a (φ 2) fills: 2 - 0.5 = 1.5. f0: 1/0.5 = 2, f2: 1/0.5 = 2, f1:
+    # 3/1.5 = 2. Both stages full on [0,2]: 2/100.
+    ("share_maxmin_rates_rise_together_until_a_stage_fills", """
+stage a : ps(2);
+stage b : ps(1);
+share maxmin;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run a, b (1); } else { branch (serial == 1) { run a (3); } else { run b (1); } }
+  observe done = now;
+}
+run { horizon 100; }
+""", {"done": [(0, 2.0, 2.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
+     {("a", None): {"utilisation": 0.02}, ("b", None): {"utilisation": 0.02}}),
+    # choose by the jobs at each member, ties to the least index: s0 sees 0, 0, 0 (0); s1 1, 0, 0 (1); s2
+    # 1, 1, 0 (2); s3 1, 1, 1 (0), and waits 1 behind s0 on the fifo s[0].
+    ("choose_ties_go_to_the_least_index", """
+stage s[3] : fifo;
+workload { arrive batch(4); }
+session {
+  choose j in 3 by (queue(s[j]));
+  observe pick = j;
+  run s[j] (1);
+  observe done = now;
+}
+run { horizon 10; }
+""", {"pick": [(0, 0.0, 0.0), (1, 0.0, 1.0), (2, 0.0, 2.0), (3, 0.0, 0.0)],
+      "done": [(0, 1.0, 1.0), (1, 1.0, 1.0), (2, 1.0, 1.0), (3, 2.0, 2.0)]},
+     {("s", 0): {"wait": 0.5, "throughput": 0.2}, ("s", 1): {"wait": 0.0}}),
+    # Gauges: s0 holds 5 on [0,3], s1 5 on [2,5]: used 5, 10, 5, 0 on [0,2], [2,3], [3,5], [5,10]: mean
+    # 30/10, least 0, greatest 10; `free(kv) == 0` holds on [2,3]: 0.1, 0 and 1.
+    ("a_gauges_time_average_least_and_greatest", """
+pool kv { cap 10; }
+stage d : delay;
+gauge u = used(kv);
+gauge full = free(kv) == 0;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold kv (5) { run d (3); }
+}
+run { horizon 10; }
+""", {}, {("gauge", "u"): {"mean": 3.0, "min": 0.0, "max": 10.0},
+          ("gauge", "full"): {"mean": 0.1, "min": 0.0, "max": 1.0}, ("kv", None): {"used": 3.0}}),
+    # serve by (remaining), budget 4, chunk 3; prefills of 9, 5, 2 admitted in that order. t=0: s0 3 (budget
+    # 1 left), s1 1, s2 waits. t=1: s1 (4 left) before s0 (6): s1 3, s0 1. t=2: s1 (1) 1, done at 3; s0 (5)
+    # 3. t=3: s0 2, done at 4; s2 admitted with 2 left, done at 4. (Admission order would end s1 at 4.)
+    ("serve_by_remaining_serves_the_shortest_run_first", """
+pool reqs { cap 10; admit via e; }
+stage e : step { budget 4; cost 1; chunk 3; serve by (remaining); }
+workload { arrive batch(3); }
+session {
+  set p = serial == 0 ? 9 : serial == 1 ? 5 : 2;
+  hold reqs (1) { run e prefill (p); }
+  observe done = now;
+}
+run { horizon 50; }
+""", {"done": [(1, 3.0, 3.0), (0, 4.0, 4.0), (2, 4.0, 4.0)]},
+     {("reqs", None): {"admissions": 3, "wait": 1.0}}),
+    # s0 holds all of c on [0,2]. At 1 s1 joins b's queue for b, c; s2 a's for a, c; at 1.5 s3 b's for b
+    # alone. At 2 both heads want 3 of c (cap 5): a is declared first, s2 is admitted (2); s1 at 3, when s2
+    # leaves; s3, behind s1 in b's queue, at 3 though b had room all along. Waits at b: 2 and 1.5.
+    ("two_heads_waiting_for_one_pool_the_pool_declared_first_goes_first", """
+pool a { cap 2; }
+pool b { cap 2; }
+pool c { cap 5; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold c (5) { run d (2); } }
+  else { branch (serial == 1) { run d (1); hold b (1), c (3) { observe t = now; run d (1); } }
+  else { branch (serial == 2) { run d (1); hold a (1), c (3) { observe t = now; run d (1); } }
+  else { run d (1.5); hold b (1) { observe t = now; run d (1); } } } }
+}
+run { horizon 10; }
+""", {"t": [(2, 2.0, 2.0), (1, 3.0, 3.0), (3, 3.0, 3.0)]},
+     {("a", None): {"wait": 1.0}, ("b", None): {"wait": 1.75, "queue": 0.35}, ("c", None): {"admissions": 3}}),
+    # exclusive prefill: s0 prefills 2 on [0,1] and decodes from 1; s1's prefill of 4 waits from 2, when s0
+    # decodes: it displaces s0's decode and its header reads the whole budget, 8 (s0's header read 8 at 0:
+    # probe 16). s1's prefill on [2,3]; s0's decodes on [1,2], [3,4], [4,5]: done 5 (4 without the rule).
+    ("exclusive_prefill_displaces_a_decode_and_its_header_reads_the_whole_budget", """
+pool reqs { cap 4; admit via e; }
+pool probe { cap 100; }
+stage e : step { budget 8; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold reqs (1), probe (budget_left(e)) {
+    observe u = used(probe);
+    branch (serial == 0) { prefill (2); decode (3); } else { prefill (4); }
+  }
+  observe done = now;
+}
+run { horizon 20; }
+""", {"u": [(0, 0.0, 8.0), (1, 2.0, 16.0)], "done": [(1, 3.0, 3.0), (0, 5.0, 5.0)]}, {}),
+    # The same without the rule: s1's header reads 8 - 1 (s0's decode token) = 7, both run in [2,3].
+    ("without_exclusive_prefill_the_header_reads_what_the_decode_left", """
+pool reqs { cap 4; admit via e; }
+pool probe { cap 100; }
+stage e : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold reqs (1), probe (budget_left(e)) {
+    observe u = used(probe);
+    branch (serial == 0) { prefill (2); decode (3); } else { prefill (4); }
+  }
+  observe done = now;
+}
+run { horizon 20; }
+""", {"u": [(0, 0.0, 8.0), (1, 2.0, 15.0)], "done": [(1, 3.0, 3.0), (0, 4.0, 4.0)]}, {}),
+    # An engine serving q1 and q2 (declared in that order). s0 holds q1's one slot on [0,4] (prefill 4 on
+    # [0,1], decodes to 4). At 1 s1 waits at q1 and s2 at q2, which has room: q1's head does not fit, which
+    # stops the iteration's admissions, so s2 waits too. At 4 s0 leaves; the iteration at 4 admits s1, then
+    # s2: both prefill 1, done at 5.
+    ("the_first_head_that_does_not_fit_stops_the_engines_admissions", """
+pool q1 { cap 1; admit via e; }
+pool q2 { cap 5; admit via e; }
+stage e : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 0 ? 0 : 1);
+  branch (serial < 2) {
+    hold q1 (1) { prefill (serial == 0 ? 4 : 1); branch (serial == 0) { decode (3); } }
+  } else {
+    hold q2 (1) { prefill (1); }
+  }
+  observe done = now;
+}
+run { horizon 20; }
+""", {"done": [(0, 4.0, 4.0), (1, 5.0, 5.0), (2, 5.0, 5.0)]},
+     {("q1", None): {"wait": 1.5}, ("q2", None): {"wait": 3.0}}),
+    # cap 10, queue by (-waited), preempt by (-admission) requeue tail. s0 holds 5 and s1 5 at 0; s2 joins
+    # for 6 at 1. At 2 s0's growth of 5 takes the last admitted, s1; s0 grows. s1 goes back as a newcomer,
+    # waited 0 against s2's 1: s2's key -1 is the least. At 3 s0 leaves: s2 admitted (6), s1 (5) does not
+    # fit; at 4 s2 leaves and s1 is admitted.
+    ("requeue_tail_places_the_victim_by_its_keys_with_waited_reset", """
+pool kv { cap 10; queue by (-waited); preempt by (-admission) requeue tail; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (5) { run d (2); grow kv (5); run d (1); }
+  } else { branch (serial == 1) {
+    hold kv (5) { observe t1 = now; run d (10); }
+  } else {
+    run d (1);
+    hold kv (6) { observe t2 = now; run d (1); }
+  } }
+}
+run { horizon 30; }
+""", {"t1": [(1, 0.0, 0.0), (1, 4.0, 4.0)], "t2": [(2, 3.0, 3.0)]}, {("kv", None): {"preemptions": 1}}),
+    # The same with requeue head: the victim goes first, ahead of the keys: s1 at 3, and s2 (6 beside s1's
+    # 5) only when s1 leaves at 13.
+    ("requeue_head_places_the_victim_ahead_of_the_keys", """
+pool kv { cap 10; queue by (-waited); preempt by (-admission) requeue head; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (5) { run d (2); grow kv (5); run d (1); }
+  } else { branch (serial == 1) {
+    hold kv (5) { observe t1 = now; run d (10); }
+  } else {
+    run d (1);
+    hold kv (6) { observe t2 = now; run d (1); }
+  } }
+}
+run { horizon 30; }
+""", {"t1": [(1, 0.0, 0.0), (1, 3.0, 3.0)], "t2": [(2, 13.0, 13.0)]}, {("kv", None): {"preemptions": 1}}),
+    # preempt lifo on the engine's memory (cap 8, block 4). t=0: s0 and s1 admitted (4 each), prefill 4 each.
+    # t=1: s0's decode grows to 8: no room, the last admitted resident, s1, is preempted; no admission in
+    # that step. s0 decodes 4 tokens on [1,5]; s1 (4 beside s0's 8) waits and is admitted at 5: prefill on
+    # [5,6], 4 decodes on [6,10]: done at 10. kv used 8 on [0,5], 4 on [5,6], 8 on [6,10]: 76/10.
+    ("preempt_lifo_takes_the_last_admitted_resident_and_admits_none_that_step", """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 8; block 4; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold reqs (1), kv (4) { observe adm = now; prefill (4) growing kv; decode (4) growing kv; }
+  observe done = now;
+}
+run { horizon 10; }
+""", {"adm": [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 5.0, 5.0)], "done": [(0, 5.0, 5.0), (1, 10.0, 10.0)]},
+     {("kv", None): {"preemptions": 1, "used": 7.6, "admissions": 3, "stuck": 0}}),
+    # cap 4: the one session prefills 4 on [0,1]; its decode needs a fifth unit: it preempts itself in an
+    # iteration that schedules no token, which still lasts the cost, 1; it is admitted again at 2, and so
+    # at 1, 3, 5, 7, 9 (5 preemptions, admitted at 0, 2, …, 10): preempted again at the same position, stuck.
+    ("an_iteration_that_only_preempts_lasts_its_cost_and_the_livelock_is_stuck", """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 4; block 4; preempt lifo; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (4) { observe adm = now; prefill (4) growing kv; decode (1) growing kv; }
+  observe done = now;
+}
+run { horizon 10; }
+""", {"adm": [(0, float(t), float(t)) for t in (0, 2, 4, 6, 8, 10)], "done": []},
+     {("kv", None): {"preemptions": 5, "stuck": 1, "admissions": 6, "used": 2.0}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in RULES], ids=[c[0] for c in RULES])
+def test_rules_by_hand(monkeypatch, src, obs, figures):
+    check_by_hand(monkeypatch, src, obs, figures)
