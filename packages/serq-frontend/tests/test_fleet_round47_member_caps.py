@@ -55,7 +55,7 @@ def test_a_family_of_another_size_is_told_at_its_member():
 
 
 def test_a_members_negative_or_nan_cap_is_told_naming_the_member():
-    assert told(program("⟨member(kv) == 1 ? -1 : 5")) == "the cap of pool `kv[1]` is negative"
+    assert told(program("⟨member(kv) == 1 ? -1 : 5")) == "the cap of pool `kv[1]` is negative (-1)"
     assert told(program("⟨member(kv) == 0 ? 0 / 0 : 5")) == "the cap of pool `kv[0]` evaluates to NaN"
 
 

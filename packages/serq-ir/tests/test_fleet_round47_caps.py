@@ -48,8 +48,8 @@ def test_a_file_with_caps_reads_each_members():
     ({"caps": [8.0, 2.0]}, "$.pools[0].caps", "not both"),
     ({"cap": None, "caps": [8.0]}, "$.pools[0].caps", "a family of 2 has 2 caps, one a member, not 1"),
     ({"cap": None, "caps": [8.0, 2.0, 1.0]}, "$.pools[0].caps", "not 3"),
-    ({"cap": None, "caps": [8.0, -1.0]}, "$.pools[0].caps[1]", "a capacity is not negative (-1.0)"),
-    ({"cap": None, "caps": ["-inf", 1.0]}, "$.pools[0].caps[0]", "a capacity is not negative (-inf)"),
+    ({"cap": None, "caps": [8.0, -1.0]}, "$.pools[0].caps[1]", "a capacity is negative (-1.0); it is a number at least 0, or \"inf\""),
+    ({"cap": None, "caps": ["-inf", 1.0]}, "$.pools[0].caps[0]", "a capacity is negative (-inf); it is a number at least 0, or \"inf\""),
 ])
 def test_caps_that_cannot_be_are_told_at_their_path(fields, path, words):
     with pytest.raises(IRError) as e:

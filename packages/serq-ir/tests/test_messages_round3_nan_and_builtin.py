@@ -89,8 +89,8 @@ def test_a_nan_constant():
 
 
 @pytest.mark.parametrize("path, value, said", [
-    (["pools", 0, "cap"], -1.0, "a capacity is not negative (-1.0) - at '$.pools[0].cap'"),
-    (["run", "warmup"], -2.0, "warmup is not negative (-2.0) - at '$.run.warmup'"),
+    (["pools", 0, "cap"], -1.0, "a capacity is negative (-1.0); it is a number at least 0, or \"inf\" - at '$.pools[0].cap'"),
+    (["run", "warmup"], -2.0, "warmup is negative (-2.0); it is a number at least 0 - at '$.run.warmup'"),
     (["session", 30, "pools", 0, "units", "value"], -1.0,
      "the units are negative (-1); an amount of memory is not negative - at '$.session[30].pools[0].units'"),
     (["session", 31, "pool", "index", "value"], 2.0,

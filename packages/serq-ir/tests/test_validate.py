@@ -170,7 +170,8 @@ def test_pool_cap_and_block():
 
     bad = serq_ir.encode(n.Program(version=n.IR_VERSION, attributes=mm1().attributes,
                                    pools=[n.Pool(name="kv", cap=-1.0)])).decode()
-    with pytest.raises(serq_ir.IRError, match=r"a capacity is not negative \(-1\.0\) - at '\$\.pools\[0\]\.cap'"):
+    with pytest.raises(serq_ir.IRError, match=r"a capacity is negative \(-1\.0\); it is a number at least 0, or \"inf\" - "
+                                              r"at '\$\.pools\[0\]\.cap'"):
         serq_ir.decode(bad, name="x")
     bad = bad.replace('"cap":-1.0', '"cap":8.0,"block":0.0')
     with pytest.raises(serq_ir.IRError, match=r"a block is positive and finite, not 0\.0 - at '\$\.pools\[0\]\.block'"):

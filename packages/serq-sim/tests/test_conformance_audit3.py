@@ -360,8 +360,8 @@ run {{ horizon 10; }}
 
 
 @pytest.mark.parametrize("kind, msg", [
-    ("fifo(0)", "stage `f`: a fifo has a whole number of servers, at least 1"),
-    ("fifo(2.5)", "stage `f`: a fifo has a whole number of servers, at least 1"),
+    ("fifo(0)", "stage `f`: a fifo has a whole number of servers, at least 1, not 0"),
+    ("fifo(2.5)", "stage `f`: a fifo has a whole number of servers, at least 1, not 2.5"),
     ("ps(-1)", "stage `f`: the capacity is negative (-1); a ps stage's capacity is at least 0"),
     ("ps(0 / 0)", "this expression evaluates to NaN"),
 ])

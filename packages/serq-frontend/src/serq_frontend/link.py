@@ -187,6 +187,9 @@ class Linker:
         self.hold_stack: list[A.SHold] = []
         #: the pools the holds around the statement being linked name (rules.unheld)
         self.held: list = []
+        #: the first pool of each hold around the statement being linked, outermost first: the queue the hold
+        #: waits in, whose `admit via` names the engine that admits it (_other_admitter)
+        self.firsts: list = []
         self.tainted: dict[str, Pos] = {}
         #: the attributes set from live state, where they are read later than the set (stale.Taint)
         self.stale = Taint([])
@@ -992,7 +995,7 @@ class Linker:
             label = f"{name}[{i}]" if reads and (fam.size > 1 or fam.item.size is not None) else name
             v = ctx.const(x, f"the cap of pool `{label}`")
             if v < 0:
-                raise self.error(e.pos, f"the cap of pool `{label}` is negative{ctx.given(e)}")
+                raise self.error(e.pos, f"the cap of pool `{label}` is negative ({fmt_num(v)}){ctx.given(e)}")
             out.append(v)
         return out
 
@@ -1032,8 +1035,8 @@ class Linker:
         if k.kind == "fifo":
             c = 1.0 if k.arg is None else ctx.const(k.arg, f"the server count of stage `{name}`")
             if c < 1 or (math.isfinite(c) and c != int(c)):
-                raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1"
-                                 f"{ctx.given(k.arg)}")
+                raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1, "
+                                 f"not {fmt_num(c)}{ctx.given(k.arg)}")
             kind = ir.Fifo(servers=number(c))
         elif k.kind == "ps":
             phi = self.expr(k.arg, PS)
@@ -1381,11 +1384,13 @@ class Linker:
         self.hold_stack.append(s)
         n_held = len(self.held)
         self.held.extend(hp.pool for hp in pools)
+        self.firsts.append(pools[0].pool)
         try:
             body = self.block(s.body, where)
         finally:
             self.hold_stack.pop()
             del self.held[n_held:]
+            self.firsts.pop()
         cache = None if s.cache is None else self.expr(s.cache, SESSION)
         lease = None
         if s.lease is not None:
@@ -1459,6 +1464,7 @@ class Linker:
         growing = None if s.growing is None else self.held_ref(s.growing, "run … growing")
         if len(refs) == 1 and kinds[0] == "step":
             self._other_memory(s, refs[0], growing)
+            self._other_admitter(s, refs[0])
         work = self.expr(s.work, SESSION)
         if type(work) is ir.Num:
             why = rules.work_problem(_num_value(work))
@@ -1495,6 +1501,31 @@ class Linker:
                          f"with `{pool}[i]`), and {how} `{pool}[{b:g}]`, another member's: no iteration of "
                          f"`{stage}[{a:g}]` would count that KV, and its growth would preempt among "
                          f"`{stage}[{b:g}]`'s residents; run it on `{stage}[{b:g}]`, or hold `{pool}[{a:g}]`")
+
+    def _other_admitter(self, s: A.SRun, ref: ir.StageRef) -> None:
+        """A run on a member of a step family inside a hold whose first pool another member admits (`pool
+        reqs[N] { admit via engine; }` beside `stage engine[N]` pairs `reqs[i]` with `engine[i]`; the innermost
+        hold whose first pool is of such a family): refused where both indexes are numbers (`hold reqs[0] (1)
+        { run engine[1] decode (…); }`); where either is computed, the simulator says so at the first such run
+        (serq_sim.fleet; docs/language.md, "A run on another member's engine")."""
+        stages, pools = getattr(self, "ir_stages", None), getattr(self, "ir_pools", None)
+        if stages is None or pools is None or not 0 <= ref.stage < len(stages):
+            return
+        st = stages[ref.stage]
+        if st.size < 2 or type(ref.index) is not ir.Num:
+            return
+        first = next((r for r in reversed(self.firsts)
+                      if pools[r.pool].admit_via == ref.stage and pools[r.pool].size == st.size), None)
+        if first is None or type(first.index) is not ir.Num:
+            return
+        a, b = _num_value(ref.index), _num_value(first.index)
+        if a == b:
+            return
+        stage, pool = st.name, pools[first.pool].name
+        raise self.error(s.stages[0].pos, f"`{pool}[{b:g}]` is admitted by `{stage}[{b:g}]` (`admit via {stage}` "
+                         f"pairs `{pool}[i]` with `{stage}[i]`), and this run inside its hold is on `{stage}[{a:g}]`: "
+                         f"`{stage}[{b:g}]`'s waiting loop would admit the request (its budget, its slots) and "
+                         f"`{stage}[{a:g}]` serve it; run it on `{stage}[{b:g}]`, or hold `{pool}[{a:g}]`")
 
     # -----------------------------------------------------------------------------------------------
     # The program
@@ -1639,6 +1670,7 @@ class Linker:
         pools = [self.pool(n, f) for n, f in self.pools.items()]
         stages = [self.stage(n, f) for n, f in self.stages.items()]
         self.ir_stages = stages  # (a step run's memory: _other_memory)
+        self.ir_pools = pools  # (the engine that admits a hold: _other_admitter)
         cycle = rules.budget_cycle(stages)
         if cycle is not None:
             i, field, _at, obs = cycle
@@ -1871,12 +1903,13 @@ class Linker:
             if name == "horizon":
                 v = ctx.const(value, "the horizon")
                 if not v > 0:
-                    raise self.error(value.pos, f"the horizon must be above 0{ctx.given(value)}")
+                    raise self.error(value.pos, f"the horizon must be above 0, not {fmt_num(v)}{ctx.given(value)}")
                 kw["horizon"] = number(v)
             elif name == "warmup":
                 v = ctx.const(value, "the warmup")
                 if not (v >= 0 and math.isfinite(v)):
-                    raise self.error(value.pos, f"the warmup must be a finite number of at least 0{ctx.given(value)}")
+                    raise self.error(value.pos, f"the warmup must be a finite number of at "
+                                     f"least 0, not {fmt_num(v)}{ctx.given(value)}")
                 kw["warmup"] = float(v)
             elif name == "seed":
                 kw["seed"] = self.seed(value)

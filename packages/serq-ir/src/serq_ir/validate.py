@@ -141,7 +141,8 @@ def _raw(x: Any) -> str:
 def _cap_problem(c: Any) -> str | None:
     """What is wrong with a pool's capacity ``c`` (its ``cap``, or a member's of its ``caps``), or None."""
     if isinstance(c, float) and not c >= 0 or c == "-inf":
-        return "a capacity is NaN; it is a number at least 0, or \"inf\"" if c != c else f"a capacity is not negative ({c})"
+        # (the value and the rule, NaN's as a negative one's: "a capacity is not negative (-1.0)" read as if it were not)
+        return f"a capacity is {'NaN' if c != c else f'negative ({c})'}; it is a number at least 0, or \"inf\""
     return None
 
 
@@ -560,7 +561,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "name"), f"an extension names a plugin's kind, not the built-in {_q(obj.name)} (write "
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
         elif (Closed in mro or Batch in mro) and obj.n < 0:
-            fail((path, "n"), f"a population is not negative ({obj.n})")
+            fail((path, "n"), f"a population is negative ({obj.n}); it is a number of sessions at least 0")
         elif (Closed in mro or Batch in mro) and obj.n > MAX_POPULATION:
             fail((path, "n"), f"a population is at most {MAX_POPULATION:,} sessions (each is live at once), "
                  f"not {obj.n if obj.n < 10**15 else format(float(obj.n), '.3g')}")
@@ -778,7 +779,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         fail("$.run.seed", why)
     if not run.warmup >= 0:
         fail("$.run.warmup", "warmup is NaN; it is a number at least 0" if run.warmup != run.warmup
-             else f"warmup is not negative ({run.warmup})")
+             else f"warmup is negative ({run.warmup}); it is a number at least 0")
     why = rules.window_problem(run.horizon, run.warmup)  # (serq check took it; serq run refused it)
     if why:
         fail("$.run.warmup", why)
