@@ -241,6 +241,42 @@ session {
 run { horizon 10; }
 """, {}, {("kv", None): {"used": 0.0, "admissions": 1}, ("m", None): {"used": 2.0, "cached": 5.0},
           ("gauge", "u"): {"mean": 0.0, "min": 0.0, "max": 0.0}}),
+    # The serving vocabulary in a statement definition, and a transfer that takes a lease. At 0 every
+    # session chooses prefill[0]: a `hold` joins p's queue and the settle admits after every ready session
+    # ran, so no run is at a stage yet (queue 0, 0 for each). p admits s0 and s1 (8 of 10); s2 waits.
+    # prefill[0] (fifo): s0 [0,3], s1 [3,6] (waits 3); tool 1.5: s0 to 4.5, s1 to 7.5, when each leases its 4
+    # and takes q: the link (ps 1, alone each time) s0 [4.5,6.5], s1 [7.5,9.5]; load 3; release p: the
+    # lease ends into the cache. At 6.5 s2 is admitted (4 + 4 + s0's cached 4 > 10: s0's entry is evicted)
+    # and prefills on [6.5,9.5] (no wait), tool to 11, link [11,13]. Decodes of 1 end at 7.5, 10.5, 14; q
+    # caches min(4, 3) (the position the load reached). p: used 4 on [0,6.5], [0,9.5], [6.5,13]: 90/50;
+    # cached s1's 4 from 9.5 and s2's from 13: 310/50; wait 6.5/3. q: used 4 for 3 each: 36/50; cached 3
+    # from 7.5, 10.5, 14: 354/50.
+    ("a_definition_of_serving_forms_and_a_transfer_that_takes_a_lease", """
+pool p { cap 10; }
+pool q { cap 10; }
+stage prefill[2] : fifo;
+stage link : ps(1);
+stage decode : delay;
+stage tool : delay;
+def turnaround(j, w) { prefill[j] w; tool (w / 2); }
+workload { arrive batch(3); }
+session {
+  choose j in 2 by (queue(prefill[j]));
+  observe pick = j;
+  set w = 3;
+  hold p (4) { turnaround(j, w); } cache (4) lease p (inf);
+  hold q (4) {
+    transfer (2) from p to q (3);
+    decode 1;
+  } cache (4);
+  observe done = now;
+}
+run { horizon 50; }
+""", {"pick": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0)],
+      "done": [(0, 7.5, 7.5), (1, 10.5, 10.5), (2, 14.0, 14.0)]},
+     {("p", None): {"used": 1.8, "cached": 6.2, "wait": 6.5 / 3, "evicted_entries": 1},
+      ("q", None): {"used": 0.72, "cached": 7.08}, ("prefill", 0): {"utilisation": 0.18, "wait": 1.0},
+      ("prefill", 1): {"throughput": 0.0}, ("link", None): {"service": 2.0}}),
 ]
 
 
