@@ -249,7 +249,78 @@ session {
 run { horizon 10; }
 """, {"adm": [(0, float(t), float(t)) for t in (0, 2, 4, 6, 8, 10)], "done": []},
      {("kv", None): {"preemptions": 5, "stuck": 1, "admissions": 6, "used": 2.0}}),
+    # queue by reading budget_left(e) of the engine that admits the pool, "reevaluated after each successful
+    # admission": prompts 6, 5, 2 all waiting at 0, budget 8. First attempt (8 left): keys (0, 0), (0, 1),
+    # (0, 2): s0, which takes 6. Second (2 left): (1, 1), (0, 2): s2, which takes 2; no budget is left. s1
+    # at 1, done 2. (FIFO would admit s1 second with 2 tokens of its 5: s2 at 1, done 2.)
+    ("queue_keys_read_the_attempts_budget_and_are_read_again_after_each_admission", """
+pool reqs { cap 10; admit via e; queue by (p > budget_left(e) ? 1 : 0, serial); }
+stage e : step { budget 8; cost 1; }
+workload { arrive batch(3); }
+session {
+  set p = serial == 0 ? 6 : serial == 1 ? 5 : 2;
+  hold reqs (1) { observe adm = now; prefill (p); }
+  observe done = now;
+}
+run { horizon 20; }
+""", {"adm": [(0, 0.0, 0.0), (2, 0.0, 0.0), (1, 1.0, 1.0)], "done": [(0, 1.0, 1.0), (2, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {("reqs", None): {"wait": 1 / 3}}),
+    # ps(min(present, 2)) and fifo(2), warm-up 2.5. ps: works 1, 2, 3 at rate 2/3 each until 1.5 (the first
+    # ends), then 1 each (the second's last 1 ends at 2.5), the third alone at 1 ends at 3.5. fifo(2): s0
+    # on [1.5,2.5], s1 [2.5,4.5], s2 [3.5,6.5], none waits. Samples and completions at or after 2.5; the
+    # averages over 7.5: ps present 1 on [2.5,3.5], 2 completions (services 2.5, 3.5); fifo present 1, 2, 1
+    # on [2.5,3.5], [3.5,4.5], [4.5,6.5]: 5/7.5, utilisation half that, 3 completions.
+    ("ps_of_present_fifo_of_two_servers_and_the_warm_up", """
+stage s : ps(min(present, 2));
+stage f : fifo(2);
+workload { arrive batch(3); }
+session {
+  run s (serial + 1);
+  observe ps_done = now;
+  run f (serial + 1);
+  observe f_done = now;
+}
+run { horizon 10; warmup 2.5; }
+""", {"ps_done": [(1, 2.5, 2.5), (2, 3.5, 3.5)], "f_done": [(0, 2.5, 2.5), (1, 4.5, 4.5), (2, 6.5, 6.5)]},
+     {("s", None): {"present": 1 / 7.5, "throughput": 2 / 7.5, "service": 3.0},
+      ("f", None): {"present": 5 / 7.5, "utilisation": 2.5 / 7.5, "throughput": 3 / 7.5, "service": 2.0, "wait": 0.0}}),
 ]
+
+PRIORITY_ENGINE = """
+pool reqs { cap 4; admit via e; queue by (prio, serial); }
+pool kv { cap 8; block 4; preempt by (-prio) requeue MODE; }
+stage e : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set prio = serial == 0 ? 1 : 0;
+  set pf = serial == 2 ? 8 : 4;
+  set dc = serial == 2 ? 0 : 2;
+  run d (serial == 2 ? 0.5 : 0);
+  hold reqs (1), kv (pf) { observe adm = now; prefill (pf) growing kv; decode (dc) growing kv; }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("mode, adm, done", [
+    # s1 (prio 0) then s0 (prio 1) admitted at 0, 4 each (8). At 1 s1's decode grows: the least -prio among
+    # the residents is s0's (-1): s0 is preempted and goes back to reqs' queue; s2 (prio 0, 8 units) has
+    # waited there since 0.5. s1 decodes on [1,3]. At 3: tail places s0 by its keys, (1, 0) after s2's
+    # (0, 2): s2 admitted (8), prefills 8, done 4; s0 at 4, prefill on [4,5], decodes to 7.
+    ("tail", [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 3.0, 3.0), (0, 4.0, 4.0)],
+     [(1, 3.0, 3.0), (2, 4.0, 4.0), (0, 7.0, 7.0)]),
+    # head: s0 first at 3 (4), s2's 8 does not fit beside it; s0 done 6, s2 admitted at 6, done 7.
+    ("head", [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 3.0, 3.0), (2, 6.0, 6.0)],
+     [(1, 3.0, 3.0), (0, 6.0, 6.0), (2, 7.0, 7.0)]),
+])
+def test_a_priority_engine_requeues_its_victim_at_the_head_or_by_its_keys(monkeypatch, mode, adm, done):
+    """pool-reference.txt, `preempt`: "Candidates are holders resident in the stage whose memory is this pool
+    … The victim … re-enters the hold's first pool's queue" (here the engine's queue of requests, `queue by`),
+    "requeue head (the default) places it first, ahead of policy keys. requeue tail treats it as a newcomer"."""
+    check_by_hand(monkeypatch, PRIORITY_ENGINE.replace("MODE", mode), {"adm": adm, "done": done},
+                  {("kv", None): {"preemptions": 1}})
 
 
 @pytest.mark.parametrize("src, obs, figures", [c[1:] for c in RULES], ids=[c[0] for c in RULES])
