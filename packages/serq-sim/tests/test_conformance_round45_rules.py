@@ -284,7 +284,68 @@ run { horizon 10; warmup 2.5; }
 """, {"ps_done": [(1, 2.5, 2.5), (2, 3.5, 3.5)], "f_done": [(0, 2.5, 2.5), (1, 4.5, 4.5), (2, 6.5, 6.5)]},
      {("s", None): {"present": 1 / 7.5, "throughput": 2 / 7.5, "service": 3.0},
       ("f", None): {"present": 5 / 7.5, "utilisation": 2.5 / 7.5, "throughput": 3 / 7.5, "service": 2.0, "wait": 0.0}}),
+    # The online estimates, by docs/language.md's estimator (language.txt names λ̂, ρ̂, Ŵ and no estimator):
+    # α = 0.01, the first completion sets the service and the wait outright, the second the gap between
+    # service starts. Three runs of 2 on a fifo sent at 0, 1, 2 start at 0, 2, 4 (waits 0, 1, 2) and end at
+    # 2, 4, 6: ŝ 2, gaps 2 and 2 (λ̂ 0.5), ρ̂ min(0.5 · 2, 0.99) = 0.99, Ŵ 0.99 · (0.99 · 0 + 0.01 · 1) +
+    # 0.01 · 2 = 0.0299; price(s, 1, 1) = 1 + 0.5 (2² − 1²) / (2 · 0.01) + 0.5 · 0.0299 · 1 / 0.01.
+    ("the_online_estimates_and_the_price_of_a_miss", """
+stage s : fifo;
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) {
+    run d (serial);
+    run s (2);
+  } else {
+    run d (7);
+    observe l = est_lambda(s);
+    observe r = est_rho(s);
+    observe w = est_wait(s);
+    observe p = price(s, 1, 1);
+  }
+}
+run { horizon 20; }
+""", {"l": [(3, 7.0, 0.5)], "r": [(3, 7.0, 0.99)], "w": [(3, 7.0, 0.99 * (0.99 * 0 + 0.01 * 1) + 0.01 * 2)],
+      "p": [(3, 7.0, 1 + 0.5 * (4 - 1) / (2 * (1 - 0.99)) + 0.5 * (0.99 * 0.01 + 0.01 * 2) / (1 - 0.99))]},
+     {("s", None): {"wait": 1.0}}),
 ]
+
+POSITION_ENGINE = """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 16; block 4; preempt by (KEY) requeue head; }
+stage e : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  set pf = serial == 1 ? 8 : 4;
+  hold reqs (1), kv (pf) { observe adm = now; prefill (pf) growing kv; decode (4) growing kv; }
+  observe done = now;
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("key, adm, done, kv", [
+    # All three admitted at 0 (4 + 8 + 4 = 16) and prefilled on [0,1]. At 1, in admission order: s0's decode
+    # grows; the least position among the residents, 4, is s0's and s2's: the tie goes to the last admitted,
+    # s2; s0 grows (16). s1's growth then takes the least, s0 (4 against 8). Both go back to the head (s0
+    # ahead of s2). s1 decodes on [1,5]; s0 is admitted at 2 (12 + 4), prefills, and at 3 its growth takes
+    # itself (4 against s1's 10); admitted again at 4, prefill, decodes on [5,9]; s2 admitted at 5 (s1 left),
+    # done 10. Three preemptions; s0 preempted again at position 4: stuck. kv used 16 on [0,1], 12 on [1,2],
+    # 16 on [2,3], 12 on [3,4], 16 on [4,5], 8, 12, 16, 16 on [5,9], 8 on [9,10]: 140/30.
+    ("position", [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (0, 2.0, 2.0), (0, 4.0, 4.0), (2, 5.0, 5.0)],
+     [(1, 5.0, 5.0), (0, 9.0, 9.0), (2, 10.0, 10.0)], {"preemptions": 3, "stuck": 1, "used": 140 / 30}),
+    # -position: s0's growth at 1 takes s1 (-8), and s0 and s2 grow (16): both decode on [1,5]; s1 is
+    # admitted at 5, prefills 8, decodes on [6,10]. kv 16 on [0,5], 8 on [5,6], 12 on [6,10]: 136/30.
+    ("-position", [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 0.0, 0.0), (1, 5.0, 5.0)],
+     [(0, 5.0, 5.0), (2, 5.0, 5.0), (1, 10.0, 10.0)], {"preemptions": 1, "stuck": 0, "used": 136 / 30}),
+])
+def test_a_preemption_key_reads_each_candidates_position(monkeypatch, key, adm, done, kv):
+    """pool-reference.txt, `preempt`: "Keys are read at the Victim moment, for each candidate: … position (the
+    position its hold has computed on the pool …)"; "ties go to the last admitted"; the candidates are the
+    residents of the stage whose memory the pool is."""
+    check_by_hand(monkeypatch, POSITION_ENGINE.replace("KEY", key), {"adm": adm, "done": done},
+                  {("kv", None): kv})
 
 PRIORITY_ENGINE = """
 pool reqs { cap 4; admit via e; queue by (prio, serial); }
