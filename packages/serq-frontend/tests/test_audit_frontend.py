@@ -366,7 +366,7 @@ S = "stage s : fifo;\n"
     (S + "session { ⟨set inf = 2; run s (1); }\n", "`inf` is the language's infinity; an attribute needs"),
     (S + "session { ⟨set now = 2; run s (1); }\n", "`now` is a context variable"),
     (S + "session { ⟨set cached = 2; run s (1); }\n", "`cached` is a built-in attribute"),
-    ("pool kv { cap 1; }\n" + S + "session { ⟨set kv = 1; run s (1); }\n", "`kv` is a pool; an attribute"),
+    ("pool kv { cap 1; }\n" + S + "session { ⟨set kv = 1; run s (1); }\n", "`kv` is a pool (at 1:6); an attribute"),
     ("let s = 1;\nstage ⟨s : fifo;\n" + "session { run s (1); }\n", "the stage `s` has the name of a `let`"),
     ("let n = 1;\n" + S + "pool kv { cap 10; }\nsession { hold kv (1) at admission (⟨n = 1) { run s (1); } }\n",
      "the binding `n` is a `let`"),

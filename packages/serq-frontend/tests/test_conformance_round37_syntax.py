@@ -212,7 +212,7 @@ REFUSED += [
     # a pool, a stage and an attribute have names of their own
     ("pool d { cap 1; }\nstage ⟨d : delay;\n" + B + "session { run d (1); }\n" + R, "`d` is declared twice"),
     ("pool kv { cap 1; }\n" + D + B + "session { ⟨set kv = 1; run d (1); }\n" + R,
-     "`kv` is a pool; an attribute needs another name"),
+     "`kv` is a pool (at 1:6); an attribute needs another name"),
 ]
 
 @pytest.mark.parametrize("src, message", REFUSED, ids=range(len(REFUSED)))

@@ -42,7 +42,7 @@ REFUSED = [
     ("stage s[2] : fifo;\n" + B + "session { choose j in 2 by (⟨); run s[j] (1); }\n", "`by` takes its keys, one at least"),
     ("stage s[2] : fifo;\n" + B + "session { choose j in ⟨0 by (j); run s[j] (1); }\n",
      "choose j: the count of candidates is 0"),
-    ("stage s : ps(1);\n" + B + "session { ⟨choose s in 2 by (s); run s (1); }\n", "`s` is a stage; an attribute needs another name"),
+    ("stage s : ps(1);\n" + B + "session { ⟨choose s in 2 by (s); run s (1); }\n", "`s` is a stage (at 1:7); an attribute needs another name"),
     # runs over several stages and their share
     ("stage s : ps(1);\nstage t : ps(2);\n" + B + "session { ⟨run s, t (1); }\n",
      "a run over several stages needs the program's `share maxmin;` or `share bottleneck;`"),

@@ -60,7 +60,7 @@ def test_a_def_before_a_serveless_queue_is_refused_at_the_defs_name():
 @pytest.mark.parametrize("stmt", ["set Q = 2;", "choose Q in 2 by (1);"])
 def test_an_attribute_named_like_a_queue_is_refused_at_its_statement(queue, stmt):
     src = queue + REST.replace("session { ", "session { ⟨" + stmt + " ")
-    refused(src, "`Q` is a queue; an attribute needs another name")
+    refused(src, "`Q` is a queue (at 1:7); an attribute needs another name")
 
 
 def test_names_of_their_own_still_compile():

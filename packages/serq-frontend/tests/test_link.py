@@ -315,7 +315,7 @@ def test_gauge_aggregate_is_written_out_with_numbers():
 def test_name_collisions():
     refused(prog("  ⟨set lam = 1;"), "`lam` is a `let` constant and an attribute this sets")
     refused(prog("  ⟨set present = 1;"), "`present` is a context variable; an attribute needs another name")
-    refused(prog("  ⟨set svc = 1;"), "`svc` is a stage; an attribute needs another name")
+    refused(prog("  ⟨set svc = 1;"), "`svc` is a stage (at 3:7); an attribute needs another name")
     refused("let kv = 1;\npool ⟨kv { cap 1; }\nsession { }", "the pool `kv` has the name of a `let`")
     refused("let ⟨now = 1;\nsession { }", "`let now`: `now` is a context variable")
     refused("pool a { cap 1; }\nstage ⟨a : fifo;\nsession { }", "`a` is declared twice")

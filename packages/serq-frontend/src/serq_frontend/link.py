@@ -284,7 +284,9 @@ class Linker:
                     other = self.pools.get(name) or self.stages[name]
                     raise self.error(at, ctx.declared_twice(name, other.item.pos, item.pos))
                 if name in self.lets:
-                    raise self.error(at, f"the {what} `{name}` has the name of a `let`")
+                    let = ctx.let_name_pos.get(name)
+                    where = f" (at {let.seen_from(at)})" if let is not None else ""
+                    raise self.error(at, f"the {what} `{name}` has the name of a `let`{where}")
                 why = declared_name_problem(what, name, False)  # (a trace's columns: collect_attributes)
                 if why is not None:
                     raise self.error(at, why)
@@ -374,7 +376,10 @@ class Linker:
                              f"{name} = …` would shadow it)")
         if name in self.pools or name in self.stages:
             what = "pool" if name in self.pools else "stage"
-            raise self.error(pos, f"`{name}` is a {what}; an attribute needs another name")
+            # (the declaration named where it is, as a `let`'s is: the refusal said what, not where)
+            at = A.name_at((self.pools.get(name) or self.stages[name]).item)
+            where = f" (at {at.seen_from(pos)})" if at is not None and pos is not None else ""
+            raise self.error(pos, f"`{name}` is a {what}{where}; an attribute needs another name")
         self.slots[name] = len(self.attributes)
         self.attributes.append(ir.Attribute(name=name))
 

@@ -397,12 +397,12 @@ class QueueRewriter:
             other = first.setdefault(item.name, item)
             if other is item or (type(item) is not A.QueueItem and type(other) is not A.QueueItem):
                 continue  # two names neither of which is a queue's are the context's and the linker's to refuse
-            at = A.name_at(other) if type(other) is A.QueueItem else other.pos
+            at = A.name_at(other) if type(other) is A.QueueItem or type(other) is A.Let else other.pos
             where = f"first at {at.line}:{at.col}"
             if type(item) is A.QueueItem and type(other) is A.QueueItem:
                 raise ctx.error(A.name_at(item), f"queue `{item.name}` is declared twice ({where})")
             if type(other) is A.Let:
-                raise ctx.error(A.name_at(item), f"the queue `{item.name}` has the name of a `let`")
+                raise ctx.error(A.name_at(item), f"the queue `{item.name}` has the name of a `let` ({where})")
             if type(item) is A.Let:
                 raise ctx.error(A.name_at(item), f"`let {item.name}`: `{item.name}` is a queue; give the "
                                 f"constant another name ({where})")
@@ -419,12 +419,13 @@ class QueueRewriter:
                 why = declared_name_problem("pool", p.name, trace)
                 if why is not None:
                     raise ctx.error(A.name_at(p), why)
-        queues = {item.name for item in self.module.items if type(item) is A.QueueItem}
+        queues = {item.name: A.name_at(item) for item in self.module.items if type(item) is A.QueueItem}
         for item in self.module.items:
             for b in A.item_blocks(item):
                 for s in A.walk_stmts(b):
                     if isinstance(s, (A.SSet, A.SChoose)) and s.name in queues:
-                        raise ctx.error(s.pos, f"`{s.name}` is a queue; an attribute needs another name")
+                        raise ctx.error(s.pos, f"`{s.name}` is a queue (at {queues[s.name].seen_from(s.pos)}); an "
+                                        "attribute needs another name")
 
     def run(self) -> A.Module:
         items = self.module.items
