@@ -928,6 +928,7 @@ WARNING_CODES = (
     ("lease-lapsed", "N transfer(s) read KV after the lease that kept it had ended by its time"),
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
     ("other-memory", "the run at FILE:LINE:COL on `E[i]` holds `kv[j]`, another member's memory "),
+    ("other-admitter", "the run at FILE:LINE:COL on `E[i]` is inside a hold of `reqs[j]`, which `E[j]` admits "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
     ("coarse-clock", "the clock reached t=T, where its doubles are D apart "),
     ("waits-for-ever", "N session(s) wait for ever "),
