@@ -309,6 +309,53 @@ run { horizon 20; }
 """, {"l": [(3, 7.0, 0.5)], "r": [(3, 7.0, 0.99)], "w": [(3, 7.0, 0.99 * (0.99 * 0 + 0.01 * 1) + 0.01 * 2)],
       "p": [(3, 7.0, 1 + 0.5 * (4 - 1) / (2 * (1 - 0.99)) + 0.5 * (0.99 * 0.01 + 0.01 * 2) / (1 - 0.99))]},
      {("s", None): {"wait": 1.0}}),
+    # §3, Ties: "jobs of a ps stage with equal finish tags finish in the order they started". s1 starts 2 at
+    # 0, s0 starts 1 at 1, when s1 has 1 left: both at 1/2 finish at 3, s1 first (it started first), so s1
+    # joins g's queue first and is admitted at 3, s0 at 4.
+    ("equal_finish_tags_finish_in_the_order_they_started", """
+pool g { cap 1; }
+stage s : ps(1);
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial == 0 ? 1 : 0);
+  run s (serial == 0 ? 1 : 2);
+  hold g (1) { observe adm = now; run d (1); }
+}
+run { horizon 10; }
+""", {"adm": [(1, 3.0, 3.0), (0, 4.0, 4.0)]}, {("s", None): {"service": 2.5}}),
+    # pool-reference.txt, `spill`: "pred … May read size". gpu cap 8, lru: s0 caches 6 at 1; at 2 s1's hold
+    # of 6 evicts it (size 6 >= 4): spilled, 6 on pcie (fifo) on [2,8]; usable in cpu when the write
+    # completes (docs/language.md: "A spilled prefix is usable when its write completes"), its room taken
+    # from the eviction: cachedin(cpu) 0 at 3, 6 at 9; cpu cached 6 on [2,20]: 108/20. s1 caches 3 at 3;
+    # at 4 s2's 7 evicts it (size 3: not spilled). gpu: 2 entries, 9 units evicted, 1 spill; cached 6 on
+    # [1,2] and 3 on [3,4]: 9/20; used 6, 6, 7 for 1 each: 19/20.
+    ("a_spill_whose_predicate_reads_size_lands_when_its_write_completes", """
+pool gpu { cap 8; evict lru; spill cpu via pcie (size) when (size >= 4); }
+pool cpu { cap 100; }
+stage pcie : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold gpu (6) { run d (1); } cache (6);
+    run d (2);
+    observe c3 = cachedin(cpu);
+    observe g3 = cachedin(gpu);
+    run d (6);
+    observe c9 = cachedin(cpu);
+  } else { branch (serial == 1) {
+    run d (2);
+    hold gpu (6) { run d (1); } cache (3);
+  } else {
+    run d (4);
+    hold gpu (7) { run d (1); }
+  } }
+}
+run { horizon 20; }
+""", {"c3": [(0, 3.0, 0.0)], "g3": [(0, 3.0, 0.0)], "c9": [(0, 9.0, 6.0)]},
+     {("gpu", None): {"evicted_entries": 2, "evicted_units": 9.0, "spills": 1, "cached": 0.45, "used": 0.95},
+      ("cpu", None): {"cached": 5.4}, ("pcie", None): {"service": 6.0, "utilisation": 0.3}}),
 ]
 
 POSITION_ENGINE = """
