@@ -291,9 +291,25 @@ def never_ends(program) -> list[str]:
     what = endless_arrivals(program)
     if what is None:
         return []
+    ends = ("give --arrivals N (or `arrivals N;` in the run block) or a finite horizon" if counted(program)
+            else f"give a finite horizon; {CLOSED_UNCOUNTED}")
     return [warning("no-end", f"the run has no end: horizon inf and {what}; it stops only at --max-events, "
-                    "--max-wall, --max-samples or a signal, with a partial report; give --arrivals N (or `arrivals "
-                    "N;` in the run block) or a finite horizon")]
+                    f"--max-wall, --max-samples or a signal, with a partial report; {ends}")]
+
+
+#: why a run of a closed workload is not told to give a count of arrivals, which its set-up refuses
+#: (serq_ir.rules.arrivals_problem): what ends such a run instead
+CLOSED_UNCOUNTED = ("a closed workload takes no count of arrivals: M sessions n at a time are `arrive batch(M);` "
+                    "behind a pool of n slots, a run that ends")
+
+
+def counted(program) -> bool:
+    """Whether a count of arrivals (``--arrivals N``, ``arrivals N;``) can end a run of ``program``: an open
+    workload (``poisson``, ``renewal``) takes one; a closed one is refused it (serq_ir.rules.arrivals_problem),
+    so the advice of a run with no end does not offer it there."""
+    from serq_ir import nodes as N
+
+    return isinstance(program.workload.arrive, N.Poisson | N.Renewal)
 
 
 def endless_arrivals(program) -> str | None:
@@ -339,9 +355,11 @@ def no_end_refused(program, limits: dict, given=None) -> str | None:
         out = given_as(setting, text)
         return out if given_as is option_given else out.replace("max-", "max_")
 
+    bounds = (f"{said('max-events', 'N')} or {said('max-wall', 'S')} (a partial report where it stops)")
+    ends = (f"give {said('arrivals', 'N')} (or `arrivals N;` in the run block), a finite horizon, or {bounds}"
+            if counted(program) else f"give a finite horizon, or {bounds}; {CLOSED_UNCOUNTED}")
     return (f"the run has no end: horizon inf and {what}, and no {said('max-events')} or {said('max-wall')} to "
-            f"stop it; give {said('arrivals', 'N')} (or `arrivals N;` in the run block), a finite horizon, or "
-            f"{said('max-events', 'N')} or {said('max-wall', 'S')} (a partial report where it stops)")
+            f"stop it; {ends}")
 
 
 def coarse_tier(program, pool) -> str | None:
