@@ -356,6 +356,23 @@ run { horizon 20; }
 """, {"c3": [(0, 3.0, 0.0)], "g3": [(0, 3.0, 0.0)], "c9": [(0, 9.0, 6.0)]},
      {("gpu", None): {"evicted_entries": 2, "evicted_units": 9.0, "spills": 1, "cached": 0.45, "used": 0.95},
       ("cpu", None): {"cached": 5.4}, ("pcie", None): {"service": 6.0, "utilisation": 0.3}}),
+    # §3, Pools: "next to a family of one, every member gets that one": S[0] admits q[0] and q[1], trying them
+    # in order, "and the first head that does not fit stops the iteration's admissions". s0 and s2 wait at
+    # q[0] (one slot), s1 at q[1]. t=0: s0 admitted (4 of the budget 8); q[0]'s next head, s2, does not fit,
+    # which stops the iteration's admissions: s1 waits though q[1] is free and budget is left. t=1: s0 leaves
+    # as the iteration ends; s2 and s1 admitted, 4 tokens each: done at 2.
+    ("a_stage_of_one_serves_every_member_and_a_members_unfit_head_stops_the_rest", """
+pool q[2] { cap 1; admit via S; }
+stage S[1] : step { budget 8; cost 1; }
+workload { arrive batch(3); }
+session {
+  set j = serial % 2;
+  hold q[j] (1) { observe adm = now; prefill on S[0] (4); }
+  observe done = now;
+}
+run { horizon 10; }
+""", {"adm": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 1.0, 1.0)], "done": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
+     {("q", 1): {"wait": 1.0}, ("q", 0): {"wait": 0.5}}),
 ]
 
 POSITION_ENGINE = """
