@@ -1,7 +1,8 @@
 """What `serq run` leaves when a write fails after the run (a file-size limit, as a full disk): the outputs are
 written in turn, the report, then the dump, then the records. The file that failed is one error naming it,
 status 1, with no temporary file left beside it; the report before it stays written, whole, and the records
-after it are not written (docs/security.md, which was silent on it)."""
+after it are not written (docs/security.md, which was silent on it). A dump is all or nothing: one that fails
+leaves no file of its own, nor the folder it made (test_hostile_round60_dump_all_or_nothing)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ def test_the_dump_that_fails_leaves_the_report_and_writes_no_records(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True, timeout=120, preexec_fn=_limited)
     assert (r.returncode, r.stdout, r.stderr) == (1, "", "error: out/response.csv: File too large\n")
     assert (tmp_path / "r.txt").read_text() == want.stdout  # written first, whole
-    assert list((tmp_path / "out").iterdir()) == []  # nor the CSV, nor its temporary file
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "p.sq", "r.txt"]  # no records
+    # nor the CSV, nor its temporary file, nor the folder the dump made (a dump is all or nothing)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq", "r.txt"]  # no records
 
 
 def test_the_records_that_fail_leave_the_report_and_the_records_there_before(tmp_path):

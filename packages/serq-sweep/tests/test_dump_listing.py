@@ -85,9 +85,10 @@ def test_a_list_that_is_no_dump_s_is_named(tmp_path, serq_in_process):
         'of observes)\n  {"serq-dump": 1, "observes": "ttft"}\n' + " " * 31 + "^\n")
 
 
-def test_a_dump_cut_short_leaves_no_list(tmp_path, monkeypatch):
+def test_a_dump_cut_short_leaves_the_earlier_one_whole(tmp_path, monkeypatch):
     report = serq_sim.run(serq_frontend.compile(source=A))
     serq_report.dump(report, tmp_path)
+    other = serq_sim.run(serq_frontend.compile(source=A), seed=7)
     calls = []
 
     def failing(path, *a, **k):
@@ -98,9 +99,19 @@ def test_a_dump_cut_short_leaves_no_list(tmp_path, monkeypatch):
 
     write = dump_module._write_csv
     monkeypatch.setattr(dump_module, "_write_csv", failing)
+    before = _files(tmp_path)
     with pytest.raises(OSError):
-        serq_report.dump(report, tmp_path)
-    assert not (tmp_path / "serq-dump.json").exists()  # the earlier list went first
+        serq_report.dump(other, tmp_path)
+    # a dump is all or nothing: the earlier one is there whole, its list with it (the list went first, and
+    # the files written before the failure were left, of another run)
+    assert _files(tmp_path) == before and "serq-dump.json" in before
+    monkeypatch.undo()
+    serq_report.dump(other, tmp_path)
+    assert _files(tmp_path) != before  # (the other run's samples)
+
+
+def _files(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
 def test_the_list_is_an_output_of_the_run(tmp_path):

@@ -8,8 +8,11 @@ sample in the order the report gives them; ``DIR/gauge/NAME.csv`` for every gaug
 A name is the file's name when it is safe everywhere (:func:`file_names`); any other name (``a/b``,
 ``..``, a NUL, a device name such as ``con``, non-ASCII letters, a very long name, two names that differ
 only in case) is mapped to one that is, and every name the program has gets a file of its own.
-Every file is written atomically (:func:`serq_report.open_atomic`): a run interrupted while dumping leaves
-each file either whole or absent (or as an earlier run left it). Last, ``DIR/serq-dump.json``
+Every file is written atomically (:func:`serq_report.open_atomic`), and the dump as a whole
+(:func:`serq.files.renamed_together`): each file is written beside its target, and all are renamed into place
+once all are written, so a dump that fails (a full disk, a file-size limit, an I/O error) or is interrupted
+while writing leaves the folder as it was (an earlier dump's files and list, whole), the folders it made
+removed. Last, ``DIR/serq-dump.json``
 (:data:`serq.files.DUMP_MANIFEST`) lists the files this dump wrote (``observes`` and ``gauges``, the file
 names without ``.csv``): a reader (``serq plot DIR``) takes only those, not the files an earlier dump of
 another program left in the folder; the list goes first, so a dump cut short leaves none. The user names the folder, not the files
@@ -163,14 +166,37 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         check_own(path)
         check_not_input(path, inputs)
         check_dumped(path, kind)  # a file there no dump wrote
-    os.makedirs(folder, exist_ok=True)
-    lock = _lock_folder(folder)
+    made = _made_folders(folder)
     try:
-        return _dump(report, result, folder, observe_names, observe_files, gauge_files, gauge_folder, manifest,
-                     inputs)
-    finally:
-        if lock is not None:
-            os.close(lock)
+        lock = _lock_folder(folder)
+        try:
+            if gauge_files and not os.path.lexists(gauge_folder):  # (made once the folder is this dump's alone)
+                os.makedirs(gauge_folder, exist_ok=True)
+                made.insert(0, gauge_folder)
+            return _dump(report, result, folder, observe_names, observe_files, gauge_files, gauge_folder, manifest,
+                         inputs)
+        finally:
+            if lock is not None:
+                os.close(lock)
+    except BaseException:
+        for made_folder in made:  # (innermost first: a folder the dump made, empty again, is removed)
+            try:
+                os.rmdir(made_folder)
+            except OSError:
+                break
+        raise
+
+
+def _made_folders(folder: str) -> list[str]:
+    """Make ``folder`` (with the parents it lacks): the folders made, innermost first (a dump that fails removes
+    them again, once empty)."""
+    missing = []
+    at = os.path.abspath(folder)
+    while not os.path.lexists(at) and at != os.path.dirname(at):
+        missing.append(at)
+        at = os.path.dirname(at)
+    os.makedirs(folder, exist_ok=True)
+    return missing
 
 
 #: how long a dump waits for another run writing into its folder (:func:`_lock_folder`)
@@ -203,12 +229,28 @@ def _lock_folder(folder: str) -> int | None:
 
 def _dump(report: Any, result: Any, folder: str, observe_names: list[str], observe_files: dict[str, str],
           gauge_files: dict[str, str], gauge_folder: str, manifest: str, inputs: list[str]) -> list[str]:
-    # the folder's list of its last dump's files, written last: an earlier one goes first, so a dump cut
-    # short leaves none (a reader then takes every file there, as of a dump written before the list)
+    # every file is written whole beside its target first, and renamed over it only once all are written: a dump
+    # cut short (a full disk, a file-size limit, an I/O error) removes what it wrote and leaves the folder as it
+    # was (it left the files written before the failure over an earlier dump's, the earlier list removed)
+    from serq.files import renamed_together
+
+    with renamed_together(before=lambda: _unlink_list(manifest)):
+        return _dump_files(report, result, folder, observe_names, observe_files, gauge_files, gauge_folder,
+                           manifest, inputs)
+
+
+def _unlink_list(manifest: str) -> None:
+    """Remove the folder's list of its last dump's files before the new dump's files are renamed into place: the
+    new list is renamed last, so a dump cut short between the renames leaves none (a reader then takes every
+    file there, as of a dump written before the list)."""
     try:
         os.unlink(manifest)
     except FileNotFoundError:
         pass
+
+
+def _dump_files(report: Any, result: Any, folder: str, observe_names: list[str], observe_files: dict[str, str],
+                gauge_files: dict[str, str], gauge_folder: str, manifest: str, inputs: list[str]) -> list[str]:
     written = []
     for name in observe_names:
         o = report.observe(name)
@@ -217,7 +259,6 @@ def _dump(report: Any, result: Any, folder: str, observe_names: list[str], obser
         _write_csv(path, ["time", "session", "turn", "value"], cols, inputs, own=True)
         written.append(path)
     if result.gauges:
-        os.makedirs(gauge_folder, exist_ok=True)
         for name in result.gauges:
             g = report.gauge(name)
             cols = _columns(f"gauge {name}", times=g.times, values=g.values)

@@ -287,9 +287,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         except FormatWallStop as e:
             click.echo(f"serq: {e}", err=True)
             sys.exit(PARTIAL_EXIT["max-wall"])
+        dump_made: list[str] = []  # (the folders made here for the dump: removed again, once empty, if it fails)
         if dump is not None:
             # checked again: made a file (or its parent one) during the run, it was "D: File exists"
             check_folder(dump)
+            dump_made = _missing_folders(dump)
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         printed = None  # standard output's failure, said once the files are written (| head, >&-: none is lost)
         if output:
@@ -303,7 +305,17 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             except StdoutError as e:
                 printed = e
         if dumper is not None:
-            dumper(report, dump, inputs=inputs)
+            try:
+                dumper(report, dump, inputs=inputs)
+            except BaseException:
+                # the dump is all or nothing (serq_report.csv): nothing of it is left, nor a folder made for it
+                # that holds nothing else (the report's -o inside it keeps it)
+                for folder in dump_made:
+                    try:
+                        os.rmdir(folder)
+                    except OSError:
+                        break
+                raise
         if record_paths:
             from .records import hold_set
             from .records import write as write_records
@@ -367,6 +379,16 @@ def report_format(output: str | None, reporters) -> str:
         if len(named) == 1:
             return named[0]
     return "text"
+
+
+def _missing_folders(folder: str) -> list[str]:
+    """The folders ``folder`` and its parents that are not there, innermost first (absolute)."""
+    missing = []
+    at = os.path.abspath(folder)
+    while not os.path.lexists(at) and at != os.path.dirname(at):
+        missing.append(at)
+        at = os.path.dirname(at)
+    return missing
 
 
 def _dump_folders(dump: str, gauges: bool) -> set[str]:

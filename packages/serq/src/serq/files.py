@@ -48,8 +48,9 @@ import io
 import os
 import stat
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from .errors import UserError, shown_path
@@ -589,6 +590,55 @@ def folders_synced_once() -> Iterator[None]:
         folders, _put_off = _put_off, None
         for folder in folders:
             _fsync_folder(folder)
+
+
+#: per thread, ``files``: the files of the :func:`renamed_together` block it runs, written whole beside their
+#: targets and not yet renamed over them (None outside one): ``(temporary file, target)`` in the order written.
+#: (A thread's own: runs in threads of one process dump at once, each its own set.)
+_staged_by_thread = threading.local()
+
+
+@contextlib.contextmanager
+def renamed_together(before: Callable[[], None] | None = None) -> Iterator[None]:
+    """Within the block, each atomic write (:func:`open_atomic`, :func:`write_atomic`) writes its file whole
+    beside its target as ever, but renames none over its target: when the block ends without an exception,
+    ``before()`` is called (if given) and every file is renamed over its target in the order written; when it
+    raises, every file it wrote is removed and no target is touched. A set of files that is one output (a run's
+    dump: its observes, its gauges and its list of them) is so written all or nothing: a dump that a full disk
+    cut short left the files written before the failure over an earlier dump's, its list removed. (A rename
+    does not fail for want of room; one that fails all the same leaves the files renamed before it, and the
+    rest are removed.) The files of the set are all on the disk at once before the first rename, beside those
+    they replace. A block within a block is the outer one's."""
+    here = _staged_by_thread
+    if getattr(here, "files", None) is not None:
+        yield
+        return
+    here.files = staged = []
+    try:
+        yield
+    except BaseException:
+        here.files = None
+        for tmp, _target in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    here.files = None
+    done = 0
+    try:
+        if before is not None:
+            before()
+        for tmp, target in staged:
+            try:
+                os.replace(tmp, target)
+            except OSError as e:
+                raise type(e)(e.errno, f"{e.strerror} (replacing it by the file serq wrote beside it)",
+                              target) from None
+            done += 1
+            _sync_folder(os.path.dirname(target))
+    finally:
+        for tmp, _target in staged[done:]:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _sync_folder(folder: str) -> None:
@@ -1180,6 +1230,10 @@ def _open_atomic(path: str, mode: str, inputs: list[str], perms: int | None, own
             yield f
             raw.flush()
             os.fsync(raw.fileno())
+        staged = getattr(_staged_by_thread, "files", None)
+        if staged is not None:  # (renamed with the others of its set, or removed with them: renamed_together)
+            staged.append((tmp, target))
+            return
         os.replace(tmp, target)
     except BaseException as e:
         with contextlib.suppress(OSError):
