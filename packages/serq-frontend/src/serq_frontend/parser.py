@@ -17,6 +17,7 @@ from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from serq.errors import one_edit
 from serq_ir.validate import MAX_NAME
 from serq_ir.validate import long_name as _long_name
 
@@ -2594,9 +2595,14 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         # a word on the statement's line close to a word the grammar takes there (`prefill (w) grwoing kv;`): the
         # word misspelt, not a `;` missing before it
         near = ""
-        if grammar is not None and tok.type == "NAME" and len(str(tok)) >= 4 and prev is not None and prev[0] == tok.line:
-            words = sorted({w for t in expected for w in grammar.term_words(t)} - {";"})
-            near = did_you_mean(str(tok), [w for w in words if w.isalpha()])
+        if (grammar is not None and tok.type == "NAME" and (len(str(tok)) == 2 or len(str(tok)) >= 4)
+                and prev is not None and prev[0] == tok.line):
+            words = [w for w in sorted({w for t in expected for w in grammar.term_words(t)} - {";"}) if w.isalpha()]
+            # (a word of two letters one letter off one the grammar takes there, `by` as `yb`, and no other:
+            # difflib offers nothing for it, and a longer word it offered for one would be a guess)
+            near = (did_you_mean(str(tok), words) if len(str(tok)) > 2
+                    else did_you_mean(str(tok), [w for w in words if len(w) == 2]) if one_edit(str(tok), words)
+                    else "")
         if near:
             return reporter.error(pos, f"unexpected {_token_text(tok)}{near}")
         if prev is not None and (starts or prev[0] < tok.line) and not closed:

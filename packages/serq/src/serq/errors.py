@@ -526,8 +526,31 @@ def _closest(name: object, candidates: object) -> str | None:
     key = name.casefold()
     if key in folded:
         return folded[key]
+    if len(key) == 2:
+        # a two-letter word one letter off (`tp` for `to`, `st` for `at`, `om` for `on`) is no close match to
+        # difflib (half its letters differ); the one candidate of two letters one substitution or swap away is
+        # offered, and none when two are (`bt`: `at` or `by`)
+        near = one_edit(key, [c for c in folded if len(c) == 2])
+        if near is not None:
+            return folded[near]
     close = difflib.get_close_matches(key, list(folded), n=1)
     return folded[close[0]] if close else None
+
+
+def one_edit(word: str, candidates: object) -> str | None:
+    """The one candidate of ``word``'s length that differs from it by one letter or by two neighbours
+    swapped, or None when none does or several do."""
+    found = None
+    for c in candidates:  # type: ignore[attr-defined]
+        if not isinstance(c, str) or len(c) != len(word) or c == word:
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(word, c)) if a != b]
+        if len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == c[diff[1]]
+                              and word[diff[1]] == c[diff[0]]):
+            if found is not None and found != c:
+                return None
+            found = c
+    return found
 
 
 def knob_hint(name: object, lets: object, definitions: object, takes: str = "let", given: object = None) -> str:
