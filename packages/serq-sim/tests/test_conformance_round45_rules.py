@@ -373,6 +373,27 @@ session {
 run { horizon 10; }
 """, {"adm": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 1.0, 1.0)], "done": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
      {("q", 1): {"wait": 1.0}, ("q", 0): {"wait": 0.5}}),
+    # §3, Gauges: the spec's two imbalance gauges over a family of two, their index k (the program's sessions
+    # have an attribute j, which an aggregate's index may not be). s0 holds reqs[0] and kv[0] (2) on [0,2];
+    # s1 waits for reqs[0] from 1 and holds it with kv[0] (4) on [2,4]; s2 holds reqs[1] and kv[1] (6) on
+    # [2,4]. Some member full on [0,4]: 0.4; the spread 2 - 0 on [0,2], 6 - 4 on [2,4]: 8/10, least 0 (after
+    # 4), greatest 2.
+    ("the_specs_imbalance_gauges", """
+let N = 2;
+pool reqs[2] { cap 1; }
+pool kv[2] { cap 10; }
+stage d : delay;
+gauge full = max k in N (free(reqs[k]) == 0);
+gauge spread = max k in N (used(kv[k])) - min k in N (used(kv[k]));
+workload { arrive batch(3); }
+session {
+  set j = serial == 2 ? 1 : 0;
+  run d (serial);
+  hold reqs[j] (1), kv[j] (2 + 2 * serial) { run d (2); }
+}
+run { horizon 10; }
+""", {}, {("gauge", "full"): {"mean": 0.4, "min": 0.0, "max": 1.0},
+          ("gauge", "spread"): {"mean": 0.8, "min": 0.0, "max": 2.0}}),
 ]
 
 POSITION_ENGINE = """
