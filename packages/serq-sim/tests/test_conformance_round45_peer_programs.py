@@ -304,3 +304,38 @@ def test_poisson_arrives_at_zero_then_the_renewal_schedule(monkeypatch):
     assert tp[0] == 0.0 and tr[0] > 0.0
     assert tp[1:] == tr[:3]
     assert report_json(rp)["end"] == tp[-1] + 1 and report_json(rr)["end"] == tr[-1] + 1
+
+
+TRACE = "session,turn,new,out,think,forced\n0,1,3,1,2,0\n0,2,5,1,0,0\n1,1,4,2,1,0\n"
+REPLAY = """
+stage s : fifo;
+stage pause : delay;
+workload { arrive batch(2); trace "t.csv" ordered; }
+session {
+  turn;
+  loop {
+    run s (new);
+    observe m = more;
+    observe tn = turn_no;
+    branch (more) { run pause (think); turn; } else { end; }
+  }
+}
+run { horizon 20; }
+"""
+
+
+def test_an_ordered_trace_replayed_turn_by_turn(monkeypatch, tmp_path):
+    """language.txt §3, Workload: "with a trace, turn loads the next turn's new, out, think, forced and sets
+    more (ordered: session i replays trace session i)", the session written as docs/language.md's replay.
+    s0 loads (3, think 2, more 1), s1 (4, more 0). The fifo: s0 on [0,3], s1 [3,7]; s0 pauses 2 (to 5),
+    loads its second turn (5, more 0) and waits for s1: [7,12]. Three turns; the fifo's waits 0, 3, 2."""
+    (tmp_path / "t.csv").write_text(TRACE)
+    (tmp_path / "p.sq").write_text(REPLAY)
+    monkeypatch.chdir(tmp_path)
+    r, obs = run(None, monkeypatch, path=tmp_path / "p.sq")
+    assert obs["m"] == [(0, 3.0, 1.0), (1, 7.0, 0.0), (0, 12.0, 0.0)]
+    assert obs["tn"] == [(0, 3.0, 1.0), (1, 7.0, 1.0), (0, 12.0, 2.0)]
+    js = report_json(r)
+    assert (js["turns"], js["ended"]) == (3, 2)
+    (s,) = [st for st in js["stages"] if st["name"] == "s"]
+    assert s["wait"] == pytest.approx(5 / 3, rel=1e-12) and s["service"] == pytest.approx(4.0, rel=1e-12)
