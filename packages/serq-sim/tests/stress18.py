@@ -1,7 +1,7 @@
 """What test_conformance_round18*.py share: a generator of small random step-engine programs built to reach
 what test_conformance_round16*.py and test_differential_random.py leave out (families of engines behind a
 `choose`, multi-turn sessions whose later turns hit their own cached prefix, an offload tier the memory
-spills into, `reserve held`, `preempt by (…) requeue head | tail`, serve keys that change while resident and
+spills into, `reserve held`, `preempt by (…) requeue head | tail`, `cache scheduled` (:func:`scheduled`), serve keys that change while resident and
 ones a job keeps, chunk caps and budgets reading `residents`, `decoders`, `budget_left`, costs reading
 `kv_decode`, `kv_prefill` and `attention`), run under a warm-up, a horizon that falls inside an iteration or
 a bound on events; and the comparison of a run with every fast path on against the per-job planning
@@ -44,6 +44,12 @@ def pick(rng: random.Random, weighted):
         if x < 0:
             return v
     return weighted[-1][1]
+
+
+def scheduled(key: str) -> bool:
+    """Whether the program keyed ``key`` gives its KV pool `cache scheduled` (a third of them): a draw of its own
+    stream (``random.Random("cache scheduled " + key)``), which leaves the program's other draws as they were."""
+    return random.Random(f"cache scheduled {key}").random() < 1 / 3
 
 
 def program(i: int, *, family: bool | None = None, stretch: bool = False) -> tuple[str, dict]:
@@ -96,6 +102,11 @@ def program(i: int, *, family: bool | None = None, stretch: bool = False) -> tup
     # counts it, and one engine's growth may preempt another's resident)
     shared = fam and rng.random() < 0.3
     kdims = "" if shared else dims
+    # `cache scheduled` (a victim its engine's planning had served caches those tokens too, as vLLM hashes a
+    # block when it allocates it) on a third of the pools that preempt, drawn from a stream of its own so that
+    # every other draw of program i is what it was
+    if pre and scheduled(f"{i} {stretch}"):
+        kv_extra += " cache scheduled;"
     pools.append(f"pool kv{kdims} {{ cap {cap * (N if shared else 1)}; block {bs}; {pre} {evict}{kv_extra} }}")
     if spill:
         cpu_cap = pick(rng, [(1, 2 * cap), (1, 4 * cap), (1, cap_blocks // 2 * bs or bs)])
@@ -210,6 +221,8 @@ def offload(i: int) -> tuple[str, dict]:
                         "reserve held;"])
     pre = rng.choice(["preempt lifo;", "preempt by (-admission) requeue tail;", "preempt by (-serial) requeue head;"])
     reserve = rng.choice(["1", f"{P + 3}", f"{P} + O"])
+    if scheduled(f"offload {i}"):
+        extra += " cache scheduled;"
     src = f"""pool reqs {{ cap {rng.randint(2, 6)}; admit via E; }}
 pool kv {{ cap {cap}; block {b}; {pre} evict lru; {extra} }}
 pool cpu {{ cap {rng.choice([4, 16, 100])}; block {b}; evict lru; }}
@@ -247,7 +260,8 @@ def second(i: int) -> tuple[str, dict]:
                          f"max(1, 6 - budget_left({target}))"])
     cost = rng.choice(["1", "0.7 + 0.01 * kv_decode", "0.5 + 0.1 * tokens"])
     engine = (f"pool reqsF {{ cap {rng.randint(1, 4)}; admit via F; }}\n"
-              f"pool kvF {{ cap {rng.choice([12, 24, 60])}; block {rng.choice([1, 2, 4])}; preempt lifo; evict lru; }}\n"
+              f"pool kvF {{ cap {rng.choice([12, 24, 60])}; block {rng.choice([1, 2, 4])}; preempt lifo; evict lru;"
+              f"{' cache scheduled;' if scheduled(f'second {i}') else ''} }}\n"
               f"stage F : step {{ budget {budget}; cost {cost}; {rng.choice(['', 'chunk 2;'])} memory kvF; }}\n")
     side = ("branch (serial % 3 == 0) { hold reqsF (1), kvF (min(4, budget_left(F))) { "
             "run F prefill (4) growing kvF; observe fb = budget_left(F); "

@@ -11,7 +11,7 @@ infinite, fractional or read ``residents``, ``decoders``, ``holders(reqs)``, ``q
 sums; chunks constant or vLLM's ``long_prefill`` on ``holders(reqs) + queued(reqs)``; costs reading
 ``tokens``, ``decoders``, ``residents``, ``kv_decode``, ``kv_prefill``, ``attention``; the serving orders;
 pools with blocks, the preemption policies (``lifo``, by ``position``, by ``-admission`` requeued at the
-tail), ``evict lru`` with prefix caching (``cache`` and ``reuse`` clauses written by hand, and
+tail), ``cache scheduled`` on a third of the pools that preempt, ``evict lru`` with prefix caching (``cache`` and ``reuse`` clauses written by hand, and
 lib/vllm.sq's ``vllm_request_at``), ``admit via``; holds of ``reqs (1), kv (K)`` with growing runs;
 stages with and without ``memory``; staggered, batch and Poisson arrivals; multi-turn sessions; two step
 stages now and then; decodes across several block boundaries; memory tight enough for preemption storms;
@@ -44,7 +44,7 @@ import pytest
 import serq_frontend
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
-from stress18 import COUNTERS, first_difference, outcome, pick
+from stress18 import COUNTERS, first_difference, outcome, pick, scheduled
 
 #: programs in the default run, and the blocks they are spread over (a test each, for xdist): blocks of 100, each
 #: enough for the aggregate checks, program 618 among them (the stale budget of a quiet stretch was found there). The
@@ -124,11 +124,14 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
     return f"stage {name} : step {{ budget {budget}; cost {cost}; {chunk} {serve} {memory} }}"
 
 
-def _pool_kv(rng: random.Random, name: str, bs: int, via: str, easy: bool) -> str:
+def _pool_kv(rng: random.Random, name: str, bs: int, via: str, easy: bool, key: str) -> str:
+    """A KV pool; `cache scheduled` on a third of those that preempt, drawn from a stream of its own
+    (``stress18.scheduled`` of ``key``), so that every other draw of the program is what it was."""
     if easy:
         cap = pick(rng, [(1, 12), (2, 24), (2, 40), (2, 200)])
         pre = pick(rng, [(3, "preempt lifo;"), (1, "preempt by (-admission) requeue tail;"), (1, "")])
-        return f"pool {name} {{ cap {cap}; block {bs}; {pre} {pick(rng, [(3, 'evict lru;'), (1, '')])} }}"
+        sched = " cache scheduled;" if pre and scheduled(key) else ""
+        return f"pool {name} {{ cap {cap}; block {bs}; {pre} {pick(rng, [(3, 'evict lru;'), (1, '')])}{sched} }}"
     cap = pick(rng, [(3, 6), (3, 8), (3, 12), (3, 16), (2, 24), (2, 40), (2, 200)])
     if bs > 1 and rng.random() < 0.7:
         cap = max(cap // bs, 2) * bs  # whole blocks, usually
@@ -138,7 +141,8 @@ def _pool_kv(rng: random.Random, name: str, bs: int, via: str, easy: bool) -> st
                       (1, "preempt by (-P);")])
     evict = pick(rng, [(6, "evict lru;"), (2, ""), (1, "evict by (-size);")])
     extra = pick(rng, [(12, ""), (1, "reserve held;"), (1, "queue by (P);"), (1, f"admit via {via};")])
-    return f"pool {name} {{ cap {cap}; {block} {pre} {evict} {extra} }}"
+    sched = " cache scheduled;" if pre and scheduled(key) else ""
+    return f"pool {name} {{ cap {cap}; {block} {pre} {evict} {extra}{sched} }}"
 
 
 def _request(rng: random.Random, e: dict, vllm: bool) -> str:
@@ -215,7 +219,7 @@ def program(i: int) -> str:
             kv = f"kv{suffix}" if easy or rng.random() < 0.85 else None
             bs = pick(rng, [(2, 2), (2, 3), (3, 4)] if easy else [(2, 1), (3, 2), (2, 3), (3, 4)])
             if kv:
-                pools.append(_pool_kv(rng, kv, bs, S, easy))
+                pools.append(_pool_kv(rng, kv, bs, S, easy, f"random {i} {kv}"))
         reqs = f"reqs{suffix}" if easy or rng.random() < 0.7 else None
         if reqs:
             via = f"admit via {S};" if easy or rng.random() < 0.7 else ""
