@@ -394,6 +394,52 @@ session {
 run { horizon 10; }
 """, {}, {("gauge", "full"): {"mean": 0.4, "min": 0.0, "max": 1.0},
           ("gauge", "spread"): {"mean": 0.8, "min": 0.0, "max": 2.0}}),
+    # §3, exclusive prefill: "Displaced decodes keep any newly acquired allocation but neither execute nor
+    # advance computed KV". s0 prefills 4 on [0,1]; at 1 its decode grows to position 5 (8 allocated) and is
+    # displaced by s1's waiting prefill: s1's body reads used 8 + 4 = 12. s0 decodes on [2,4] (positions 5,
+    # 6; no growth needed). cache (10): s1 min(10, 4), s0 min(10, 6) rounded down to 4. Used 4, 12, 8, 8 on
+    # [0,1], [1,2], [2,4]: 32/10; cached 4 from 2 and 4 from 4: 56/10.
+    ("a_displaced_decode_keeps_its_growth_and_does_not_advance", """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 100; block 4; }
+stage e : step { budget 8; cost 1; serve exclusive prefill; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold reqs (1), kv (4) {
+    observe u = used(kv);
+    prefill (4) growing kv;
+    decode (serial == 0 ? 2 : 0) growing kv;
+  } cache (10);
+  observe done = now;
+  observe k = cachedin(kv);
+}
+run { horizon 10; }
+""", {"u": [(0, 0.0, 4.0), (1, 1.0, 12.0)], "done": [(1, 2.0, 2.0), (0, 4.0, 4.0)],
+      "k": [(1, 2.0, 4.0), (0, 4.0, 4.0)]}, {("kv", None): {"used": 3.2, "cached": 5.6}}),
+    # exclusive prefill, budget 4: "A resident prefill takes precedence … Once a prefill is selected, no
+    # further waiting request is admitted in that iteration". s0 prefills 2 on [0,1]; at 1 s1's prefill of 8
+    # displaces s0's decode (4 on [1,2]); at 2 s1, a resident prefill, is served alone (its last 4, done 3)
+    # and s2, waiting since 2, is not admitted; at 3 s2's prefill of 1 displaces the decode (done 4); s0's 5
+    # decodes on [4,9].
+    ("a_resident_prefill_goes_alone_and_admits_none", """
+pool reqs { cap 4; admit via e; }
+stage e : step { budget 4; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  hold reqs (1) {
+    observe adm = now;
+    prefill (serial == 0 ? 2 : serial == 1 ? 8 : 1);
+    decode (serial == 0 ? 5 : 0);
+  }
+  observe done = now;
+}
+run { horizon 20; }
+""", {"adm": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 3.0, 3.0)], "done": [(1, 3.0, 3.0), (2, 4.0, 4.0), (0, 9.0, 9.0)]},
+     {("e", None): {"utilisation": 0.45}}),
 ]
 
 POSITION_ENGINE = """
