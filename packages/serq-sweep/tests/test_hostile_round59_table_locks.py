@@ -50,15 +50,22 @@ def test_the_lock_leaves_nothing_behind(folder, serq_in_process, args):
     r = serq_in_process(*args)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv"]  # (the journal made for the lock: gone)
-    # a journal an interrupted sweep left there is the sweep's: taken for the lock, left as it was (an empty
-    # one, which holds no run, goes: one a killed comparison left)
+    # an empty journal no command holds, which holds no run, goes, said (one a killed command left); one that
+    # holds runs is an interrupted sweep's, which that sweep resumes: the command is refused, the journal and
+    # the table left as they were (test_hostile_round60_table_locks; it wrote its table beside the journal,
+    # and the sweep could no longer resume: the table there was no sweep's)
     (folder / "t.csv.journal").write_text("")
-    assert serq_in_process(*args).returncode == 0
+    r = serq_in_process(*args)
+    assert r.returncode == 0 and "t.csv.journal: an empty journal no command holds" in r.stderr
     assert not (folder / "t.csv.journal").exists()
     entry = '{"key": "0123456789abcdef01234567", "status": "ok"}\n'
     (folder / "t.csv.journal").write_text(entry)
-    assert serq_in_process(*args).returncode == 0
-    assert (folder / "t.csv.journal").read_text() == entry
+    table = (folder / "t.csv").read_bytes()
+    r = serq_in_process(*args)
+    assert (r.returncode, r.stderr) == (1, "error: t.csv: its journal t.csv.journal holds the runs of a sweep that "
+                                           "did not end there (it was killed); run that sweep again to resume it, or "
+                                           "remove the journal, or give another --out\n")
+    assert (folder / "t.csv.journal").read_text() == entry and (folder / "t.csv").read_bytes() == table
 
 
 def test_a_sweep_into_a_table_a_comparison_holds_is_refused(folder, serq_in_process):

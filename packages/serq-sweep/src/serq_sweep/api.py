@@ -58,6 +58,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
+                if not made and os.fstat(journal.fileno()).st_size == 0:
+                    core.say(orphan_said(core.journal_path(out), "this sweep journals its runs there"))
                 done = core.load_finished(out, plan, others)  # (a journal of someone else's refused there)
                 core.check_points_table(out, plan.given)
                 said = core.left_out(out, others, plan.given)
@@ -82,9 +84,9 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         if failed:
             beside.close()
         if failed and journal is not None:
+            if made:  # (dropped while this sweep holds its lock: a journal another sweep appends to is never)
+                _drop_if_empty(core.journal_path(out), journal)
             journal.close()
-            if made:
-                _drop_if_empty(core.journal_path(out))
         if failed and records is not None:
             records.close(failed)
     try:
@@ -136,7 +138,7 @@ def _lock_journal(journal: Any) -> bool:
 
 
 @contextlib.contextmanager
-def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
+def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = "out") -> Any:
     """Within, the table ``out`` of a command that keeps no journal (``serq compare -o``, ``serq sweep --find
     -o``, and a sweep's points table beside its own) is this command's alone: the lock a sweep takes on
     ``OUT.journal`` (:func:`_lock_journal`), taken the same way (the file made for it when there is none, and
@@ -146,7 +148,15 @@ def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
     all its runs and replaced it, or was replaced, without a word, and a sweep that then ended complete removed
     its journal, its finished runs gone. A second command is refused before it runs anything, in the words of
     a sweep refused so. Where the journal cannot be opened (a folder that does not exist, a name the command's
-    own checks refuse) nothing is held here: the command says why itself."""
+    own checks refuse) nothing is held here: the command says why itself. ``setting``: the option (or argument)
+    whose file ``out`` is, which the refusal tells the user to give another name (``--out``; ``--records`` for
+    a table's file of a sweep's records).
+
+    A journal found there that no command holds is what a command killed there left (``kill -9``, the OOM
+    killer, a machine that went down): an empty one held no run, and is said and removed (it went without a
+    word); one that holds runs is a sweep's into ``out`` that did not end, which that sweep resumes: the
+    command is refused, the journal left whole (a comparison wrote its table at ``out`` beside it, and the
+    sweep could no longer resume: its table was no sweep's)."""
     from serq.files import OutputError, open_own_append
 
     if out is None:
@@ -154,6 +164,7 @@ def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
         return
     out = os.fspath(out)
     path = core.journal_path(out)
+    existed = os.path.lexists(path)
     try:
         journal = open_own_append(path)
     except (OSError, OutputError):
@@ -163,18 +174,32 @@ def table_held(out: str | os.PathLike | None, given: Any = None) -> Any:
     try:
         held = _lock_journal(journal)
         if not held:
-            raise _table_taken(out, given)
+            raise _table_taken(out, given, setting)
+        if os.fstat(journal.fileno()).st_size:
+            raise UserError(f"{shown_path(out)}: its journal {shown_path(path)} holds the runs of a sweep that did "
+                            "not end there (it was killed); run that sweep again to resume it, or remove the journal, "
+                            f"or give {core.another_name(given, setting)}")
+        if existed:
+            core.say(orphan_said(path, "is removed"))
         yield
     finally:
         if held:  # (not the other's: refused above)
-            _drop_if_empty(path)  # (before the lock goes: a sweep that opens it after makes a file of its own)
+            _drop_if_empty(path, journal)  # (before the lock goes: a sweep that opens it after makes its own)
         journal.close()
 
 
-def _table_taken(out: str, given: Any) -> UserError:
+def orphan_said(path: str, then: str) -> str:
+    """What a command says of the empty journal ``path`` it found, which no command held (one was killed
+    before its first run ended there): it holds no run; ``then``, what becomes of it."""
+    return (f"serq: {shown_path(path)}: an empty journal no command holds (a sweep or comparison killed there "
+            f"before its first run ended left it); it holds no run, and {then}")
+
+
+def _table_taken(out: str, given: Any, setting: str = "out") -> UserError:
     """The refusal of a table ``out`` whose journal another sweep or comparison holds locked."""
     return UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
-                     f"{shown_path(core.journal_path(out))} is locked); let it end, or give {core.another_name(given)}")
+                     f"{shown_path(core.journal_path(out))} is locked); let it end, or give "
+                     f"{core.another_name(given, setting)}")
 
 
 def _same_name(a: str, b: str) -> bool:
@@ -182,12 +207,22 @@ def _same_name(a: str, b: str) -> bool:
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
-def _drop_if_empty(path: str) -> None:
-    """Remove ``path`` when it is an empty regular file (a journal made and never written)."""
-    with contextlib.suppress(OSError):
+def _drop_if_empty(path: str, held: Any) -> bool:
+    """Remove ``path`` when it is an empty regular file (a journal made and never written) and the very file
+    ``held`` is (the journal open in this command, whose lock it holds): no other command appends to it while
+    the lock is held, so a journal that holds a run is never removed. (It was looked at by its name alone, one
+    of them after its lock had been given up: a sweep that took the lock in that moment and wrote its first
+    run there lost it.) Whether it was removed."""
+    try:
         st = os.lstat(path)
-        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-            os.unlink(path)
+        mine = os.fstat(held.fileno())
+        if (not stat.S_ISREG(st.st_mode) or st.st_size != 0 or mine.st_size != 0
+                or (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino)):
+            return False
+        os.unlink(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 class Records:
@@ -201,6 +236,8 @@ class Records:
         self._journal = None
         self._made = False
         self._points: dict[str, Any] | None = None
+        #: the locks of the tables' own files (a program of several tables: FILE.NAME.EXT), until they are written
+        self._held = contextlib.ExitStack()
 
     def check(self, plan: core.Plan, out: str | None, inputs: list[str]) -> None:
         """Refuse, before anything is read or written, a swept name that is a column of a record table, records
@@ -243,6 +280,17 @@ class Records:
                             f"these records now (their journal {shown_path(jp)} is locked); let it end, or give "
                             f"{core.another_name(given, 'records')}")
         self._journal, self._made = journal, made
+        # each table's file of a program of several (FILE.NAME.EXT, a table of its own) is held as a table is
+        # (table_held: the lock of FILE.NAME.EXT.journal): a sweep or comparison writing that file as its own
+        # table (-o, --records r.request.csv) and this sweep each wrote it whole at their end, the last over
+        # the first, neither told. Taken now, before the journal is read or any run runs; the second is refused
+        try:
+            for table in dict.fromkeys(self.files.values()):
+                if not _same_name(table, self.path):
+                    self._held.enter_context(table_held(table, given, "records"))
+        except BaseException:
+            self.close(failed=True)
+            raise
         if fresh:
             os.ftruncate(journal.fileno(), 0)
         else:
@@ -281,13 +329,14 @@ class Records:
     def close(self, failed: bool = False) -> None:
         """Close the journal, and with it its lock (:meth:`open`: held until the records are written); when
         the sweep ``failed``, a journal this sweep made and wrote nothing to is removed."""
+        self._held.close()
         if self._journal is not None:
-            self._journal.close()
-            self._journal = None
-            if failed and self._made:
+            if failed and self._made:  # (dropped while this sweep holds its lock: never another's)
                 from . import records as R
 
-                _drop_if_empty(R.journal_path(self.path))
+                _drop_if_empty(R.journal_path(self.path), self._journal)
+            self._journal.close()
+            self._journal = None
 
     def write(self, complete: bool) -> None:
         if self.path is None:

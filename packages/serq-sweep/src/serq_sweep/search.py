@@ -285,13 +285,22 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     --find … --trace FILE``): an axis ``trace``, one search per trace as per value of any other swept name.
 
     Its messages name what was given by its argument (``over=('B', '1:8')``, ``tol=0``, ``horizon=5``), as
-    :func:`serq_sweep.sweep`'s and :func:`serq_sweep.compare`'s do; ``serq sweep --find`` names its options."""
+    :func:`serq_sweep.sweep`'s and :func:`serq_sweep.compare`'s do; ``serq sweep --find`` names its options.
+
+    ``out`` is this search's alone while it runs, as a sweep's table is (:func:`serq_sweep.api.table_held`):
+    a sweep, a comparison or another search writing it now is refused before anything runs."""
     from serq.loading import argument_given
 
-    return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
-                 horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
-                 max_samples=max_samples, workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given,
-                 trace=trace)
+    from .api import table_held
+
+    out = output_path(out, "out")
+    if out is not None:  # (its name checked before the lock is taken beside it, as serq sweep --find -o does)
+        core.check_out_name(os.fspath(out), argument_given)
+    with table_held(out, argument_given):
+        return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
+                     horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
+                     max_samples=max_samples, workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo,
+                     given=argument_given, trace=trace)
 
 
 def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
