@@ -48,8 +48,8 @@ def test_the_api_names_its_arguments(prog, compile_):
     assert str(e.value) == f"{prog}: error: defs['scv']: the program has no expression definition `scv` (did you mean `svc`?)"
     with pytest.raises(CompileError) as e:
         compile_(prog, defs={"svc": "1 +"})
-    assert str(e.value).splitlines()[0] == "defs['svc']:1:4: error: unexpected end of the file (expected `!`, `(`, " \
-        "`-`, `~`, a name, a number)"
+    assert str(e.value).splitlines()[0] == "defs['svc']:1:4: error: unexpected end of the file: `1 +` at 1:1 is not " \
+        "finished, an operand was to follow `+`"
 
 
 def test_a_sweep_from_python_names_its_arguments(prog):
@@ -62,8 +62,8 @@ def test_a_sweep_from_python_names_its_arguments(prog):
     (["run", "p.sq", "--set", "lan=2"], "p.sq: error: --set lan: the program has no `let lan` (did you mean `lam`?)"),
     (["check", "p.sq", "--def", "scv=2"],
      "p.sq: error: --def scv: the program has no expression definition `scv` (did you mean `svc`?)"),
-    (["run", "p.sq", "--def", "svc=1 +"], "--def svc:1:4: error: unexpected end of the file (expected `!`, `(`, "
-     "`-`, `~`, a name, a number)"),
+    (["run", "p.sq", "--def", "svc=1 +"], "--def svc:1:4: error: unexpected end of the file: `1 +` at 1:1 is not "
+     "finished, an operand was to follow `+`"),
     (["sweep", "p.sq", "--set", "lan=1,2", "--workers", "0"],
      "p.sq: error: --set lan: the program has no `let lan` (did you mean `lam`?) (at the sweep's point lan=1)"),
 ])

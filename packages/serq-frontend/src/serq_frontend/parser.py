@@ -1130,7 +1130,7 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
     before = _tokens_before(text, offset)
     if not before:
         return None
-    found = "the end of the file" if tok.type == "$END" else _token_text(tok)
+    found = "end of the file" if tok.type == "$END" else _token_text(tok)  # (`unexpected end of the file`)
     where = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, len(text)) or (1, 1))
     last, prev = before[-1][1], (before[-2][1] if len(before) >= 2 else "")
     first = _statement_start(before, len(before))
@@ -1403,7 +1403,7 @@ def _unclosed_said(stack: list[tuple[str, str, int, int]], where: str = "") -> s
     not closed``, ```)` and `]` are missing, …`` (``where``, ``" before it"``, after the missing). The one
     text of a `(` or `[` left open, wherever the error finds it: the error said one `)` missing where two
     were (``preempt by (max(prio, 1 requeue tail;``, ``cap (3 + (4;``)."""
-    closers = [_CLOSER[t[1]] for t in reversed(stack)]
+    closers = [_CLOSER.get(t[1], "}") for t in reversed(stack)]
     n = len(closers)
     if len(set(closers)) == 1:
         count = {1: "a", 2: "two", 3: "three"}.get(n, str(n))
@@ -1415,6 +1415,57 @@ def _unclosed_said(stack: list[tuple[str, str, int, int]], where: str = "") -> s
         opened = [opened[0], f"{n - 1} more"]
     listed = opened[0] if len(opened) == 1 else ", ".join(opened[:-1]) + " and " + opened[-1]
     return f"{missing}{where}, {listed} {'is' if n == 1 else 'are'} not closed"
+
+
+#: the tokens an expression (an operand) begins with, as the syntax error's list names them
+_OPERAND_STARTS = frozenset({"`!`", "`(`", "`-`", "`~`", "a name", "a number"})
+
+
+def _end_unfinished(names: list[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """The file ends inside a statement or an item that wants more (``let Z =``, ``stage s :``, ``hold kv (4)``,
+    ``tool (now -``): the error was "unexpected end of the file (expected `!`, `(`, `-`, `~`, a name, a
+    number)", the grammar's list with no word of what was left unfinished. Said as the other syntax errors
+    say a thing left open: the statement as written and where it begins, what was to follow its last token
+    (an expression for the tokens an operand begins with), and each `(`, `[` and `{` left open with where it
+    was opened (:func:`_unclosed_said`). At the end of the last token; None when the file ends between
+    statements (a `}` missing is said at its `{`)."""
+    before = _tokens_before(text, len(text))
+    if not before:
+        return None
+    i, depth = len(before), 0
+    while i > 0:  # (back to the `;`, `{` or `}` before the statement, past the brackets it left open)
+        t = before[i - 1][1]
+        if t in (")", "]"):
+            depth += 1
+        elif t in ("(", "["):
+            depth -= 1
+        elif t in (";", "{", "}") and depth <= 0:
+            break
+        i -= 1
+    if i == len(before):
+        return None
+    first, last = before[i], before[-1]
+    written = _written(text, first, last)
+    if written.endswith("...`"):  # (a long statement: its first word, where it begins)
+        written = f"`{first[1]}`"
+    wanted = names
+    if _OPERAND_STARTS <= set(names):
+        wanted = ["an operand" if last[1] in _OPERATORS and last[1] != "=" else "an expression",
+                  *(n for n in names if n not in _OPERAND_STARTS)]
+    if "a name" in wanted:  # (the words a name may be there are names: `stage` wants the stage's)
+        wanted = [w for w in wanted if not w.isalpha()]
+    if not wanted:
+        return None
+    listed = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " or " + wanted[-1]
+    said = (f"unexpected end of the file: {written} at {first[2]}:{first[3]} is not finished, {listed} was to "
+            f"follow {_quoted(last[1])}")
+    brackets = _open_brackets(before, i)
+    if brackets:
+        said += "; " + _unclosed_said(brackets)
+    braces = [("op", "{", line, col) for line, col in _open_braces(text, len(text))[0]]
+    if braces:
+        said += "; " + _unclosed_said(braces)
+    return _prev_token_end(text, len(text)) or (1, 1), said
 
 
 def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
@@ -2746,6 +2797,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     after = _after_expression(tok, names, text)
     if after is not None:
         return reporter.error(pos, after)
+    if tok.type == "$END":
+        end = _end_unfinished(names, text)
+        if end is not None:
+            return reporter.error(Pos(file, *end[0]), end[1])
     listed = len(names) <= 12 and all(n == "`}`" or n.isalpha() for n in names)
     if len(names) > 8 and not listed:
         # (a long list of tokens says little; the words of a block's fields or options, a pool's nine, do, when
