@@ -12,6 +12,8 @@ the IR of the kernel program the spec says it stands for (byte for byte, spans l
 * A statement definition whose body holds serving forms ("a serving form in it finds its stage at the use"):
   `prefill[j] W` on an array of fifo stages ("run prefill[j] (W)"), and `transfer (X) from P to Q (n)` ("run
   link (X); load Q (n); release P;") taking a lease.
+* `at admission` bindings that read each other and one the body reads (its `set` at the body's top), and
+  `request;` at two depths.
 """
 
 from __future__ import annotations
@@ -119,6 +121,38 @@ session {
   } cache (4);
 }
 run { horizon 50; }
+"""),
+    # §3, at admission: "The bindings are substituted into the header's expressions by the parser … A later
+    # binding sees the earlier ones", and "One the body reads is set at its top, set known = e;" (e with the
+    # earlier bindings substituted: the body's set reads only attributes and constants).
+    ("at_admission_bindings_that_read_each_other_and_one_the_body_reads", """
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive batch(1); }
+session { set prompt = 3; hold kv (a + b) at admission (a = prompt, b = a * 2) { observe y = b; run d (b); } }
+run { horizon 10; }
+""", """
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive batch(1); }
+session { set prompt = 3; hold kv (prompt + prompt * 2) { set b = prompt * 2; observe y = b; run d (b); } }
+run { horizon 10; }
+"""),
+    # The two sides: "The parser splices the server's statements in its place — at any depth, as often as it
+    # is written".
+    ("request_spliced_at_every_depth_as_often_as_written", """
+stage d : delay;
+workload { arrive batch(2); session { request; branch (serial == 0) { loop { request; end; } } } }
+server { set t0 = now; run d (1); observe r = now - t0; }
+run { horizon 10; }
+""", """
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set t0 = now; run d (1); observe r = now - t0;
+  branch (serial == 0) { loop { set t0 = now; run d (1); observe r = now - t0; end; } }
+}
+run { horizon 10; }
 """),
 ]
 
