@@ -230,10 +230,36 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
                 continue
             row = {"arm": arm_label(plan, arm, axis), "base": arm_label(plan, base, axis), "figure": f,
                    **paired([_nan(x) for x in a], [_nan(x) for x in b])}
+            missing = {_why_none(by.get((p, s)), f) for p in (base.index, arm.index) for s in plan.seeds}
+            missing.discard(None)
+            if missing:  # (why a run has no value of it, for the note of a block paired over fewer seeds: render)
+                row[MISSING] = missing
             if all(x is None for x in a + b):
                 row[UNVALUED] = unvalued or f"no value in its {2 * len(plan.seeds)} runs"
             out.append(row)
     return out, same
+
+
+#: the key of a comparison's row of the causes of the runs that have no value of its figure (:func:`_why_none`), which
+#: the printed block's note says (a run that failed, an infinite value, no value); not a column of --out's table
+MISSING = "missing"
+
+
+def _why_none(row: dict[str, Any] | None, figure: str) -> str | None:
+    """Why the run ``row`` (None: it failed, its row an error's) has no value of ``figure`` for the pairing
+    (:func:`_num`): ``"failed"``, ``"infinite"`` (inf, -inf) or ``"no value"`` (NaN, a blank cell, a word); None
+    when it has one."""
+    if row is None:
+        return "failed"
+    v = row.get(figure)
+    if _num(v) is not None:
+        return None
+    return "infinite" if _infinity(v) is not None else "no value"
+
+
+#: how the note of a block paired over fewer seeds says each cause of a run without a value (:data:`MISSING`)
+_WHY_NONE = {"failed": "that failed", "infinite": "whose value is infinite (inf, -inf)",
+             "no value": "of no value (NaN, a blank cell)"}
 
 
 #: the key of a comparison's row of a figure with no finite value in any run of either arm: what the runs held
@@ -323,9 +349,14 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int, left: Sequence
                          + ([str(r.get(k, seeds)) for k in ("n", "n_a", "n_b")] if short else []))
         out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
         if short:
-            out.append(f"  (n: the seeds of the {seeds} where both arms have a value, a run that failed "
-                       "having none; diff = b - a and its CIs are over those, a and b each over its arm's own "
-                       "values, n_a and n_b of them)")
+            # each cause of a run without a value, as the rows paired over fewer seeds had them: an infinite
+            # value, or NaN, was said to be a run that failed
+            why = set().union(*(r.get(MISSING, ()) for r in rs
+                                if r.get("n", seeds) < seeds and (r.get("n_a", 0) or r.get("n_b", 0))))
+            causes = " or ".join(_WHY_NONE[k] for k in _WHY_NONE if k in why) or _WHY_NONE["failed"]
+            out.append(f"  (n: the seeds of the {seeds} where both arms have a "
+                       f"{'finite ' if 'infinite' in why else ''}value, a run {causes} having none; diff = b - a "
+                       "and its CIs are over those, a and b each over its arm's own values, n_a and n_b of them)")
         unvalued = [r for r in rs if r.get(UNVALUED)]
         if unvalued:  # (a figure no run of either arm has a finite value of: nan throughout, and why)
             out.append("  (no finite value in any run of either arm, so nan: "
