@@ -321,7 +321,8 @@ class Linker:
         for block in (init, turn, session):
             for s in A.walk_stmts(block):
                 if isinstance(s, (A.SSet, A.SChoose)):
-                    self.assign(s.name, s.pos)
+                    self.assign(s.name, s.pos, f"choose {s.name} in …" if isinstance(s, A.SChoose) else
+                                f"set {s.name} = …")
                 elif isinstance(s, A.SRecord):
                     self.declare_record(s)
                 elif isinstance(s, A.SObserve):
@@ -361,7 +362,9 @@ class Linker:
         else:
             self.records[s.name] = (len(self.records), list(s.cols))
 
-    def assign(self, name: str, pos: Pos) -> None:
+    def assign(self, name: str, pos: Pos, written: str = "") -> None:
+        """Make ``name`` an attribute the program sets, refused where it is another name's; ``written``: the
+        statement as the program writes it there (`set x = …`, `choose x in …`), which a refusal shows."""
         if name in self.slots:
             if name in BUILTIN_ATTRIBUTES:
                 raise self.error(pos, f"`{name}` is a built-in attribute; the language sets it")
@@ -372,8 +375,8 @@ class Linker:
             raise self.error(pos, f"`{name}` is a `let` constant and an attribute this sets: give them two "
                              f"names (the attribute would be read where the constant was meant{where})")
         if name in CONTEXT or name == "inf":
-            raise self.error(pos, f"`{name}` is {_supplied(name)}; an attribute needs another name (`set "
-                             f"{name} = …` would shadow it)")
+            raise self.error(pos, f"`{name}` is {_supplied(name)}; an attribute needs another name "
+                             f"(`{written or f'set {name} = …'}` would shadow it)")
         if name in self.pools or name in self.stages:
             what = "pool" if name in self.pools else "stage"
             # (the declaration named where it is, as a `let`'s is: the refusal said what, not where)
