@@ -440,6 +440,57 @@ session {
 run { horizon 20; }
 """, {"adm": [(0, 0.0, 0.0), (1, 1.0, 1.0), (2, 3.0, 3.0)], "done": [(1, 3.0, 3.0), (2, 4.0, 4.0), (0, 9.0, 9.0)]},
      {("e", None): {"utilisation": 0.45}}),
+    # pool-reference.txt, `preempt`: "Leases are not candidates; the grower can be its own victim." kv is no
+    # engine's memory: the candidates are holders with an active hold scope. s1 holds 3 from 0; s0 holds 4 at
+    # 0.5 (the last admitted) and leases them from 1 to its end at 6. At 2 s1's growth of 4 finds 3 + 4 + 4 >
+    # 10: the lease is no candidate, so lifo takes s1 itself, admitted again at once (7); so at 4; at 6 s0's
+    # end (its event scheduled first) ends the lease and s1 grows: done 7. Two preemptions at position 0:
+    # stuck. Used s1's 3 on [0,6] and 7 on [6,7], s0's 4 on [0.5,6]: 47/20.
+    ("a_lease_is_no_preemption_candidate_and_the_grower_is_its_own_victim", """
+pool kv { cap 10; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    run d (0.5);
+    hold kv (4) { run d (0.5); } lease kv (inf);
+    run d (5);
+  } else {
+    hold kv (3) { observe adm = now; run d (2); grow kv (4); run d (1); }
+    observe done = now;
+  }
+}
+run { horizon 20; }
+""", {"adm": [(1, 0.0, 0.0), (1, 2.0, 2.0), (1, 4.0, 4.0)], "done": [(1, 7.0, 7.0)]},
+     {("kv", None): {"preemptions": 2, "stuck": 1, "admissions": 4, "used": 2.35}}),
+    # §3, Pools: "release m inside the body does the same for m alone, at that point: the innermost enclosing
+    # hold on m gives its allocation there back, caching per its clause, and holds m no longer"; a transfer
+    # from a hold (not a lease) on p. p's 4 are released at 2, when the link (ps 2, work 2) ends: used 0
+    # there, cached min(4, 4) from 2, and p's scope end at 4 has nothing left. q caches min(4, 3) (the load)
+    # at 3.
+    ("a_transfer_from_an_enclosing_hold_releases_it_there", """
+pool p { cap 10; }
+pool q { cap 10; }
+stage link : ps(2);
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold p (4) {
+    run d (1);
+    hold q (4) {
+      transfer (2) from p to q (3);
+      observe up = used(p);
+      observe cp = cachedin(p);
+      run d (1);
+    } cache (4);
+    observe cq = cachedin(q);
+    run d (1);
+  } cache (4);
+  observe cp2 = cachedin(p);
+}
+run { horizon 10; }
+""", {"up": [(0, 2.0, 0.0)], "cp": [(0, 2.0, 4.0)], "cq": [(0, 3.0, 3.0)], "cp2": [(0, 4.0, 4.0)]},
+     {("p", None): {"used": 0.8, "cached": 3.2, "holders": 0.2}, ("q", None): {"used": 0.8, "cached": 2.1}}),
 ]
 
 POSITION_ENGINE = """
