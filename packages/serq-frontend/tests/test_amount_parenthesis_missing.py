@@ -19,14 +19,14 @@ def _session(stmt: str) -> str:
 
 def test_a_hold_without_its_units_is_told_at_the_brace_with_a_caret():
     e = refused(_session("hold kv ⟨{ run s (1); }"),
-                "unexpected `{`: `hold` takes the units of each pool in parentheses after it, "
+                "unexpected `{`: `hold` takes its units in parentheses after each pool, "
                 "`hold kv (units) { … }`")
     assert str(e).splitlines()[1:] == ["    hold kv { run s (1); }", "            ^"]
 
 
 @pytest.mark.parametrize("stmt, message", [
-    ("hold kv (1), kv2 ⟨{ run s (1); }", "unexpected `{`: `hold` takes the units of each pool in parentheses "
-                                         "after it, `hold kv2 (units) { … }`"),
+    ("hold kv (1), kv2 ⟨{ run s (1); }", "unexpected `{`: `hold` takes its units in parentheses after each "
+                                         "pool, `hold kv2 (units) { … }`"),
     ("grow kv⟨;", "unexpected `;`: `grow` takes its units in parentheses after the pool, `grow kv (units);`"),
     ("load kv⟨;", "unexpected `;`: `load` takes its units in parentheses after the pool, `load kv (units);`"),
     ("run s⟨;", "unexpected `;`: `run` takes its work in parentheses after the stage, `run s (work);`"),

@@ -40,4 +40,4 @@ def test_a_spill_with_its_work_and_other_mistakes_keep_their_words():
     # a hold without its units is still told as a hold
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(source="pool p { cap 1; }\nsession { hold p { } }\n")
-    assert "`hold` takes the units of each pool in parentheses after it" in e.value.message
+    assert "`hold` takes its units in parentheses after each pool" in e.value.message

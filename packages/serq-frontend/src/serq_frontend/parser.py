@@ -1043,19 +1043,39 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
     return misplaced or stack[-1]
 
 
-#: a statement's (or a hold clause's) word -> what it takes in parentheses and how it is written, ``{}``
-#: the pool or stage as written (language.txt §3's statements)
+#: a word whose parenthesis holds one expression (language.txt §2: a statement's, a hold clause's, a stage kind's,
+#: a spill's and a transfer's) -> what the expression is, where the parenthesis stands (after the word when
+#: "") and how the whole is written (``{}``: the pool or stage as written), and what the form's arity adds.
+#: One table of both errors: the parenthesis missing (:func:`_parenthesis_missing`, "`grow` takes its units in
+#: parentheses after the pool, `grow kv (units);`") and another count in it (:func:`_one_expression`, "`grow`
+#: takes one expression, its units, and found 2: `grow kv (units);`"); the arrival forms' are :data:`_ARRIVALS`
 _PARENTHESISED = {
-    "hold": ("the units of each pool in parentheses after it", "hold {} (units) {{ … }}"),
-    "grow": ("its units in parentheses after the pool", "grow {} (units);"),
-    "load": ("its units in parentheses after the pool", "load {} (units);"),
-    "run": ("its work in parentheses after the stage", "run {} (work);"),
-    "lease": ("its time in parentheses after the pool", "lease {} (time)"),
-    "reserve": ("its units in parentheses", "reserve (units)"),
-    "reuse": ("its bound in parentheses", "reuse (bound)"),
-    "cache": ("the units it keeps in parentheses", "cache (units)"),
-    "branch": ("its test in parentheses", "branch (test) {{ … }}"),
+    "hold": ("its units", " after each pool", "hold {} (units) { … }",
+             ", each pool with its own (`hold {} (units), Q (units) { … }`)"),
+    "grow": ("its units", " after the pool", "grow {} (units);", ""),
+    "load": ("its units", " after the pool", "load {} (units);", ""),
+    "run": ("its work", " after the stage", "run {} (work);", ""),
+    "lease": ("its time", " after the pool", "lease {} (time)", ""),
+    "reserve": ("its units", "", "reserve (units)", ""),
+    "reuse": ("its bound", "", "reuse (bound)", ""),
+    "cache": ("the units it keeps", "", "cache (units)", ""),
+    "branch": ("its test", "", "branch (test) { … }", ""),
+    "ps": ("its capacity", "", "ps(capacity)", ""),
+    "fifo": ("its number of servers", "", "fifo(2)", ", or nothing for one, `fifo`"),
+    "with": ("its probability", "", "branch with (p) { … }", ""),
+    "when": ("its test", "", "spill TIER via LINK (work) when (pred);", ""),
+    "via": ("the work of its write", " after the link", "spill TIER via LINK (work) when (pred);", ""),
+    "transfer": ("the link's work", "", "transfer (X) from P to Q (n);", ""),
+    "to": ("the tokens that move", " after the pool", "transfer (X) from P to Q (n);", ""),
 }
+
+
+def _one_shape(word: str, ref: str = "") -> tuple[str, str]:
+    """What the parenthesis after ``word`` (of :data:`_PARENTHESISED`) holds and how the form is written, as the
+    error of another count in it says them: ``("its units", "`grow kv (units);`")`` (``ref`` the pool or stage
+    as written, else ``S``)."""
+    what, _, shape, more = _PARENTHESISED[word]
+    return what, f"`{shape}`{more}".replace("{}", ref or "S")
 
 
 #: the modes a run on a step stage may name (kernel.lark's `mode`, language.txt §2's `run STAGE [prefill | decode]`)
@@ -1180,8 +1200,8 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
         ref = "P"
     elif word == "run":
         ref = ref or "S"
-    takes, shape = _PARENTHESISED[word]
-    return where, f"unexpected {found}: `{word}` takes {takes}, `{shape.format(ref)}`"
+    what, after, shape, _ = _PARENTHESISED[word]
+    return where, f"unexpected {found}: `{word}` takes {what} in parentheses{after}, `{shape.replace('{}', ref)}`"
 
 
 def _stage_kind_ended(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
@@ -1493,28 +1513,6 @@ def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[
     return (tok.line, tok.column), f"unexpected {_token_text(tok)}: {_unclosed_said(stack)}"
 
 
-#: a word whose parenthesis holds one expression -> what it is and how the whole is written (``{}``: the pool or
-#: stage as written); the words of language.txt §2 that take one, and the arrival forms (:data:`_ARRIVALS`)
-_ONE_EXPRESSION = {
-    "ps": ("its capacity", "`ps(capacity)`"),
-    "fifo": ("its number of servers", "`fifo(2)`, or nothing for one, `fifo`"),
-    "hold": ("its units", "`hold {} (units) { … }`, each pool with its own (`hold {} (units), Q (units) { … }`)"),
-    "grow": ("its units", "`grow {} (units);`"),
-    "load": ("its units", "`load {} (units);`"),
-    "run": ("its work", "`run {} (work);`"),
-    "lease": ("its time", "`lease {} (time)`"),
-    "reserve": ("its units", "`reserve (units)`"),
-    "reuse": ("its bound", "`reuse (bound)`"),
-    "cache": ("the units it keeps", "`cache (units)`"),
-    "branch": ("its test", "`branch (test) { … }`"),
-    "with": ("its probability", "`branch with (p) { … }`"),
-    "when": ("its test", "`spill TIER via LINK (work) when (pred);`"),
-    "via": ("the work of its write", "`spill TIER via LINK (work) when (pred);`"),
-    "transfer": ("the link's work", "`transfer (X) from P to Q (n);`"),
-    "to": ("the tokens that move", "`transfer (X) from P to Q (n);`"),
-}
-
-
 #: the words that take a value without parentheses, which a parenthesis after them belongs to (a run block's
 #: fields, a pool's and a step stage's, a link's latency)
 _VALUE_WORDS_ONE = frozenset({"horizon", "warmup", "seed", "arrivals", "cap", "block", "budget", "cost", "chunk",
@@ -1582,13 +1580,13 @@ def _one_expression(tok: Token, expected: set[str], text: str) -> tuple[tuple[in
     elif prev == "ps" and prev2 in (":", "serve", "nic") or prev == "fifo" and str(tok) == ",":
         # (`fifo()`: _clause_out_of_order says it takes its count or nothing)
         owner = f"`{prev}`"
-        what, shape = _ONE_EXPRESSION[prev]
+        what, shape = _one_shape(prev)
     elif prev in ("reserve", "reuse", "with", "when") or prev == "branch" and k >= 1 and before[k - 1][0] == "name":
         owner = "`branch with`" if prev == "with" else "a spill's `when`" if prev == "when" else f"`{prev}`"
-        what, shape = _ONE_EXPRESSION[prev]
+        what, shape = _one_shape(prev)
     elif prev == "cache" and prev2 == "}":
         owner = "`cache`"
-        what, shape = _ONE_EXPRESSION[prev]
+        what, shape = _one_shape(prev)
     else:
         # the pool or stage the parenthesis follows (names, `.`, `[…]`, a run's mode), then the word before it
         j, depth = k, 0
@@ -1599,7 +1597,7 @@ def _one_expression(tok: Token, expected: set[str], text: str) -> tuple[tuple[in
             elif t[1] == "[":
                 depth -= 1
             elif depth == 0 and not (t[1] == "." or t[0] == "name" and t[1] not in _PARENTHESISED
-                                     and t[1] not in ("to", "via", "transfer", "on")):
+                                     and t[1] != "on"):
                 break
             j -= 1
         ref = " ".join(text[_offset(text, before[j][2], before[j][3]):
@@ -1613,12 +1611,11 @@ def _one_expression(tok: Token, expected: set[str], text: str) -> tuple[tuple[in
                                     _offset(text, before[k][2], before[k][3])].split())
             word = first
         if word in ("hold", "grow", "load", "run", "lease") and ref or word == "run" and j == k:
-            what, shape = _ONE_EXPRESSION[word]
+            what, shape = _one_shape(word, ref)
             owner = f"a hold's `{ref}`" if word == "hold" else f"`{word}`"
-            shape = shape.replace("{}", ref or "S")
         elif word in ("to", "via") and first in ("transfer", "spill") and ref or prev == "transfer" and j == k:
             key = "transfer" if prev == "transfer" else word
-            what, shape = _ONE_EXPRESSION[key]
+            what, shape = _one_shape(key)
             owner = "a spill" if key == "via" else "a transfer"
         elif first in _SERVING_VERBS and first != "transfer" and not _open_brackets(before[:k], start):
             owner, what, shape = f"`{first}`", "its work", f"`{first} (work);`"
