@@ -491,6 +491,25 @@ session {
 run { horizon 10; }
 """, {"up": [(0, 2.0, 0.0)], "cp": [(0, 2.0, 4.0)], "cq": [(0, 3.0, 3.0)], "cp2": [(0, 4.0, 4.0)]},
      {("p", None): {"used": 0.8, "cached": 3.2, "holders": 0.2}, ("q", None): {"used": 0.8, "cached": 2.1}}),
+    # §3, Configuration: an iteration starts "provided no other event is pending at the same instant (a
+    # scheduler step sees every arrival up to it)", in the middle of a long run of decode-only iterations.
+    # cost 0.5 + 0.25 · residents (docs/language.md: in `cost`, the jobs on the stage once it is planned).
+    # s0 alone: prefill 1 then 1000 decodes, 0.75 each. s1 (prefill 3) arrives at 100.1 and is admitted at
+    # the next boundary, 134 · 0.75 = 100.5; budget 2: one token each, 1.0 an iteration: s1 done 103.5. s0
+    # decoded 133 by 100.5 and 3 more by 103.5; its last 864 at 0.75: done 751.5.
+    ("an_arrival_in_a_long_stretch_of_decodes_is_admitted_at_the_next_boundary", """
+pool reqs { cap 4; admit via e; }
+stage e : step { budget 2; cost 0.5 + 0.25 * residents; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial == 0 ? 0 : 100.1);
+  hold reqs (1) { observe adm = now; prefill (serial == 0 ? 1 : 3); decode (serial == 0 ? 1000 : 0); }
+  observe done = now;
+}
+run { horizon 1000; }
+""", {"adm": [(0, 0.0, 0.0), (1, 100.5, 100.5)], "done": [(1, 103.5, 103.5), (0, 751.5, 751.5)]},
+     {("e", None): {"utilisation": 0.7515}}),
 ]
 
 POSITION_ENGINE = """
