@@ -77,6 +77,13 @@ def told(src: str, **kw) -> str:
     return first[len(prefix):]
 
 
+def told_in(base: str, old: str, new: str, **kw) -> str:
+    """:func:`told` of ``base`` with ``old``, which it has once, replaced by ``new`` (which has the ``⟨``): the
+    message tests' one way of writing a program wrong in one place."""
+    assert base.count(old) == 1, f"{old!r} is not in the program once"
+    return told(base.replace(old, new), **kw)
+
+
 def refused(src: str, message: str, **kw) -> serq_frontend.CompileError:
     """Compile ``src`` (with a ``⟨`` where the error must point) and check the diagnostic."""
     text, line, col = located(src)

@@ -10,7 +10,7 @@ the block's `}` follows; after the `cache`, its `lease` as well.
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -20,10 +20,6 @@ run { horizon 10; }
 """
 AFTER_LEASE = "a hold ends with its `lease`, and a `;`, the next statement or the block's `}` follows"
 AFTER_CACHE = ("after a hold's `cache` comes its `lease P (time)`, a `;`, the next statement or the block's `}`")
-
-
-def _told(tail: str) -> str:
-    return told(BASE.replace("TAIL", tail))
 
 
 def word(w: str, clause: str, follows: str) -> str:
@@ -46,7 +42,7 @@ def word(w: str, clause: str, follows: str) -> str:
     ("cache (2) ⟨(3);", "unexpected `(` after the hold's `cache (2)`: " + AFTER_CACHE),
 ])
 def test_a_stray_word_after_the_holds_end_is_told_what_may_follow(tail, said):
-    assert _told(tail) == said
+    assert told_in(BASE, "TAIL", tail) == said
 
 
 @pytest.mark.parametrize("tail, said", [
@@ -56,7 +52,7 @@ def test_a_stray_word_after_the_holds_end_is_told_what_may_follow(tail, said):
     ("lease kv (2) ⟨reuse (3);", "`reuse` goes before the hold's block"),
 ])
 def test_the_languages_words_keep_their_hints(tail, said):
-    assert _told(tail).startswith(said)
+    assert told_in(BASE, "TAIL", tail).startswith(said)
 
 
 @pytest.mark.parametrize("tail", ["lease kv (2)", "lease kv (2);", "lease kv (2) tool (1);", "cache (1) tool (1);"])

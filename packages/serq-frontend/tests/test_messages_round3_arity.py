@@ -12,7 +12,7 @@ many were found and how the form is written; `arrive none(1);` that `none` takes
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -21,11 +21,6 @@ workload { arrive poisson(1); }
 session { hold kv (4) { tool (1); } }
 run { horizon 10; }
 """
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 def one(owner: str, what: str, found: str, shape: str) -> str:
@@ -39,17 +34,17 @@ def one(owner: str, what: str, found: str, shape: str) -> str:
     ("batch", "its number of sessions", "`arrive batch(n);`"),
 ])
 def test_every_arrival_form_names_its_one_argument(form, what, shape):
-    assert _told("arrive poisson(1);", f"arrive {form}(⟨);") == "unexpected `)`: " + one(
+    assert told_in(BASE, "arrive poisson(1);", f"arrive {form}(⟨);") == "unexpected `)`: " + one(
         f"`arrive {form}`", what, "none", shape)
-    assert _told("arrive poisson(1);", f"arrive {form}(2⟨, 3);") == "unexpected `,`: " + one(
+    assert told_in(BASE, "arrive poisson(1);", f"arrive {form}(2⟨, 3);") == "unexpected `,`: " + one(
         f"`arrive {form}`", what, "2", shape)
     # the count is of the expressions at the parenthesis' own depth: a call's `,` is inside one
-    assert _told("arrive poisson(1);", f"arrive {form}(min(1, 2)⟨, 3, 4);") == "unexpected `,`: " + one(
+    assert told_in(BASE, "arrive poisson(1);", f"arrive {form}(min(1, 2)⟨, 3, 4);") == "unexpected `,`: " + one(
         f"`arrive {form}`", what, "3", shape)
 
 
 def test_arrive_none_takes_no_argument():
-    assert _told("arrive poisson(1);", "arrive none⟨(1);") == "unexpected `(`: `arrive none` takes no argument, `arrive none;`"
+    assert told_in(BASE, "arrive poisson(1);", "arrive none⟨(1);") == "unexpected `(`: `arrive none` takes no argument, `arrive none;`"
 
 
 @pytest.mark.parametrize("old, new, said", [
@@ -87,7 +82,7 @@ def test_arrive_none_takes_no_argument():
 ])
 def test_every_form_of_one_expression_names_it(old, new, said):
     token = "`)`" if "(⟨)" in new else "`,`"
-    assert _told(old, new) == f"unexpected {token}: {said}"
+    assert told_in(BASE, old, new) == f"unexpected {token}: {said}"
 
 
 @pytest.mark.parametrize("old, new", [
@@ -96,7 +91,7 @@ def test_every_form_of_one_expression_names_it(old, new, said):
     ("tool (1);", "set x = (1⟨, 2); tool (x);"),
 ])
 def test_an_expressions_parenthesis_holds_one(old, new):
-    assert _told(old, new) == ("unexpected `,`: a parenthesis holds one expression; a `,` separates the arguments "
+    assert told_in(BASE, old, new) == ("unexpected `,`: a parenthesis holds one expression; a `,` separates the arguments "
                                "of a call (`min(a, b)`) and the keys of a `by (…)`")
 
 
@@ -107,7 +102,7 @@ def test_an_expressions_parenthesis_holds_one(old, new):
     ("cap 100;", "cap 100; evict by (⟨);", "unexpected `)`: `by` takes its keys, one at least, `by (key, …)`"),
 ])
 def test_forms_of_other_arities_are_told_as_before(old, new, said):
-    assert _told(old, new) == said
+    assert told_in(BASE, old, new) == said
 
 
 def test_the_forms_written_right_compile():

@@ -12,7 +12,7 @@ kv[] { … }` "(expected `!`, `(`, …)". Each is told at the token with the for
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -20,11 +20,6 @@ workload { arrive poisson(1); }
 session { hold kv (4) { tool (1); } }
 run { horizon 10; }
 """
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [
@@ -61,7 +56,7 @@ def _told(old: str, new: str) -> str:
      "time, `lease P (time)`"),
 ])
 def test_the_item_or_option_says_what_its_word_takes(old, new, said):
-    assert _told(old, new) == said
+    assert told_in(BASE, old, new) == said
 
 
 AT = "`at admission (x = e, …)`"
@@ -77,11 +72,11 @@ AT = "`at admission (x = e, …)`"
      "each after a `,`, " + AT),
 ])
 def test_at_admission_says_its_form(new, said):
-    assert _told("hold kv (4)", new) == said
+    assert told_in(BASE, "hold kv (4)", new) == said
 
 
 def test_a_misspelt_admission_is_offered_the_word():
-    assert _told("hold kv (4)", "hold kv (4) at ⟨admision (h = 1)").endswith("(did you mean `admission`?)")
+    assert told_in(BASE, "hold kv (4)", "hold kv (4) at ⟨admision (h = 1)").endswith("(did you mean `admission`?)")
 
 
 @pytest.mark.parametrize("new, said", [
@@ -92,7 +87,7 @@ def test_a_misspelt_admission_is_offered_the_word():
     ("def f(x, ⟨) = x;", "unexpected `)`: a definition's parameters are names, `def f(a, b) …`"),
 ])
 def test_a_definitions_header_says_its_form(new, said):
-    assert _told("pool kv { cap 100; }", new + "\npool kv { cap 100; }") == said
+    assert told_in(BASE, "pool kv { cap 100; }", new + "\npool kv { cap 100; }") == said
 
 
 def test_the_forms_compile():

@@ -9,7 +9,7 @@ word, with the word meant and the form.
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -19,11 +19,6 @@ session { hold kv (4) { tool (1); } }
 run { horizon 10; }
 """
 HOLD = "`hold P (units) reserve (r), Q (units) reuse (ρ) at admission (x = …) { … }`"
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [
@@ -36,7 +31,7 @@ def _told(old: str, new: str) -> str:
     ("tool (1);", "tool (1); turn⟨();", "unexpected `(`: `turn` takes nothing, `turn;`"),
 ])
 def test_the_word_meant_is_offered(old, new, said):
-    assert _told(old, new) == said
+    assert told_in(BASE, old, new) == said
 
 
 def test_a_second_pool_without_its_comma_is_told_as_before():

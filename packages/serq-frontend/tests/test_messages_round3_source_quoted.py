@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -22,11 +22,6 @@ run { horizon 10; }
 PERCENT = " is no number: a percentage is written as its fraction, `0.05` (`%` is the remainder, `a % b`)"
 
 
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
-
-
 @pytest.mark.parametrize("new, quoted", [
     ("tool (⟨5 %);", "`5 %`"),
     ("tool (⟨5%);", "`5%`"),
@@ -34,7 +29,7 @@ def _told(old: str, new: str) -> str:
     ("tool (⟨5\n  %);", "`5 %`"),  # (a line end inside: one space, the message one line)
 ])
 def test_a_percentage_is_quoted_as_written(new, quoted):
-    assert _told("tool (1);", new) == quoted + PERCENT
+    assert told_in(BASE, "tool (1);", new) == quoted + PERCENT
 
 
 @pytest.mark.parametrize("old, new, said", [
@@ -44,11 +39,11 @@ def test_a_percentage_is_quoted_as_written(new, quoted):
      "program's clock), `0.002` here"),
 ])
 def test_a_unit_after_a_number_is_quoted_as_written(old, new, said):
-    assert _told(old, new) == said
+    assert told_in(BASE, old, new) == said
 
 
 def test_two_names_side_by_side_are_quoted_as_written():
-    assert _told("tool (1);", "tool (min(a  ⟨b, 2));") == (
+    assert told_in(BASE, "tool (1);", "tool (min(a  ⟨b, 2));") == (
         "unexpected `b`: two names side by side, `a b`; an operator or a `,` is missing between them (an "
         "aggregate is `max j in n (e)`)")
 

@@ -11,7 +11,7 @@ clause where a statement begins) "unexpected `set` (expected `(`, `.`, `[`)". Ea
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told, told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -25,11 +25,6 @@ STATEMENT = ("unexpected `{`: a block where a statement begins; a block follows 
              "(test) { … }`, `loop { … }`, `hold P (units) { … }`)")
 BEFORE = ("an operand is missing before it (a number, a name, a call or a parenthesised expression; `-`, `!` and `~` "
           "are the operators an operand may begin with)")
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, said", [
@@ -88,7 +83,7 @@ def _told(old: str, new: str) -> str:
      "`hold P (u) reserve (r) { … }`"),
 ])
 def test_the_missing_word_or_operand_is_told(old, new, said):
-    assert _told(old, new) == said
+    assert told_in(BASE, old, new) == said
 
 
 def test_a_declaration_cut_short_at_the_end_of_the_file():

@@ -11,7 +11,7 @@ that stores and forwards.
 from __future__ import annotations
 
 import pytest
-from sqhelpers import compile_src, told
+from sqhelpers import compile_src, told_in
 
 BASE = """pool p { cap 8; }
 pool q { cap 8; }
@@ -21,10 +21,6 @@ session { hold p (1) { run link (1); } lease p (inf); hold q (1) { BODY } }
 run { horizon 5; }
 """
 FORM = "`transfer (X) from P to Q (n);`"
-
-
-def _told(body: str) -> str:
-    return told(BASE.replace("BODY", body))
 
 
 @pytest.mark.parametrize("body, said", [
@@ -67,11 +63,11 @@ def _told(body: str) -> str:
      "unexpected `on`: a transfer names its stages before its work, `transfer on L (X) from P to Q (n);`"),
 ])
 def test_the_part_missing_is_told(body, said):
-    assert _told(body) == said
+    assert told_in(BASE, "BODY", body) == said
 
 
 def test_a_transfer_without_where_the_kv_moves_keeps_the_general_words():
-    assert _told("transfer (1)⟨;") == (
+    assert told_in(BASE, "BODY", "transfer (1)⟨;") == (
         "unexpected `;`: a transfer says where the KV moves, " + FORM + " (X the link's work, n the tokens that "
         "move from the lease or hold on P to the hold on Q); a link that stores and forwards is the kernel's "
         "`run link (X);`")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sqhelpers import told
+from sqhelpers import told_in
 
 BASE = """pool kv { cap 100; }
 stage tool : delay;
@@ -20,11 +20,6 @@ run { horizon 10; }
 """
 HOLD, BODY = "hold kv (4)", "tool (1);"
 AFTER = "hold kv (4) { tool (1); }"
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("word, old, missing, several, shape", [
@@ -40,17 +35,17 @@ def _told(old: str, new: str) -> str:
 ])
 def test_both_errors_of_a_parenthesis_say_the_same(word, old, missing, several, shape):
     m = re.fullmatch(rf"unexpected `.`: `{word}` takes (.+) in parentheses( after [a-z ]+)?, (`.+`)",
-                     _told(old, missing.replace(" { }", " { tool (1); }")))
+                     told_in(BASE, old, missing.replace(" { }", " { tool (1); }")))
     assert m is not None and m.group(3) == shape
     n = re.fullmatch(r"unexpected `,`: (?:`\w+`|a hold's `kv`) takes one expression, (.+), and found 2: (`[^`]+`)(.*)",
-                     _told(old, several.replace(" { }", " { tool (1); }")))
+                     told_in(BASE, old, several.replace(" { }", " { tool (1); }")))
     assert n is not None, several
     assert n.group(1) == m.group(1) and n.group(2) == shape  # the same what, the same form
 
 
 def test_the_hold_says_where_its_units_stand_and_each_pools_own():
-    assert _told(HOLD, "hold kv ⟨{") == ("unexpected `{`: `hold` takes its units in parentheses after each pool, "
+    assert told_in(BASE, HOLD, "hold kv ⟨{") == ("unexpected `{`: `hold` takes its units in parentheses after each pool, "
                                          "`hold kv (units) { … }`")
-    assert _told(HOLD, "hold kv (4⟨, 5)") == ("unexpected `,`: a hold's `kv` takes one expression, its units, and "
+    assert told_in(BASE, HOLD, "hold kv (4⟨, 5)") == ("unexpected `,`: a hold's `kv` takes one expression, its units, and "
                                                "found 2: `hold kv (units) { … }`, each pool with its own (`hold kv "
                                                "(units), Q (units) { … }`)")

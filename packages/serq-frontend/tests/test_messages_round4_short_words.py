@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from serq.errors import did_you_mean, one_edit
-from sqhelpers import told
+from sqhelpers import told_in
 
 BASE = """pool kv { cap 100; }
 pool p { cap 8; }
@@ -20,11 +20,6 @@ workload { arrive poisson(1); }
 session { hold p (1) { run link (1); } lease p (inf); hold kv (4) { tool (1); } }
 run { horizon 10; }
 """
-
-
-def _told(old: str, new: str) -> str:
-    assert BASE.count(old) == 1
-    return told(BASE.replace(old, new))
 
 
 @pytest.mark.parametrize("old, new, meant", [
@@ -38,13 +33,13 @@ def _told(old: str, new: str) -> str:
     ("stage tool : delay;", "stage tool : ⟨sp(1);", "ps"),
 ])
 def test_a_two_letter_word_one_letter_off_is_offered_the_word(old, new, meant):
-    said = _told(old, new)
+    said = told_in(BASE, old, new)
     assert f"(did you mean `{meant}`?)" in said, said
 
 
 def test_the_candidates_are_the_places_words():
     # `bt` is one letter from `at` and from `by`; after a choose's count only `by` is taken there
-    assert _told("tool (1);", "choose c in 2 ⟨bt (c);").startswith("unexpected `bt` (did you mean `by`?)")
+    assert told_in(BASE, "tool (1);", "choose c in 2 ⟨bt (c);").startswith("unexpected `bt` (did you mean `by`?)")
 
 
 @pytest.mark.parametrize("word, candidates, offered", [
