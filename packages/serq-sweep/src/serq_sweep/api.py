@@ -54,7 +54,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             # sweeps at once into t.csv and t.points.csv each wrote the other's table at their end)
             points = core.points_path(out)
             if records is None or records.path is None or not _same_name(records.path, points):
-                beside.enter_context(table_held(points, plan.given))  # (records there: their own lock holds it)
+                beside.enter_context(table_held(points, plan.given, beside=True))  # (records there: their own lock)
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
@@ -138,7 +138,7 @@ def _lock_journal(journal: Any) -> bool:
 
 
 @contextlib.contextmanager
-def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = "out") -> Any:
+def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = "out", beside: bool = False) -> Any:
     """Within, the table ``out`` of a command that keeps no journal (``serq compare -o``, ``serq sweep --find
     -o``, and a sweep's points table beside its own) is this command's alone: the lock a sweep takes on
     ``OUT.journal`` (:func:`_lock_journal`), taken the same way (the file made for it when there is none, and
@@ -150,7 +150,9 @@ def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = 
     a sweep refused so. Where the journal cannot be opened (a folder that does not exist, a name the command's
     own checks refuse) nothing is held here: the command says why itself. ``setting``: the option (or argument)
     whose file ``out`` is, which the refusal tells the user to give another name (``--out``; ``--records`` for
-    a table's file of a sweep's records).
+    a table's file of a sweep's records). ``beside``: ``out`` is a file a sweep writes beside its own table (its
+    points table, a table's file of its records), whose journal is only this lock's: an empty one a killed
+    sweep left goes without a word (the sweep's own journal is the one said).
 
     A journal found there that no command holds is what a command killed there left (``kill -9``, the OOM
     killer, a machine that went down): an empty one held no run, and is said and removed (it went without a
@@ -179,7 +181,7 @@ def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = 
             raise UserError(f"{shown_path(out)}: its journal {shown_path(path)} holds the runs of a sweep that did "
                             "not end there (it was killed); run that sweep again to resume it, or remove the journal, "
                             f"or give {core.another_name(given, setting)}")
-        if existed:
+        if existed and not beside:
             core.say(orphan_said(path, "is removed"))
         yield
     finally:
@@ -287,7 +289,7 @@ class Records:
         try:
             for table in dict.fromkeys(self.files.values()):
                 if not _same_name(table, self.path):
-                    self._held.enter_context(table_held(table, given, "records"))
+                    self._held.enter_context(table_held(table, given, "records", beside=True))
         except BaseException:
             self.close(failed=True)
             raise

@@ -294,8 +294,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     from .api import table_held
 
     out = output_path(out, "out")
-    if out is not None:  # (its name checked before the lock is taken beside it, as serq sweep --find -o does)
-        core.check_out_name(os.fspath(out), argument_given)
+    if out is not None:  # (checked before the lock is taken beside it, as _find checks it, as serq sweep --find -o does)
+        core.check_table(os.fspath(out), given=argument_given)
     with table_held(out, argument_given):
         return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
                      horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
