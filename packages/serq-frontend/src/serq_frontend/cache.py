@@ -26,6 +26,8 @@ at: absent, or a file and where it resolves to; the text hash of every file it r
 modules the sugar layers of other distributions are defined in (size and modification time), what the
 compile wrote to stderr, and the IR. A hit checks every candidate and file again, so an edited library,
 or a library that appears earlier on the search path, is a miss; then it writes the stored stderr again
+(text that is printable lines of at most a MiB, as a compile's diagnostics are: an entry holding other
+text is a miss, and a compile that wrote such text, a plugin's own print, is not stored: :func:`replayable`)
 and decodes the IR with serq-ir's codec against its schema (``serq_ir.decode(check=False)``: serq-ir's
 checks of the references are left to what runs the IR, ``serq_sim.run``, which makes them on a fresh
 compile's IR too, so they are made once). The IR keeps its source spans and ``source``, so run-time
@@ -637,9 +639,26 @@ def _read_entry(file: str | os.PathLike[str], key: str) -> tuple[dict[str, Any],
         header = json.loads(head)
     except (ValueError, RecursionError):  # (arrays nested some 100 000 deep: the decoder's recursion)
         return None
-    if not isinstance(header, dict) or header.get("key") != key or not isinstance(header.get("stderr"), str):
+    if (not isinstance(header, dict) or header.get("key") != key or not isinstance(header.get("stderr"), str)
+            or not replayable(header["stderr"])):
         return None
     return header, ir
+
+
+#: the most characters of what a compile wrote on stderr that an entry keeps, and a hit writes again
+MAX_STDERR = 1 << 20
+
+
+def replayable(text: str) -> bool:
+    """Whether ``text``, what an entry says its compile wrote on stderr, is what a hit may write again: at most
+    :data:`MAX_STDERR` characters, and lines of printable characters (:func:`serq.errors.printable_lines`
+    leaves it as it is, as it leaves every diagnostic the compile writes). An entry is data: one whose text
+    is not (a terminal's escape sequences, a carriage return that writes over a line, megabytes) is a miss,
+    compiled again, and what the compile writes is what is said; such a text is not stored (:func:`load`).
+    A hit wrote whatever the entry held (a crafted entry, or one copied from elsewhere, drove the terminal)."""
+    from serq.errors import printable_lines
+
+    return len(text) <= MAX_STDERR and printable_lines(text) == text
 
 
 def _entry(key: str, deps: list[list[Any]], stderr: str, ir: bytes) -> bytes:
@@ -778,7 +797,9 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
                                          recorder=recorder, option_name=option_name)
     finally:
         _tee_off(tee)
-    store(Path(file), key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
+    said = "".join(tee.parts)
+    if replayable(said):  # (else not kept: a hit could not write it again, and each load compiles, as now)
+        store(Path(file), key, recorder.deps + recorder.layer_modules(), said, program)
     return program
 
 
