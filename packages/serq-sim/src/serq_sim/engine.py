@@ -222,6 +222,36 @@ def _room(sim, x: Session, memo: dict[int, list]) -> tuple[bool, bool]:
     return False, any(n > pool.cap + EPS for pool, _u, n in need)
 
 
+def _demand_reads(sim, info) -> set | None:
+    """The pools whose state the amounts (units, reserves) of the hold ``info`` read, every member of a family
+    read by a computed index; ``None`` when they read something else that changes as the run goes on (a
+    stage's observable, a context variable such as ``now``, a draw). Used at the end of a run
+    (:meth:`Simulation.forever`): a waiting hold whose demand reads state is read again at every later
+    attempt, so it waits for ever only when nothing it reads can change."""
+    from .compile import walk
+
+    pools: set = set()
+    for hp in info.node.pools:
+        for e in (hp.units, hp.reserve):
+            if e is None:
+                continue
+            for x in walk(e):
+                if isinstance(x, N.Observable):
+                    if not isinstance(x.target, N.PoolRef):
+                        return None
+                    fam = x.target.pool
+                    base = sim.pool_base[fam]
+                    size = sim.program.pools[fam].size or 1
+                    i = x.target.index
+                    if isinstance(i, N.Num) and 0 <= float(i.value) < size and float(i.value) == int(float(i.value)):
+                        pools.add(sim.pools[base + int(float(i.value))])
+                    else:  # (every member: the index is computed, or out of range, which an attempt tells)
+                        pools.update(sim.pools[base:base + size])
+                elif isinstance(x, (N.Ctx, N.Draw)):
+                    return None
+    return pools
+
+
 def _least_needs(sim, x: Session, memo: dict[int, list]) -> list:
     """``[(pool, 0.0, least)]``: for each pool of the hold session ``x`` waits with whose room needed
     (``round_up(max(units, reserve))``) is bounded below over every state the run can reach from now, that
@@ -1548,6 +1578,20 @@ class Simulation:
                         admitted.add(x)
                     elif over:
                         beyond.add(x)
+            # a session queued at a pool no stage admits whose demand reads state (`hold kv (used(other) / 2)`)
+            # and has room for what it needs at least: every later attempt reads that demand again (pool-
+            # reference.txt: "State-dependent demand waits for admission and is reported as over_cap if it
+            # still exceeds capacity at the end of the run"), so it waits for ever only when nothing it reads
+            # can change: the pools it reads neither free nor admit (None: it reads a stage, the clock or a
+            # draw, which change while events are left). It was told to wait for ever when the pool it waits
+            # at had no holder, while a holder of the pool its demand read would release it
+            reading: dict[Session, set | None] = {}
+            for x in waits:
+                if x in via or not where[x].startswith("queued at") or x.pending.info.pure:
+                    continue
+                room, over = _room(self, x, memo)
+                if room and not over:
+                    reading[x] = _demand_reads(self, x.pending.info)
             # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
             # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
             blocked: dict[Session, str] = {}
@@ -1568,6 +1612,17 @@ class Simulation:
                               and any(p in freeing for p in waits[x])]:
                         stuck.discard(x)
                         changed = True
+                    if reading:
+                        woken = [x for x in stuck if x in reading and x not in blocked and (
+                            reading[x] is None or any(p in freeing or any(w not in stuck for q in (p.front, p.queue)
+                                                                          for w in q)
+                                                      for p in reading[x]))]
+                        if woken:
+                            # the head admitted, the sessions behind it in its queue are tried next
+                            for x in woken:
+                                q = list(x.qpool.front) + list(x.qpool.queue)
+                                stuck.difference_update(q[q.index(x):] if x in q else (x,))
+                            changed = True
                 behind = _behind_heads(self, via, stuck) if via else {}
                 if behind.keys() <= blocked.keys():
                     break

@@ -1,0 +1,96 @@
+"""A waiting session whose demand reads state is not said to wait for ever while what it reads can still change
+(found by conformance round 45).
+
+pool-reference.txt: "State-dependent demand waits for admission and is reported as over_cap if it still exceeds
+capacity at the end of the run." The report's warning `waits-for-ever` (docs/simulator.md, Waiting for ever)
+named a session queued at a pool with no holder, whose demand `used(other) / 2` the holder of `other` would
+bring within the capacity at its release, as waiting "for ever", and the session behind it in the queue too;
+so was one whose demand `20 - now` the clock brings down. Run longer, each is admitted. A demand that reads a
+pool held only by a session that itself waits for ever still is told (a deadlock).
+
+Each program runs on the tier serQ picks and on the general engine (conform.run: the same report bytes).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import pool_json, report_json, run
+
+OTHER = """
+pool kv { cap 10; }
+pool other { cap 100; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold other (50) { run d (20); } }
+  else { branch (serial == 1) { run d (1); hold kv (used(other) / 2) { observe ok = now; run d (1); } }
+  else { run d (2); hold kv (1) { observe ok = now; run d (1); } } }
+}
+run { horizon H; }
+"""
+
+CLOCK = """
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (1); hold kv (20 - now) { observe ok = now; run d (1); } }
+  else { run d (12); }
+}
+run { horizon H; }
+"""
+
+DEADLOCK = """
+pool b { cap 1; }
+pool c { cap 10; }
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { hold c (1 + used(b) * 20) { run d (1); } } }
+  else { branch (serial == 1) { run d (1); hold kv (used(b) * 20) { run d (1); } }
+  else { run d (100); } }
+}
+run { horizon 10; }
+"""
+
+
+def _for_ever(js) -> list[str]:
+    return [n for n in js["notes"] if "for ever" in n]
+
+
+def test_a_demand_that_a_release_brings_within_the_capacity_waits_for_it(monkeypatch):
+    """s0 holds 50 of `other` on [0,20]; s1 asks kv for used(other) / 2 = 25 > 10 from 1, s2 for 1 from 2,
+    behind s1. At the horizon 10 both wait, s1 over the capacity (over_cap 1), and neither for ever: at 20
+    s0's release makes s1's demand 0, and both are admitted then."""
+    r, obs = run(OTHER.replace("H", "10"), monkeypatch)
+    js = report_json(r)
+    assert _for_ever(js) == [], js["notes"]
+    assert pool_json(r, "kv")["over_cap"] == 1 and obs.get("ok", []) == []
+    r, obs = run(OTHER.replace("H", "30"), monkeypatch)
+    assert obs["ok"] == [(1, 20.0, 20.0), (2, 20.0, 20.0)]
+
+
+def test_a_demand_that_the_clock_brings_down_waits_for_a_later_attempt(monkeypatch):
+    """s0 asks kv for 20 - now from 1 (19 > 10); the attempt at the next event, s1's end at 12, admits it
+    (8). At the horizon 10 it waits, and not for ever."""
+    r, _obs = run(CLOCK.replace("H", "10"), monkeypatch)
+    assert _for_ever(report_json(r)) == []
+    r, obs = run(CLOCK.replace("H", "30"), monkeypatch)
+    assert obs["ok"] == [(0, 12.0, 12.0)]
+
+
+def test_a_demand_that_reads_a_pool_only_a_waiting_session_holds_waits_for_ever(monkeypatch):
+    """s0 holds b and waits at c for 1 + used(b) · 20 = 21 > 10: for ever (b is its own). s1's demand
+    used(b) · 20 reads b, which only s0 holds: it waits for ever too, though s2's run leaves events."""
+    r, _obs = run(DEADLOCK, monkeypatch)
+    (warning,) = _for_ever(report_json(r))
+    assert "2 sessions wait for ever" in warning, warning
+    assert "1 queued at c (session 0)" in warning and "1 queued at kv (session 1)" in warning, warning
+
+
+@pytest.mark.parametrize("demand", ["used(other) / 2", "used(other) / 2 + 0 * busy(d)"])
+def test_the_reads_of_a_demand_decide_not_its_form(monkeypatch, demand):
+    """The same wait whether the demand also reads a stage (which changes while events are left)."""
+    r, _obs = run(OTHER.replace("H", "10").replace("used(other) / 2", demand), monkeypatch)
+    assert _for_ever(report_json(r)) == []
