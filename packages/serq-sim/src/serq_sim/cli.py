@@ -322,8 +322,13 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
             taken = hold_set(records_file, len(record_paths))  # (one run's set, never a mix of two runs')
             try:
-                for name, path in record_paths.items():
-                    write_records(report.record_table(name), path, inputs, own=path != records_file)
+                from serq.files import renamed_together
+
+                # the set all or nothing: a write that failed part way (a full disk) left the tables written
+                # before it beside an earlier run's others, a mix of two runs
+                with renamed_together():
+                    for name, path in record_paths.items():
+                        write_records(report.record_table(name), path, inputs, own=path != records_file)
             finally:
                 if taken is not None:
                     os.close(taken)

@@ -660,10 +660,12 @@ def frame(plan: Any, runs: Mapping[str, Run], name: str) -> Any:
 
 
 def write(plan: Any, runs: Mapping[str, Run], path: str, inputs: Iterable[str]) -> None:
-    """Every table of ``runs`` to its file (``path``, or ``STEM.NAME.EXT`` for several), atomically."""
-    from serq.files import folders_synced_once
+    """Every table of ``runs`` to its file (``path``, or ``STEM.NAME.EXT`` for several), atomically, and the set of
+    them all or nothing (serq.files.renamed_together: a write that failed part way, a full disk, left the
+    tables written before it beside the earlier sweep's others, a mix of two sweeps' records)."""
+    from serq.files import folders_synced_once, renamed_together
 
-    with folders_synced_once():  # (each file fsynced, the folder once at the end)
+    with folders_synced_once(), renamed_together():  # (each file fsynced, the folder once at the end)
         _write_tables(plan, runs, path, list(inputs))
 
 
