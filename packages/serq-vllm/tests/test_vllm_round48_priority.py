@@ -169,3 +169,54 @@ def test_the_config_says_the_policy_only_when_it_is_priority():
     base = {"budget": 16, "max_seqs": 2, "block_size": 4, "num_blocks": 10, "requests": [{"prompt": 4, "out": 1}]}
     assert "policy" not in config_out(base) and "policy" not in config_out({**base, "policy": "fcfs"})
     assert config_out({**base, "policy": "priority"})["policy"] == "priority"
+
+
+def test_the_bridge_gives_vllm_the_policy_and_each_priority(monkeypatch):
+    # vLLM is not a dependency: a stand-in with the interface serq_vllm.real drives, which records the
+    # scheduler's configuration and the requests, and schedules nothing (the run then stops, stuck)
+    import types
+
+    from serq_vllm import real
+
+    seen: dict = {"requests": []}
+
+    class Config:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    class Scheduler:
+        def __init__(self, **kw):
+            seen["scheduler"] = kw["vllm_config"].scheduler_config.__dict__
+            self.requests = {}
+
+        def add_request(self, req):
+            seen["requests"].append(req.__dict__)
+            self.requests[req.request_id] = req
+
+        def schedule(self):
+            return types.SimpleNamespace(num_scheduled_tokens={}, preempted_req_ids=set())
+
+        def update_from_output(self, out, runner_output):
+            pass
+
+    def fake() -> dict:
+        cfg = lambda **kw: Config(**kw)  # noqa: E731
+        return {"ModelConfig": cfg, "CacheConfig": cfg, "SchedulerConfig": cfg, "VllmConfig": cfg,
+                "DeviceConfig": cfg, "KVCacheConfig": cfg, "KVCacheGroupSpec": lambda *a: a,
+                "FullAttentionSpec": cfg, "torch": types.SimpleNamespace(float32="float32"),
+                "resolve_kv_cache_block_sizes": lambda kv, vc: (4, 4), "Scheduler": Scheduler,
+                "StructuredOutputManager": lambda vc: None, "SamplingParams": cfg, "Request": cfg,
+                "ModelRunnerOutput": cfg}
+
+    monkeypatch.setattr(real, "_import_vllm", fake)
+    base = {"budget": 16, "max_seqs": 2, "block_size": 4, "num_blocks": 10}
+    sc = {**base, "policy": "priority", "requests": [{"prompt": 4, "out": 1, "priority": 3}, {"prompt": 4, "out": 1}]}
+    with pytest.raises(real.ScenarioStuck):
+        real.run_real(sc)
+    assert seen["scheduler"]["policy"] == "priority"
+    assert [(r["request_id"], r.get("priority")) for r in seen["requests"]] == [("0", 3), ("1", 0)]
+    # under FCFS neither is passed: the configuration the bridge always ran
+    seen["requests"].clear()
+    with pytest.raises(real.ScenarioStuck):
+        real.run_real({**base, "requests": [{"prompt": 4, "out": 1, "priority": 0}]})
+    assert "policy" not in seen["scheduler"] and "priority" not in seen["requests"][0]

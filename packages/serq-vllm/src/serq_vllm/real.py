@@ -709,7 +709,7 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
             pooling_params=None,
             arrival_time=float(step),
             block_hasher=block_hasher,
-            **({"priority": int(r["priority"])} if "priority" in r else {}),
+            **({"priority": int(r.get("priority", 0))} if policy(sc) == "priority" else {}),
         )
         reqs[i] = req
         submitted.add(i)
