@@ -65,3 +65,18 @@ def test_a_set_of_records_that_fails_part_way_leaves_the_earlier_set(tmp_path, m
     assert r.returncode == 0, r.stderr
     after = _tables(tmp_path)
     assert sorted(after) == sorted(before) and after["r.req.csv"] != before["r.req.csv"]  # (the other seed's)
+
+
+def test_a_sweeps_table_and_points_table_are_one_set(tmp_path, monkeypatch, serq_in_process, full_at):
+    """(The same of a sweep's table and its points table: a points table that could not be written left the
+    new table beside the earlier sweep's points.)"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    sweep = ["sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.csv"]
+    assert serq_in_process(*sweep, "--seeds", "1").returncode == 0
+    before = {n: (tmp_path / n).read_bytes() for n in ("t.csv", "t.points.csv")}
+    full_at("t.points.csv")
+    r = serq_in_process(*sweep, "--seeds", "2", "--fresh")
+    assert r.returncode == 1 and "t.points.csv: No space left on device" in r.stderr
+    assert {n: (tmp_path / n).read_bytes() for n in ("t.csv", "t.points.csv")} == before
+    assert (tmp_path / "t.csv.journal").stat().st_size > 0  # (its run kept, for its resume)

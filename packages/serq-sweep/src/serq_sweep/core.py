@@ -2445,8 +2445,10 @@ def _not_an_entry(path: str, n: int, line: str, at: tuple, why: str = "", fresh:
 
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:
-    """Write the table of ``done`` to ``out`` and its per-point aggregates beside it (both atomically)."""
-    from serq.files import folders_synced_once, write_atomic
+    """Write the table of ``done`` to ``out`` and its per-point aggregates beside it (both atomically, and the
+    two together, serq.files.renamed_together: a points table that could not be written, a full disk, left the
+    new table beside the earlier sweep's points)."""
+    from serq.files import folders_synced_once, renamed_together, write_atomic
 
     fmt = table_format(out)
     columns, table = rows(plan, done)
@@ -2456,7 +2458,7 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
             r.setdefault(c, math.nan)
     acols, atable = aggregate_rows(plan, columns, table)
     inputs = list(inputs)
-    with folders_synced_once():  # (each file fsynced, their folder once)
+    with folders_synced_once(), renamed_together():  # (each file fsynced, their folder once)
         write_atomic(out, encode_table(columns, table, fmt), inputs=inputs)
         write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs, own=True)
     return columns, table
