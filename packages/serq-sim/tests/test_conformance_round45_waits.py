@@ -5,8 +5,9 @@ pool-reference.txt: "State-dependent demand waits for admission and is reported 
 capacity at the end of the run." The report's warning `waits-for-ever` (docs/simulator.md, Waiting for ever)
 named a session queued at a pool with no holder, whose demand `used(other) / 2` the holder of `other` would
 bring within the capacity at its release, as waiting "for ever", and the session behind it in the queue too;
-so was one whose demand `20 - now` the clock brings down. Run longer, each is admitted. A demand that reads a
-pool held only by a session that itself waits for ever still is told (a deadlock).
+so was one whose demand `20 - now` the clock brings down, and one with room behind a head that waits for ever
+in a queue whose `queue by` keys read `waited`. Run longer, each is admitted. A demand that reads a pool held
+only by a session that itself waits for ever still is told (a deadlock).
 
 Each program runs on the tier serQ picks and on the general engine (conform.run: the same report bytes).
 """
@@ -94,3 +95,33 @@ def test_the_reads_of_a_demand_decide_not_its_form(monkeypatch, demand):
     """The same wait whether the demand also reads a stage (which changes while events are left)."""
     r, _obs = run(OTHER.replace("H", "10").replace("used(other) / 2", demand), monkeypatch)
     assert _for_ever(report_json(r)) == []
+
+
+AGING = """
+pool kv { cap 10; queue by (serial == 1 ? 0 : 10 - waited); }
+pool g { cap 1; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (5) { hold g (2 * used(kv)) { run d (1); } } }
+  else { branch (serial == 3) { run d (50); }
+  else { run d (1); hold kv (serial == 1 ? 8 : 2) { observe ok = now; run d (1); } } }
+}
+run { horizon H; }
+"""
+
+
+def test_a_session_with_room_behind_a_stuck_head_of_moving_keys_may_yet_be_chosen(monkeypatch):
+    """s0 holds 5 of kv and waits at g for 2 · used(kv) >= 10 > 1: for ever. s1 (key 0) heads kv's queue
+    for 8, which never fits beside s0's 5: for ever. s2 (key 10 - waited) has room for its 2; once waited
+    passes 10 its key is below s1's, and the attempt at the next event, s3's end at 50, admits it. At the
+    horizon 5 the warning names s0 and s1, not s2; run to 60, s2 is admitted at 50 and the drained run
+    names the same two."""
+    r, obs = run(AGING.replace("H", "5"), monkeypatch)
+    (warning,) = _for_ever(report_json(r))
+    assert "2 sessions wait for ever" in warning and "1 queued at g (session 0)" in warning, warning
+    assert "1 queued at kv (session 1)" in warning, warning
+    r, obs = run(AGING.replace("H", "60"), monkeypatch)
+    assert obs["ok"] == [(2, 50.0, 50.0)]
+    (warning,) = _for_ever(report_json(r))
+    assert "no event is left" in warning and "1 queued at kv (session 1)" in warning, warning

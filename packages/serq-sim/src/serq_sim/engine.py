@@ -222,12 +222,21 @@ def _room(sim, x: Session, memo: dict[int, list]) -> tuple[bool, bool]:
     return False, any(n > pool.cap + EPS for pool, _u, n in need)
 
 
+def _keys_move(pool) -> bool:
+    """Whether the `queue by` keys of ``pool`` read state (`waited`, the clock, an observable), so that the head
+    they choose among the same waiting sessions can change as the run goes on (:meth:`Simulation.forever`)."""
+    from .compile import state_dependent
+
+    q = getattr(getattr(pool, "node", None), "queue", None)
+    return isinstance(q, N.QueueBy) and any(state_dependent(k) for k in q.keys)
+
+
 def _demand_reads(sim, info) -> set | None:
     """The pools whose state the amounts (units, reserves) of the hold ``info`` read, every member of a family
     read by a computed index; ``None`` when they read something else that changes as the run goes on (a
     stage's observable, a context variable such as ``now``, a draw). Used at the end of a run
     (:meth:`Simulation.forever`): a waiting hold whose demand reads state is read again at every later
-    attempt, so it waits for ever only when nothing it reads can change."""
+    attempt, so it waits for ever only when no pool it reads frees and it reads nothing else that changes."""
     from .compile import walk
 
     pools: set = set()
@@ -1582,16 +1591,22 @@ class Simulation:
             # and has room for what it needs at least: every later attempt reads that demand again (pool-
             # reference.txt: "State-dependent demand waits for admission and is reported as over_cap if it
             # still exceeds capacity at the end of the run"), so it waits for ever only when nothing it reads
-            # can change: the pools it reads neither free nor admit (None: it reads a stage, the clock or a
-            # draw, which change while events are left). It was told to wait for ever when the pool it waits
-            # at had no holder, while a holder of the pool its demand read would release it
+            # can change that way: no pool it reads frees (None: it reads a stage, the clock or a draw, which
+            # change while events are left). It was told to wait for ever when the pool it waits at had no
+            # holder, while a holder of the pool its demand read would release it
+            # So, whatever its demand, is one with room in a queue whose `queue by` keys read state (`waited`,
+            # the clock, an observable): the head they choose can change while events are left, so one blocked
+            # behind a head that waits for ever may yet be chosen (it was told to wait for ever with it)
             reading: dict[Session, set | None] = {}
             for x in waits:
-                if x in via or not where[x].startswith("queued at") or x.pending.info.pure:
+                if x in via or not where[x].startswith("queued at"):
+                    continue
+                keys_move = _keys_move(x.qpool)
+                if x.pending.info.pure and not keys_move:
                     continue
                 room, over = _room(self, x, memo)
                 if room and not over:
-                    reading[x] = _demand_reads(self, x.pending.info)
+                    reading[x] = None if keys_move else _demand_reads(self, x.pending.info)
             # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
             # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
             blocked: dict[Session, str] = {}
@@ -1614,9 +1629,7 @@ class Simulation:
                         changed = True
                     if reading:
                         woken = [x for x in stuck if x in reading and x not in blocked and (
-                            reading[x] is None or any(p in freeing or any(w not in stuck for q in (p.front, p.queue)
-                                                                          for w in q)
-                                                      for p in reading[x]))]
+                            reading[x] is None or any(p in freeing for p in reading[x]))]
                         if woken:
                             # the head admitted, the sessions behind it in its queue are tried next
                             for x in woken:
