@@ -148,7 +148,7 @@ def test_names(name):
 
 
 def test_names_refused():
-    refused(BASE.replace("run s (1);", "set ⟨1x = 2; run s (1);"), "unexpected `1` (expected a name)")
+    refused(BASE.replace("run s (1);", "set ⟨1x = 2; run s (1);"), "unexpected `1`: `set` names the attribute it sets")
     refused(BASE.replace("run s (1);", "set ⟨\u00e9 = 2; run s (1);"), "a program is ASCII outside its strings")
 
 

@@ -72,7 +72,7 @@ def test_a_holds_reserve_clause_written_as_the_pools_option(head):
      "session { hold p (1) { run d (1); } ⟨reserve (3); }\nrun { horizon 5; }\n",
      "`reserve` goes before the hold's block"),
     # the page's forms still read as before: `requeue` with no word after it
-    ("pool p { cap 4; preempt by (prio) requeue⟨; }\n" + REST, "unexpected `;` (expected head, tail)"),
+    ("pool p { cap 4; preempt by (prio) requeue⟨; }\n" + REST, "unexpected `;`: `requeue` names where a preempted request waits again, `requeue head;` or `requeue tail;`"),
 ])
 def test_the_other_errors_are_as_they_were(src, message):
     refused(src, message)

@@ -66,7 +66,7 @@ REFUSED = [
      "`attention` is not readable in a step stage's budget or chunk"),
     # preempt by, queue by, reserve held
     (pool("preempt by (⟨);"), "`by` takes its keys, one at least"),
-    (pool("preempt by (admission) requeue⟨;"), "unexpected `;` (expected head, tail)"),
+    (pool("preempt by (admission) requeue⟨;"), "unexpected `;`: `requeue` names where a preempted request waits again"),
     (pool("preempt by (admission) requeue ⟨middle;"), "unexpected `middle` (expected head, tail)"),
     (pool("preempt lifo ⟨requeue tail;"), "`preempt lifo` is `preempt by (-admission) requeue head`"),
     (pool("preempt by (admission); ⟨preempt none;"), "pool `p`: `preempt` is given twice"),

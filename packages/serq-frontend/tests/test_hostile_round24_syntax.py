@@ -69,7 +69,7 @@ def test_requeue_head_is_the_default_so_the_corrected_program_is_the_one_without
 
 
 def test_requeue_without_its_place_keeps_its_message():
-    refused(POOL.format(keys="admission", gap=" ", word="requeue⟨"), "unexpected `;` (expected head, tail)")
+    refused(POOL.format(keys="admission", gap=" ", word="requeue⟨"), "unexpected `;`: `requeue` names where a preempted request waits again, `requeue head;` or `requeue tail;`")
 
 
 # --- 3. an exponent's sign is part of the malformed number's text ---------------------------------------------------

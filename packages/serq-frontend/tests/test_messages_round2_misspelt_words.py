@@ -62,8 +62,8 @@ def test_an_unknown_call_close_to_no_word_is_still_no_definition():
     ("preempt lifo;", "⟨preemption lifo;", "unexpected `preemption` (did you mean `preempt`?)"),
     ("warmup 1;", "⟨warm_up 1;", "unexpected `warm_up` (expected `}`, arrivals, horizon, seed, warmup) (did you mean "
      "`warmup`?)"),
-    ("preempt lifo; }", "preempt lifo; ⟨priority 1; }", "unexpected `priority` (expected `}`, admit, block, cache, "
-     "cap, evict, preempt, queue, reserve, spill)"),
+    ("preempt lifo; }", "preempt lifo; ⟨priority 1; }", "`priority` does not begin a pool's option: a pool's option "
+     "begins with its word (`cap`, `block`, `evict`, `preempt`, `queue`, `reserve`, `cache`, `admit`, `spill`)"),
 ])
 def test_a_misspelt_field_is_offered_the_word_meant_or_the_words_there(old, new, said):
     assert _told(old, new) == said

@@ -726,7 +726,9 @@ def _prev_token_end(text: str, offset: int) -> tuple[int, int] | None:
         start = text.rfind("\n", 0, end) + 1
         line = text[start:end]
         k = line.find("//")
-        if k >= 0 and '"' not in line[:k]:  # a comment ends the line: what is before it
+        while k >= 0 and line.count('"', 0, k) % 2:  # (a `//` inside a string: the next one)
+            k = line.find("//", k + 2)
+        if k >= 0:  # a comment ends the line: what is before it (after a string too, `use "a.sq";  // …`)
             end = start + k
             continue
         return _line_col(text, end)
@@ -1493,7 +1495,7 @@ def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[
     (1 { … }``, ``pool p[2 { … }``, ``hold kv[0 (1) { … }``, the end of the file, a `]` where a `)` closes):
     the error was the token alone, "unexpected `{`", or its list. At the token, naming every opener left open
     and its place (:func:`_unclosed_said`); None when the error is not that."""
-    if tok.type not in ("LBRACE", "SEMICOLON", "RBRACE", "LPAR", "RPAR", "RSQB", "$END"):
+    if tok.type not in ("LBRACE", "SEMICOLON", "RBRACE", "LPAR", "RPAR", "RSQB", "$END", "EQUAL", "COMMA"):
         return None
     offset = len(text) if tok.type == "$END" else tok.start_pos
     if offset is None:
@@ -1508,6 +1510,14 @@ def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[
         return None
     if str(tok) == close:  # (the closer wanted: an error of what comes before it)
         return None
+    if tok.type == "COMMA" and (close != "]" or expected != {"RSQB"}):  # (`kv[j, e[j]`: an index is one)
+        return None
+    k = next(i for i in range(len(before) - 1, -1, -1) if before[i] is stack[-1])
+    if tok.type == "EQUAL" and not (k >= 2 and before[k - 2][1] == "def"):  # (`def f(x, y = …`; `(a = b)` is a test)
+        return None
+    if tok.type == "COMMA":  # (the `[` alone: the brackets around it are closed after the `,`)
+        return (tok.line, tok.column), (f"unexpected `,`: {_unclosed_said(stack[-1:])} (an index is one "
+                                        "expression, `kv[j]`)")
     if tok.type == "$END":
         return _prev_token_end(text, len(text)) or (1, 1), f"unexpected end of the file: {_unclosed_said(stack)}"
     return (tok.line, tok.column), f"unexpected {_token_text(tok)}: {_unclosed_said(stack)}"
@@ -1721,6 +1731,14 @@ _NAMES_OTHER = {
     "via": "`admit via` names the step stage whose scheduler admits the pool's queue, `admit via E;`",
     "hidden": "`hidden` names the attributes the scheduler may not read, `hidden a, b;`",
 }
+#: a statement's word that names what it sets next -> how it is written
+_NAMES_A_VALUE = {
+    "set": "`set` names the attribute it sets, `set NAME = …;`",
+    "observe": "`observe` names the figure it samples, `observe NAME = …;`",
+    "record": "`record` names its table, `record NAME { COL = …; … }`",
+    "choose": "`choose` names the attribute it sets to the index chosen, `choose NAME in n by (key, …);`",
+    "mark": "`mark` names the moment, `mark NAME;`",
+}
 #: a hold's clause word -> where it stands (a hold's header or after its block)
 _CLAUSE_WORDS = {"lease": "after its block, `hold P (u) { … } lease P (time)`",
                  "cache": "after its block, `hold P (u) { … } cache (units)`",
@@ -1728,6 +1746,107 @@ _CLAUSE_WORDS = {"lease": "after its block, `hold P (u) { … } lease P (time)`"
                  "reserve": "after a pool's units, `hold P (u) reserve (r) { … }`"}
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
+
+
+def _block_begins(before: list[tuple[str, str, int, int]], brace: tuple[int, int]) -> tuple[str, str]:
+    """What the block whose `{` is at ``brace`` holds, and what each of its items begins with: ``("pool", "a
+    pool's option begins with its word (`cap`, …)")``; ``("", "a statement begins with …")`` for a block of
+    statements. ``before`` the tokens before the place."""
+    opener = [t for t in before if (t[2], t[3]) < brace]
+    head = opener[_statement_start(opener, len(opener))][1] if opener else ""
+    if _in_pool_block(opener):
+        return "pool", ("a pool's option begins with its word (`cap`, `block`, `evict`, `preempt`, `queue`, "
+                        "`reserve`, `cache`, `admit`, `spill`)")
+    if opener and opener[-1][1] == "step":
+        return "step", "a step stage's field begins with its word (`budget`, `cost`, `chunk`, `serve`, `memory`)"
+    if head == "run" and opener[-1][1] == "run":
+        return "run", "the run block's settings begin with their word (`horizon`, `warmup`, `seed`, `arrivals`)"
+    if opener and opener[-1][1] == "workload":
+        return "workload", ("a workload's item begins with its word (`arrive`, `trace`, `hidden`, `init`, `turn`, "
+                            "`session`)")
+    if head == "queue":
+        return "queue", "a queue's item begins with its word (`pool`, `serve`, `nic`, or an entry's verb)"
+    return "", ("a statement begins with one of the language's words (`run`, `hold`, `set`, …), or calls a "
+                "definition, `NAME(…);`")
+
+
+#: a block of :func:`_block_begins` -> what its item is called
+_BLOCK_ITEM = {"pool": "a pool's option", "step": "a step stage's field", "run": "a setting of the run block",
+               "workload": "a workload's item", "queue": "a queue's item"}
+#: a word that begins a declaration's option, field or setting -> what it is and the block it stands in
+_OPTION_WORDS = {
+    **{w: ("a pool's option", "`pool NAME { " + w + " …; }`") for w in ("cap", "block", "evict", "preempt", "admit",
+                                                                        "spill")},
+    **{w: ("a step stage's field", "`stage E : step { " + w + " …; }`") for w in ("budget", "cost", "chunk",
+                                                                                 "memory")},
+    **{w: ("a setting of the run block", "`run { " + w + " …; }`") for w in ("horizon", "warmup", "seed",
+                                                                            "arrivals")},
+}
+#: a word followed by a token other than the words it takes -> how it is written
+_FOLLOWED_BY = {
+    "evict": "`evict` names its order, `evict lru;` or `evict by (key, …);` (or a plugin's `@name`)",
+    "preempt": ("`preempt` names what a failed growth does, `preempt lifo;`, `preempt none;` or `preempt by (key, "
+                "…);` (or a plugin's `@name`)"),
+    "requeue": "`requeue` names where a preempted request waits again, `requeue head;` or `requeue tail;`",
+    ":": "a stage's kind follows `:`, `fifo`, `fifo(c)`, `ps(capacity)`, `delay` or `step { … }` (or a plugin's `@name`)",
+    "serve": ("a queue's `serve` names its stage's kind, `serve fifo;`, `serve ps(capacity);`, `serve delay;` or "
+              "`serve step { … }`; a step stage's `serve` its order, `serve admission;`, `serve by (key, …);`, "
+              "`serve decode first;` or `serve exclusive prefill;`"),
+}
+
+
+def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) -> tuple[tuple[int, int], str] | None:
+    """What the place wanted where the error listed words only: a name where a pool's option, a step stage's
+    field, a run setting, a workload's or a queue's item begins that is none of them and close to none (``pool
+    kv { cap 100; bs; }``, ``workload { closed(1); }``: "(expected `}`, admit, block, …)"); a word that names
+    one of a few words followed by another token (``evict;``, ``stage s : ;``, ``requeue;``); a statement's
+    word where a block's `{` was wanted (``hold kv (4) tool (1);``). At the token; None otherwise."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before:
+        return None
+    at, found, last = (tok.line, tok.column), _token_text(tok), before[-1][1]
+    word = str(tok)
+    if word.isidentifier() and "`}`" in names and last in (";", "{"):
+        stack = _open_braces(text, tok.start_pos)[0]
+        kind, what = _block_begins(before, stack[-1]) if stack else ("", "")
+        words = [w for n in names for w in n.split(", ") if w.isalpha()]
+        if kind and not did_you_mean(word, words):  # (a word misspelt is offered the word, below)
+            if kind == "workload" and word == "ordered":  # (a trace's flag, after its file)
+                return at, 'unexpected `ordered`: it follows a trace\'s file, `trace "file.csv" ordered;`'
+            arrive = (f"; an arrival is `arrive {word}(…);`" if kind == "workload" and word in _ARRIVALS else
+                      "; no arrivals is `arrive none;`" if kind == "workload" and word == "none" else "")
+            return at, f"{_quoted(word)} does not begin {_BLOCK_ITEM[kind]}: {what}{arrive}"
+    if (not word.isidentifier() and last in _FOLLOWED_BY and names and "`(`" not in names
+            and all(w.isalpha() or n.startswith("a plugin") for n in names for w in n.split(", "))
+            and (last != ":" or len(before) >= 3 and "stage" in (before[-3][1], before[-6:-5][0][1] if len(before) >= 6 else ""))):
+        return at, f"unexpected {found}: {_FOLLOWED_BY[last]}"
+    if last == "request" and before[-1][0] == "name" and not word.isidentifier() and word != ";":
+        return at, (f"unexpected {found}: `request` runs the server block, `request;`, or a gateway's route, "
+                    "`request GATEWAY;`")
+    start = _statement_start(before, len(before))
+    first = before[start][1] if start < len(before) else ""
+    if first == "hold" and word == "(" and last in (",", ")") and not _open_brackets(before, start):
+        if last == ",":  # `hold kv (1), (2) { … }`: the second pool's name left out
+            return at, "unexpected `(`: a hold names each pool before its units, `hold P (units), Q (units) { … }`"
+        # `hold kv (n) (r) { … }`: a second parenthesis, a `reserve` left out
+        return at, ("unexpected `(`: a pool's units are one parenthesis; what the hold reserves is its `reserve` "
+                    "after them, `hold P (units) reserve (r) { … }`")
+    if {"`(`", "`.`", "`[`"} >= set(names) and last in _OPTION_WORDS and before[-1][0] == "name":
+        stack = _open_braces(text, tok.start_pos)[0]
+        kind = _block_begins(before, stack[-1])[0] if stack else ""
+        if not kind and len(before) >= 2 and before[-2][1] in ("{", ";", "}"):  # `session { cap 1; }`
+            what, shape = _OPTION_WORDS[last]
+            return (before[-1][2], before[-1][3]), (f"`{last}` is {what}, not a statement: it stands in its "
+                                                    f"block, {shape}")
+    if word in _BEGIN_WORDS and "`{`" in names and last not in ("{", ";", "}"):
+        start = _statement_start(before, len(before))
+        if start < len(before):
+            first = before[start]
+            return at, (f"unexpected {_quoted(word)}: a `{{` is missing before it, the block of the `{first[1]}` at "
+                        f"{first[2]}:{first[3]} (`{first[1]} … {{ {word} …; }}`)")
+    return None
 
 
 def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
@@ -1758,6 +1877,9 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         return at, f"unexpected {found}: {_NAMES_OTHER[last]}"
     if expected == {"NAME"} and last in _NAMES_AN_ITEM and start == len(before) - 1:
         return at, f"unexpected {found}: `{last}` names what it declares, {_NAMES_AN_ITEM[last]}"
+    if ("NAME" in expected and last in _NAMES_A_VALUE and start == len(before) - 1 and tok.type not in ("NAME", "$END")
+            and _open_braces(text, offset)[0]):  # `set = 1;`, `record { … }`: the name left out
+        return at, f"unexpected {found}: {_NAMES_A_VALUE[last]}"
     if expected == {"STRING"} and last in ("trace", "use") and start == len(before) - 1:
         shape = '`trace "file.csv";`' if last == "trace" else '`use "file.sq";`'
         return at, f"unexpected {found}: `{last}` takes its file's name in double quotes, {shape}"
@@ -1775,21 +1897,7 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
             return at, (f"unexpected {found}: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, "
                         "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull "
                         "SOURCE …;`")
-        opener = [t for t in before if (t[2], t[3]) < stack[-1]]
-        head = opener[_statement_start(opener, len(opener))][1] if opener else ""
-        what = ("a pool's option begins with its word (`cap`, `block`, `evict`, `preempt`, `queue`, `reserve`, "
-                "`cache`, `admit`, `spill`)" if _in_pool_block(opener) else
-                "a step stage's field begins with its word (`budget`, `cost`, `chunk`, `serve`, `memory`)"
-                if opener and opener[-1][1] == "step" else
-                "the run block's settings begin with their word (`horizon`, `warmup`, `seed`, `arrivals`)"
-                if head == "run" and opener[-1][1] == "run" else
-                "a workload's item begins with its word (`arrive`, `trace`, `hidden`, `init`, `turn`, `session`)"
-                if opener and opener[-1][1] == "workload" else
-                "a queue's item begins with its word (`pool`, `serve`, `nic`, or an entry's verb)"
-                if head == "queue" else
-                "a statement begins with one of the language's words (`run`, `hold`, `set`, …), or calls a "
-                "definition, `NAME(…);`")
-        return at, f"unexpected {found}: {what}"
+        return at, f"unexpected {found}: {_block_begins(before, stack[-1])[1]}"
     if str(tok) == ":" and (not before or last in (";", "}")) and not _open_braces(text, tok.start_pos)[0]:
         return at, "unexpected `:`: an item begins with its word; a stage is `stage NAME : KIND;`, a queue `queue NAME : ROLE { … }`"
     if last == "turn" and str(tok) == "{" and expected == {"SEMICOLON"}:  # `turn { … }` in a session
@@ -1954,7 +2062,9 @@ def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[
                     "or a parenthesised expression)")
     if operand and last == "(" and str(tok) == ")":  # `cost ();`: an expression's own parenthesis, empty
         return at, "unexpected `)`: the parentheses hold no expression"
-    if operand and str(tok) in _OPERATORS and str(tok) not in ("-", "!", "=") and last in ("(", ",", "[", "="):
+    if (operand and str(tok) in _OPERATORS and str(tok) not in ("-", "!", "=")
+            and (last in ("(", ",", "[", "=")
+                 or last in _VALUE_WORDS_ONE and before[-1][0] == "name" and str(tok) not in (":", "?"))):
         return at, (f"unexpected {found}: an operand is missing before it (a number, a name, a call or a "
                     "parenthesised expression; `-`, `!` and `~` are the operators an operand may begin with)")
     if operand and last == "(" and str(tok) == ",":  # `f(, a)`
@@ -2732,8 +2842,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             words = grammar.item_keywords()
             if word[2] not in words:
                 listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
+                # (`B = 2048;`, its `let` left out: how a constant is written)
+                let = f" (a constant is `let {word[2]} = …;`)" if str(tok) == "=" and word[2].isidentifier() else ""
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin an item"
-                                      f"{did_you_mean(word[2], words)}: an item begins with {listed}")
+                                      f"{did_you_mean(word[2], words)}: an item begins with {listed}{let}")
     if names == ["`.`"] and tok.type != "$END" and tok.start_pos is not None:
         # `E[j] (x);`, `kv[1];`: a statement that begins with a member of a family is a queue member's entry
         # call, `D[j].decode (…)`, and the `.` was wanted; say so, and how a stage's or a pool's member is used
@@ -2772,6 +2884,11 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
                     j = _opener(before, len(before) - 2, "()")
                     if j > 0 and before[j - 1][1] == "cache":
                         word, meant = (before[-1][2], before[-1][3], before[-1][1]), meant | {"lease"}
+            if word is not None and word[2] in _OPTION_WORDS and word[2] not in grammar.keywords():
+                # `warmup 1;` in a session: a run setting's word (no keyword), where a statement begins
+                what, shape = _OPTION_WORDS[word[2]]
+                return reporter.error(Pos(file, word[0], word[1]), f"`{word[2]}` is {what}, not a statement: it "
+                                      f"stands in its block, {shape}")
             if word is not None and word[2] not in grammar.keywords():
                 close = did_you_mean(word[2], sorted(meant))
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
@@ -2798,6 +2915,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         end = _end_unfinished(names, text)
         if end is not None:
             return reporter.error(Pos(file, *end[0]), end[1])
+    elif grammar is not None:
+        placed = _unexpected_in_place(tok, names, text, grammar)
+        if placed is not None:
+            return reporter.error(Pos(file, *placed[0]), placed[1])
     listed = len(names) <= 12 and all(n == "`}`" or n.isalpha() for n in names)
     if len(names) > 8 and not listed:
         # (a long list of tokens says little; the words of a block's fields or options, a pool's nine, do, when
