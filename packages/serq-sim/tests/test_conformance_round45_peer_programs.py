@@ -277,6 +277,53 @@ run { horizon 50; }
      {("p", None): {"used": 1.8, "cached": 6.2, "wait": 6.5 / 3, "evicted_entries": 1},
       ("q", None): {"used": 0.72, "cached": 7.08}, ("prefill", 0): {"utilisation": 0.18, "wait": 1.0},
       ("prefill", 1): {"throughput": 0.0}, ("link", None): {"service": 2.0}}),
+    # language.txt §2, Queues: a gateway's route calls a decode queue's entry; `mark first_token;` in the entry
+    # is read by the caller as D.first_token. Budget 8: s0 prefills 5 and s1 3 of its 5 on [0,1]; s0's first
+    # token at 1, decodes to 3; s1's last 2 on [1,2] (first token 2), decodes to 4. The engine's runs: 1, 2,
+    # 2, 2.
+    ("a_gateway_route_and_a_mark_read_by_the_caller", """
+queue D : decode {
+  pool reqs { cap 4; admit via D; }
+  serve step { budget 8; cost 1; }
+  decode (prompt) {
+    hold reqs (1) { prefill (prompt); mark first_token; decode (o - 1); }
+  }
+}
+queue gw : gateway {
+  route { set prompt = 5; D.decode (prompt); }
+}
+workload {
+  arrive batch(2);
+  hidden o;
+  session { set o = 3; set t0 = now; request gw; observe ttft = D.first_token - t0; observe done = now; }
+}
+run { horizon 20; }
+""", {"ttft": [(0, 3.0, 1.0), (1, 4.0, 2.0)], "done": [(0, 3.0, 3.0), (1, 4.0, 4.0)]}, {("D", None): {"service": 1.75}}),
+    # A queue of two roles (prefill, decode) whose decode entry a gateway calls, its KV kept in a block
+    # pool: budget 8. s0 prefills 8 on [0,1] (s1 waits: no budget left); at 1 s0 decodes (position 9: 12
+    # allocated) and s1 is admitted with the 7 left; at 2 s0's second decode, s1's last prefill token; s0
+    # done 3; s1 decodes on [3,5]. kv: 8 on [0,1], 20 on [1,3], 12 on [3,5]: 72/20; caches min(10, 10)
+    # rounded down to 8 at 3 and 5: 8 · 17 + 8 · 15 = 256/20.
+    ("a_queue_of_two_roles_behind_a_gateway", """
+queue W : prefill, decode {
+  pool reqs { cap 4; admit via W; }
+  pool kv { cap 64; block 4; preempt lifo; }
+  serve step { budget 8; cost 1; memory kv; }
+  prefill (prompt) {
+    hold reqs (1), kv (prompt) { prefill (prompt) growing kv; } cache (prompt) lease kv (inf);
+  }
+  decode (prompt) {
+    hold reqs (1), kv (prompt) { set c = cached; prefill (prompt - c) growing kv; decode (o) growing kv; }
+      cache (prompt + o);
+  }
+}
+queue G : gateway {
+  route { set prompt = 8; W.decode (prompt); }
+}
+workload { arrive batch(2); hidden o; session { set o = 2; request G; observe done = now; } }
+run { horizon 20; }
+""", {"done": [(0, 3.0, 3.0), (1, 5.0, 5.0)]},
+     {("W.reqs", None): {"wait": 0.5}, ("W.kv", None): {"used": 3.6, "cached": 12.8}}),
 ]
 
 
