@@ -99,3 +99,20 @@ def test_an_empty_journal_left_by_a_killed_command_is_said(folder, serq_in_proce
                                         "comparison killed there before its first run ended left it); it holds no "
                                         "run, and this sweep journals its runs there")
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv", "t.points.csv"]
+
+
+def test_a_finished_sweep_removes_its_own_journal_only(folder):
+    """A sweep that ended complete removed the file at its journal's name, whatever it was then (one moved
+    there since, another sweep's runs): now only the very journal it holds."""
+    path = folder / "t.csv.journal"
+    with open(path, "a") as held:
+        held.write('{"key": "k"}\n')
+        held.flush()
+        api._drop_held(str(path), held)
+        assert not path.exists()
+    with open(path, "a") as held:
+        other = folder / "other.journal"
+        other.write_text('{"key": "theirs"}\n')
+        os.replace(other, path)  # (another sweep's journal, put at the name)
+        api._drop_held(str(path), held)
+        assert path.read_text() == '{"key": "theirs"}\n'

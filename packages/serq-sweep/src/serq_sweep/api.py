@@ -97,9 +97,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 records.write(complete)
             if out is not None:
                 columns, table = core.write_tables(plan, done, out, inputs)
-                if complete:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(core.journal_path(out))
+                if complete and journal is not None:  # (every run of it in the table now)
+                    _drop_held(core.journal_path(out), journal)
             else:
                 columns, table = core.rows(plan, done)
                 for r in table:
@@ -207,6 +206,19 @@ def _table_taken(out: str, given: Any, setting: str = "out") -> UserError:
 def _same_name(a: str, b: str) -> bool:
     """Whether the paths ``a`` and ``b`` name one file (by their absolute names: neither need exist)."""
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def _drop_held(path: str, held: Any) -> None:
+    """Remove the journal ``path`` whose runs are all written, when it is still the very file ``held`` is (the
+    journal open in this command, whose lock it holds): a file put at its name since (another sweep's journal,
+    moved there) is not this sweep's to remove."""
+    try:
+        st = os.lstat(path)
+        mine = os.fstat(held.fileno())
+        if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+            os.unlink(path)
+    except (OSError, ValueError):
+        pass
 
 
 def _drop_if_empty(path: str, held: Any) -> bool:
@@ -346,9 +358,8 @@ class Records:
         from . import records as R
 
         R.write(self.plan, self.runs, self.path, self.inputs)
-        if complete:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(R.journal_path(self.path))
+        if complete and self._journal is not None:  # (every run's records in the tables now)
+            _drop_held(R.journal_path(self.path), self._journal)
 
     def frames(self) -> Any:
         """A DataFrame for a program of one record table, else a dict of them by name."""
