@@ -125,3 +125,25 @@ def test_a_session_with_room_behind_a_stuck_head_of_moving_keys_may_yet_be_chose
     assert obs["ok"] == [(2, 50.0, 50.0)]
     (warning,) = _for_ever(report_json(r))
     assert "no event is left" in warning and "1 queued at kv (session 1)" in warning, warning
+
+
+ENDLESS = """
+pool kv { cap 10; queue by (-waited); }
+pool other { cap 10; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (6) { run d (inf); } }
+  else { branch (serial == 3) { run d (50); } else { run d (serial); hold kv (5 + 0 * used(other)) { run d (1); } } }
+}
+run { horizon 10; }
+"""
+
+
+def test_moving_keys_do_not_wake_a_demand_whose_pools_never_free(monkeypatch):
+    """s0 holds 6 of kv in a run of infinite work; s1 and s2 ask 5 each (a demand that reads `other`, which
+    nothing holds) and the 4 left never hold it: though kv's keys read `waited` and s3's run leaves events,
+    both wait for ever, and s0 in its run."""
+    r, _obs = run(ENDLESS, monkeypatch)
+    (warning,) = _for_ever(report_json(r))
+    assert "3 sessions wait for ever" in warning and "2 queued at kv (sessions 1, 2)" in warning, warning

@@ -1594,19 +1594,21 @@ class Simulation:
             # can change that way: no pool it reads frees (None: it reads a stage, the clock or a draw, which
             # change while events are left). It was told to wait for ever when the pool it waits at had no
             # holder, while a holder of the pool its demand read would release it
-            # So, whatever its demand, is one with room in a queue whose `queue by` keys read state (`waited`,
-            # the clock, an observable): the head they choose can change while events are left, so one blocked
-            # behind a head that waits for ever may yet be chosen (it was told to wait for ever with it)
+            # So is one whose demand cannot change and has room now, in a queue whose `queue by` keys read state
+            # (`waited`, the clock, an observable): the head they choose can change while events are left, so
+            # one blocked behind a head that waits for ever may yet be chosen (it was told to wait for ever with
+            # it). (A demand that reads state has room only as far as what it needs at least is known: it is
+            # woken by what it reads, not by the keys.)
             reading: dict[Session, set | None] = {}
             for x in waits:
-                if x in via or not where[x].startswith("queued at"):
+                if x in via or not where[x].startswith("queued at") or x.qpool is None:
                     continue
-                keys_move = _keys_move(x.qpool)
-                if x.pending.info.pure and not keys_move:
+                pure = x.pending.info.pure
+                if pure and not _keys_move(x.qpool):
                     continue
                 room, over = _room(self, x, memo)
                 if room and not over:
-                    reading[x] = None if keys_move else _demand_reads(self, x.pending.info)
+                    reading[x] = None if pure else _demand_reads(self, x.pending.info)
             # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
             # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
             blocked: dict[Session, str] = {}
@@ -1631,10 +1633,19 @@ class Simulation:
                         woken = [x for x in stuck if x in reading and x not in blocked and (
                             reading[x] is None or any(p in freeing for p in reading[x]))]
                         if woken:
-                            # the head admitted, the sessions behind it in its queue are tried next
-                            for x in woken:
-                                q = list(x.qpool.front) + list(x.qpool.queue)
-                                stuck.difference_update(q[q.index(x):] if x in q else (x,))
+                            # the head admitted, the sessions behind it in its queue are tried next: each queue
+                            # read once, from its first woken session on (a queue of 100 000 read per session
+                            # woken in it would take 10^10 steps)
+                            stuck.difference_update(woken)
+                            homes = {id(x.qpool): x.qpool for x in woken}
+                            now_woken = {id(x) for x in woken}
+                            for pool in homes.values():
+                                after = False
+                                for q in (pool.front, pool.queue):
+                                    for w in q:
+                                        after = after or id(w) in now_woken
+                                        if after:
+                                            stuck.discard(w)
                             changed = True
                 behind = _behind_heads(self, via, stuck) if via else {}
                 if behind.keys() <= blocked.keys():
