@@ -98,3 +98,30 @@ def test_the_api_nested_run_keeps_the_stop_its_callers(tmp_path, monkeypatch):
             serq_sim.run(program)
     finally:
         runs.pop()
+
+
+# After the fast tier's run, what it holds is read back into the simulation (fast._write_back: seconds for a
+# run of many sessions waiting) before the report is made: a signal then ended serq run with `terminated` and
+# no report at all. It is now held until the report is made, as while the report is written: the run's whole
+# report (the run was over), then the signal's status.
+AFTER = """import os, signal, sys
+from serq_sim import fast
+write_back = fast._write_back
+def _write_back(*args, **kw):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return write_back(*args, **kw)
+fast._write_back = _write_back
+from serq.cli import main
+main(["run", "p.sq", "--no-progress", "--json"])
+"""
+
+
+def test_a_signal_as_the_run_is_read_back_is_held_until_the_report_is_made(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    alone = subprocess.run([sys.executable, "-m", "serq", "run", "p.sq", "--no-progress", "--json"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert alone.returncode == 0, alone.stderr
+    r = subprocess.run([sys.executable, "-c", AFTER], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert (r.returncode, r.stderr) == (143, "")
+    assert r.stdout == alone.stdout  # (the whole run's report: it was over)

@@ -2040,8 +2040,6 @@ def run(sim):
     return its report; ``None`` when the program is not simple."""
     import sys
 
-    from .report import build_report
-
     if exclusion(sim.program) is not None or not _sim_ok(sim):
         return None
     progress = sim.show_progress = bool(sim.progress and sys.stderr is not None and sys.stderr.isatty())
@@ -2066,11 +2064,25 @@ def run(sim):
     xs = gen.XS
     sim.compiler.sources["<serq fast>"] = (src.splitlines(), lambda f_locals: _serial_of(f_locals.get("A"), xs),
                                            gen.spans)
+    from .engine import _signals_deferred
+
     runs.append(sim)
     try:
         st = ns["_fast_run"](g)
     finally:
         runs.pop()
+    # the run is over (to its end, or stopped: st["interrupted"]); what it holds is read back into the
+    # simulation (seconds for a run of many sessions waiting) and made its report with a first signal held
+    # until the report is made, as while the report is written: a signal then ended the command with no
+    # report at all, where one a moment before stopped the run with its partial report
+    with _signals_deferred():
+        return _after_run(sim, gen, st, nested)
+
+
+def _after_run(sim, gen: _Gen, st: dict, nested: bool):
+    """The report of the fast tier's run ``st`` of ``sim`` (:func:`run`, a signal held)."""
+    from .report import build_report
+
     stop = st["interrupted"]
     if stop.for_other(sim) if isinstance(stop, StopRun) else nested and isinstance(stop, KeyboardInterrupt):
         raise stop  # a run whose plugin's code called this one: its stop, or Ctrl-C, is that run's
@@ -2087,14 +2099,11 @@ def run(sim):
         sim.end = sim.now
     else:
         sim.end_at_horizon()
-    from .engine import _signals_deferred
-
     sim.run_over()
-    with _signals_deferred():
-        sim._finish()
-        report = build_report(sim)
-        report.tier = "fast"
-        return report
+    sim._finish()
+    report = build_report(sim)
+    report.tier = "fast"
+    return report
 
 
 def compiling_stopped(sim, e: KeyboardInterrupt) -> StopRun:
