@@ -300,8 +300,8 @@ RUN_BLOCKS = [
     # without a horizon compiles: `serq run` refuses it unless --horizon gives one, docs/simulator.md.)
     ("horizon_twice", "run { horizon 5; horizon 6; }", "`horizon` is given twice in the run block"),
     ("two_blocks", "run { horizon 5; }\nrun { horizon 6; }", "a second `run { … }` block"),
-    ("horizon_not_above_0", "run { horizon -1; }", "the horizon must be above 0"),
-    ("warmup_negative", "run { horizon 5; warmup -1; }", "the warmup must be a finite number of at least 0"),
+    ("horizon_not_above_0", "run { horizon -1; }", "the horizon must be above 0, not -1"),
+    ("warmup_negative", "run { horizon 5; warmup -1; }", "the warmup must be a finite number of at least 0, not -1"),
     ("warmup_at_the_horizon", "run { horizon 10; warmup 10; }", "warmup 10 is not below the horizon 10"),
     ("seed_not_whole", "run { seed 2.5; horizon 5; }", "the seed must be an integer of at least 0, not 2.5"),
 ]
