@@ -949,8 +949,8 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
 
 def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
     """Open ``path``, a file serq names itself (a sweep's journal), for appending text: created if new,
-    refused (:class:`OutputError`) when it is a symbolic link or anything but a regular file; never
-    blocks on a FIFO. What is appended starts a line: a file whose last line was cut short (a kill, a full
+    refused (:class:`OutputError`) when it is a symbolic link, anything but a regular file, or a file of other
+    names too (a hard link: it is written in place); never blocks on a FIFO. What is appended starts a line: a file whose last line was cut short (a kill, a full
     disk, in the middle of a write) gets its line end first, so the first line appended is a line of its
     own (it was glued to the torn one, and the whole line skipped as torn when the journal was read). That
     line end is written with the first text appended, not when the file is opened: a file the caller
@@ -966,10 +966,19 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
             raise OutputError(f"{shown_path(path)}: is a symbolic link; serq names this file itself and writes it only "
                               "as a new or regular file") from None
         raise type(e)(e.errno, e.strerror, path) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         check_own(path)  # names what it is
         raise OutputError(f"{shown_path(path)}: not a regular file")  # pragma: no cover - swapped since the check
+    if st.st_nlink > 1:
+        # a hard link: the same file under another name, which is written in place here (appended to, and
+        # emptied by a sweep's --fresh), unlike a file written whole and renamed over: a user's file linked at a
+        # journal's name was emptied and filled with the sweep's lines
+        os.close(fd)
+        raise OutputError(f"{shown_path(path)}: is a hard link, one file with {st.st_nlink} names; serq names this file "
+                          "itself and writes it in place only as a file of its own (remove it, or choose another "
+                          "output)")
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return _Appender(fd, path)
