@@ -1367,6 +1367,14 @@ class Linker:
                 self.value_problem(e.pos, f"{verb}: {why}; an amount of memory is not negative")
         return x
 
+    def negative_bound(self, x: Any, e: Any, clause: str) -> None:
+        """A warning at a hold's constant negative ``reuse`` bound or ``cache`` length (``clause``): language.txt
+        §3 makes each a bound (the hold consumes at most ρ units of its prefix; min(ℓ, computed) units stay
+        cached), so a negative one is taken as 0, as a computed one is (the report warns of that once), but
+        written as a constant it is a slip for 0 or another number (rules.negative_bound_message)."""
+        if type(x) is ir.Num and not self.dead and _num_value(x) < 0:
+            self.ctx.warn_once(e.pos, rules.negative_bound_message(clause, _num_value(x)))
+
     def hold(self, s: A.SHold, where: str) -> ir.Hold:
         pools = []
         names = []
@@ -1388,6 +1396,7 @@ class Linker:
                 raise self.error(s.reuse.pos, "`reuse` on a hold without `cache`: a memory-only hold consumes "
                                  "no prefix; give it a `cache (…)` clause")
             reuse = self.expr(s.reuse, ADMIT)
+            self.negative_bound(reuse, s.reuse, "reuse")
         self.tainted = {}
         self.hold_stack.append(s)
         n_held = len(self.held)
@@ -1400,11 +1409,15 @@ class Linker:
             del self.held[n_held:]
             self.firsts.pop()
         cache = None if s.cache is None else self.expr(s.cache, SESSION)
+        if cache is not None:
+            self.negative_bound(cache, s.cache, "cache")
         lease = None
         if s.lease is not None:
             if s.lease.dotted not in names:
                 raise self.error(s.lease.pos, rules.lease_unheld_message(s.lease.dotted))
             lease = ir.Lease(pool=self.ref(s.lease, "pool", SESSION), time=self.expr(s.lease_time, SESSION))
+            if type(lease.time) is ir.Num and (why := rules.lease_time_problem(_num_value(lease.time))):
+                self.value_problem(s.lease_time.pos, f"lease {s.lease.dotted}: {why}; a lease's time is not negative")
             if rules.lease_unheld(pools, lease):  # another member of a family the hold holds
                 ix = lease.pool.index
                 name = s.lease.dotted if ix is None else f"{s.lease.dotted}[{_num_value(ix):g}]"

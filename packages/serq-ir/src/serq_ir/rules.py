@@ -621,6 +621,20 @@ def amount_problem(what: str, x: float) -> str | None:
     return _not_negative(what, "are" if what == "the units" else "is", x)
 
 
+def lease_time_problem(t: float) -> str | None:
+    """Why ``t`` is no lease time (language.txt §3: the allocation is kept "t seconds" past the scope's end,
+    a duration as a run's work is; negative or NaN), or None (0 ends it at the scope's instant, inf never)."""
+    return _not_negative("the lease time", "is", t)
+
+
+def negative_bound_message(clause: str, x: float) -> str:
+    """The linker's warning at a constant negative ``reuse`` bound or ``cache`` length (``clause``), which is
+    taken as 0 (language.txt §3: the hold consumes at most ρ units; min(ℓ, computed) units stay cached)."""
+    what, did = {"reuse": ("reuse bound", "consumes none of its prefix, as `reuse (0)`"),
+                 "cache": ("cache length", "caches nothing, as `cache (0)`")}[clause]
+    return f"the {what} is negative ({_show(x)}), taken as 0: the hold {did} does"
+
+
 def choose_problem(n: float, exact: bool = True) -> str | None:
     """Why ``n`` is no count of a ``choose``'s candidates (0 … n-1), or None: a whole number from 1 to
     :data:`MAX_MEMBERS` (a family's most members; each candidate's keys are evaluated, so a count of 1e9

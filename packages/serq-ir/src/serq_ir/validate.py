@@ -447,6 +447,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
               and all(0 <= r.pool < n_pools and not _nan_index(r) for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
               and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
             fail(((path, "lease"), "pool"), rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
+        elif (Hold in mro and obj.lease is not None and isinstance(obj.lease.time, Num)
+              and (why := rules.lease_time_problem(_value(obj.lease.time)))):
+            fail(((path, "lease"), "time"), f"{why}; a lease's time is not negative")
         elif Spill in mro and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail((path, "work"), f"{why}; a write's work is not negative")
         elif Run in mro and not obj.stages:

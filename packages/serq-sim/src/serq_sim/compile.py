@@ -176,14 +176,15 @@ def _pow(x: float, y: float) -> float:
 
 
 def _not_nan(fn, sim, message: str, span):
-    """``fn`` (an expression's ``(s, A, ctx)`` function) whose NaN value is the run-time error ``message``
-    at ``span``: a hold's lease time (NaN was taken as inf, a lease for ever; the cache length and the
-    reuse bound were errors already)."""
+    """``fn`` (an expression's ``(s, A, ctx)`` function) whose NaN or negative value is the run-time error
+    ``message`` + what is wrong with it (errors.not_an_amount) at ``span``: a hold's lease time, a number of
+    seconds as a run's work is (NaN was taken as inf, a lease for ever, and a negative time as 0)."""
+    from .errors import not_an_amount
 
     def checked(s, A, ctx):
         t = fn(s, A, ctx)
-        if t != t:
-            raise sim.error(message, None, s, span)
+        if t != t or t < 0.0:
+            raise sim.error(f"{message} is {not_an_amount(t)}", None, s, span)
         return t
 
     return checked
@@ -1345,7 +1346,7 @@ class Compiler:
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:
             h.lease_ref = self._lambda(lambda: self.pool_ref(st.lease.pool, "session"), sp)
-            h.lease_time = _not_nan(self.fn(st.lease.time, span=sp), self.sim, "the lease time is NaN",
+            h.lease_time = _not_nan(self.fn(st.lease.time, span=sp), self.sim, "the lease time",
                                     h.at["lease"])
         from .pools.prepared import prepare
 

@@ -625,7 +625,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "setup_stop", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "folder", "clock_reached", "other_memory", "other_admitter",
+        "folder", "clock_reached", "other_memory", "other_admitter", "clamped",
         "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "rep_rejected", "live0", "due_now", "next_check", "samples_at_ticks", "samples_left", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
@@ -716,6 +716,9 @@ class Simulation:
         self.other_memory: dict = {}
         #: the first run of each run statement on another member than the one that admitted its hold (fleet.checker)
         self.other_admitter: dict = {}
+        #: each hold clause whose negative value was taken as 0 (a `reuse` bound, a `cache` length), by
+        #: ``(clause, span)``: its first ``[t, serial, value]`` and how often (pools.cache.clamped)
+        self.clamped: dict = {}
         #: the pools each stage admits (``admit via``), by the stage's id (build.py), for StepStage.bind
         self.served_by: dict | None = None
         #: per pool family, the least room a hold waiting there can need, or 0 (build.py:

@@ -624,6 +624,28 @@ def nan_keys(first: dict) -> list[str]:
     return out
 
 
+def negative_bounds(clamped: dict) -> list[str]:
+    """One warning for each hold clause whose value came out negative and was taken as 0 (``clamped``: the
+    simulation's, by ``(clause, span)`` its first ``[clause, span, t, serial, value, count]``, in the order
+    they came, pools.cache.clamped): a ``reuse`` bound (the hold consumes at most that many units of its
+    prefix: none) or a ``cache`` length (``min(ℓ, computed)`` units stay cached: none), language.txt §3.
+    Said once a clause, with its first value, when and for which session, and how often."""
+    from serq.errors import place
+
+    from .errors import fmt_time, show
+
+    words = {"reuse": ("reuse bound", "the hold consumed none of its prefix, as with `reuse (0)`"),
+             "cache": ("cache length", "the hold cached nothing, as with `cache (0)`")}
+    out = []
+    for clause, span, t, serial, v, n in clamped.values():
+        what, did = words[clause]
+        at = f" at {place(span)}" if span is not None else ""
+        more = "" if n == 1 else f" ({n} times in the run)"
+        out.append(warning("negative-bound", f"the {what}{at} came out negative, {show(v)} (first at t={fmt_time(t)}, "
+                           f"session {serial}){more}, and was taken as 0: {did}"))
+    return out
+
+
 def evicted_beyond(pools) -> list[str]:
     """Pools whose units evicted after the warm-up are beyond the largest double, so the report's
     ``evicted_units`` is ``inf`` (``null`` in JSON): the count itself, kept as :func:`.stats.add_units`
@@ -945,6 +967,7 @@ WARNING_CODES = (
     ("stuck", "N session(s) stuck in the run"),
     ("lease-lapsed", "N transfer(s) read KV after the lease that kept it had ended by its time"),
     ("nan-key", "the `queue by` key at FILE:LINE:COL is NaN "),
+    ("negative-bound", "the reuse bound at FILE:LINE:COL came out negative "),
     ("other-memory", "the run at FILE:LINE:COL on `E[i]` holds `kv[j]`, another member's memory "),
     ("other-admitter", "the run at FILE:LINE:COL on `E[i]` is inside a hold of `reqs[j]`, which `E[j]` admits "),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),

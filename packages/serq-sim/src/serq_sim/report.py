@@ -515,6 +515,7 @@ def build_report(sim) -> Report:
                          for label, pl in zip(labels, sim.pools)])
     notes += warn.lapsed_reads([(label, pl.lapsed_reads) for label, pl in zip(labels, sim.pools)])
     notes += warn.nan_keys(getattr(sim, "nan_keys", {}))
+    notes += warn.negative_bounds(getattr(sim, "clamped", {}))
     notes += other_memory(sim)
     notes += warn.evicted_beyond([(label, pl.evicted_units, pl.b_evicted) for label, pl in zip(labels, sim.pools)])
     notes += warn.held_beyond([(label, pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)

@@ -441,7 +441,10 @@ def reuse_of(sim, s, info):
     reuse = info.reuse(s, s.attrs, sim.null_ctx)
     if reuse != reuse:
         raise sim.error("the reuse bound is NaN", None, s, info.at["reuse"])
-    return max(reuse, 0.0)
+    if reuse < 0.0:  # at most a negative number of units: none (language.txt §3), warned of once
+        cache.clamped(sim, s, "reuse", info.at["reuse"], reuse)
+        return 0.0
+    return reuse
 
 
 def admit(sim, s, pend: Pending, demand, reuse) -> None:

@@ -551,8 +551,24 @@ def cache_length(sim, s, fn, span, where: str = "") -> float:
     """A ``cache (ℓ)`` clause's length ``fn`` read as ``s`` releases (the end of a hold's scope, a
     ``release``, a lease's end, a preemption): the one rule of every release. A NaN is the run-time error
     at ``span``, where the clause's expression is written (``where`` says at which moment, when not its
-    scope's end); a negative length caches nothing (0)."""
+    scope's end); a negative length caches nothing, as 0 does (language.txt §3: ``min(ℓ, computed)`` units
+    stay cached, a bound), and the report warns of it once for the clause (:func:`clamped`)."""
     v = fn(s, s.attrs, sim.null_ctx)
     if v != v:
         raise sim.error("the cache length is NaN" + where, None, s, span)
-    return 0.0 if v < 0.0 else v
+    if v < 0.0:
+        clamped(sim, s, "cache", span, v)
+        return 0.0
+    return v
+
+
+def clamped(sim, s, clause: str, span, v: float) -> None:
+    """Count a negative value of a hold's ``clause`` (``"cache"`` or ``"reuse"``, the bounds a negative value
+    of which is taken as 0), written at ``span``, that ``s`` read at this moment: the first one's time,
+    session and value are kept for the report's warning (code ``negative-bound``, notes.negative_bounds)."""
+    key = (clause, id(span))
+    seen = sim.clamped.get(key)
+    if seen is None:
+        sim.clamped[key] = [clause, span, sim.now, s.serial, v, 1]
+    else:
+        seen[5] += 1

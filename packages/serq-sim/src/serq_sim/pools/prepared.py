@@ -35,6 +35,7 @@ from ..stats import HUGE_SPAN, HUGE_UNITS
 from ..status import READY
 from . import cache
 from .admission import amount_error, fits, take_own
+from .cache import clamped
 from .model import EPS, INF, SLOT_CACHED, HoldRT, Slot, refused_amount
 
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
@@ -435,11 +436,10 @@ def _source(comp, hold: N.Hold, info):
         w(f"    reuse = {reuse_code}")
         w("    if reuse != reuse:")
         w("        raise E.error('the reuse bound is NaN', None, s, info.at['reuse'])")
-        if g.inline:  # max(reuse, 0.0), written out
-            w("    if 0.0 > reuse:")
-            w("        reuse = 0.0")
-        else:
-            w("    reuse = max(reuse, 0.0)")
+        # a negative bound is none, warned of once (admission.reuse_of, cache.clamped)
+        w("    if 0.0 > reuse:")
+        w("        _adm_clamped(E, s, 'reuse', info.at['reuse'], reuse)")
+        w("        reuse = 0.0")
     else:
         w("    reuse = None")
     # the head leaves its queue (admission.pop_head); ``q`` is the hold's first pool, P0 (a hold joins the
@@ -540,6 +540,7 @@ def _source(comp, hold: N.Hold, info):
     gl.setdefault("_adm_cache", cache)
     gl.setdefault("_adm_new", object.__new__)
     gl.setdefault("_adm_take_own", take_own)
+    gl.setdefault("_adm_clamped", clamped)
     gl.setdefault("_adm_amount_error", amount_error)
     gl.setdefault("_adm_fits", fits)
     ns: dict = {}

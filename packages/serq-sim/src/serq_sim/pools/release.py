@@ -111,7 +111,7 @@ def end_hold(sim, s) -> None:
                 if s.lapsed is not None and slot.pool in s.lapsed:  # a new lease of it: the KV is kept again
                     s.lapsed.remove(slot.pool)
                 if t == t and t != INF:
-                    sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
+                    sim.at(sim.now + t, sim.lease_end, lease)
                     lease.timer = True
                 # the hold completed, into a lease: a later preemption on the pool is of another execution,
                 # not one more without progress (stuck), as when the scope's end releases the slot
