@@ -390,8 +390,8 @@ ILLEGAL = [
     ("record_in_init", STAGES + "workload { arrive batch(1); init { ⟨record r { a = 1; } } }\nsession { }\n",
      "`init` holds only `set` and `observe`"),
     # ordered twice
-    ("ordered_twice", STAGES + 'workload { arrive batch(1); trace "t.csv" ordered⟨ ordered; }\nsession { }\n',
-     "missing `;`"),
+    ("ordered_twice", STAGES + 'workload { arrive batch(1); trace "t.csv" ordered ⟨ordered; }\nsession { }\n',
+     "`ordered` is written twice"),
     # ordered without a trace
     ("ordered_alone", STAGES + "workload { arrive batch(1); ⟨ordered; }\nsession { }\n", "unexpected `ordered`"),
     # a closed population of a let of 0, and of a fraction

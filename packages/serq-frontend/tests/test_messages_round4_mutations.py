@@ -109,3 +109,30 @@ def test_a_trace_flag_alone_and_a_misspelt_word_keep_their_words():
         "unexpected `ordered`: it follows a trace's file, `trace \"file.csv\" ordered;`")
     assert told_in(BASE, "horizon 10;", "horizon 10; ⟨hrizon 2;").endswith("(did you mean `horizon`?)")
     assert told_in(BASE, "cap 100;", "cap⟨: 100;") == "unexpected `:`: `cap` takes its value without one, `cap …;`"
+
+
+@pytest.mark.parametrize("old, new, said", [
+    # a token duplicated (the error came at the token after it, in words about the first)
+    ("cap 100;", "cap 100; evict ⟨evict lru;", "`evict` is written twice (the first at 1:20)"),
+    ("tool (1);", "set ⟨set x = 1;", "`set` is written twice (the first at 5:25)"),
+    ("stage tool : delay;", "stage ⟨stage tool : delay;", "`stage` is written twice (the first at 2:1)"),
+    ("cap 100;", "cap ⟨cap 100;", "`cap` is written twice (the first at 1:11)"),
+    ("tool (1);", "observe sent ⟨sent = 1;", "`sent` is written twice (the first at 5:33)"),
+    ("stage tool : delay;", "stage tool : ⟨: delay;", "`:` is written twice (the first at 2:12)"),
+    ("tool (1);", "set x = min(1, ⟨, 2);", "`,` is written twice (the first at 5:38)"),
+    ("tool (1);", "set x = ⟨= 1;", "unexpected `=`: `=` is written twice (the first at 5:31)"),
+    ("tool (1);", "set x = used(kv[⟨[0]);", "unexpected `[`: a `[` follows the name it indexes, `kv[j]`"),
+])
+def test_a_token_written_twice_is_told_so(old, new, said):
+    assert told_in(BASE, old, new) == said
+
+
+def test_a_stage_named_as_a_mode_may_stand_twice():
+    # `run prefill prefill (T);`: a step engine named `prefill` run in its prefill mode (language.txt's table)
+    from sqhelpers import compile_src
+
+    program = compile_src(BASE.replace("stage e :", "stage prefill :").replace("tool (1);", "run prefill prefill (1);"))
+    assert program.stages[1].name == "prefill"
+    # and a syntax error after the two is told as it is, not as a word written twice
+    assert told_in(BASE.replace("stage e :", "stage prefill :"), "tool (1);", "run prefill prefill⟨;") == (
+        "unexpected `;`: `run` takes its work in parentheses after the stage, `run prefill prefill (work);`")

@@ -1795,6 +1795,30 @@ _FOLLOWED_BY = {
 }
 
 
+#: keywords that may stand twice in a row: a stage named as a run's mode or a serving role (`run prefill prefill
+#: (T);`, the step engines named `prefill`), and the aggregates' and choose's words
+_TWICE_OK = frozenset({"prefill", "decode", "tool", "transfer", "link", "in", "by"})
+
+
+def _written_twice(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A keyword written twice in a row where the parse stopped at the second or at the token after it (`load
+    load kv (1);`, `evict evict lru;`, `set set x = 1;`): the error was at the token after, in words about
+    the first (`set set = …;`). At the second; None otherwise."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before:
+        return None
+    pairs = [(before[-1], ("", str(tok), tok.line, tok.column))]
+    if len(before) >= 2:
+        pairs.append((before[-2], before[-1]))
+    for a, b in pairs:
+        # (a keyword, a name, or one of the punctuation the language never writes twice; `((`, `]]` it does)
+        if a[1] == b[1] and (a[0] == "name" or a[1] in (":", ",", ".")) and a[1] not in _TWICE_OK:
+            return (b[2], b[3]), f"`{b[1]}` is written twice (the first at {a[2]}:{a[3]})"
+    return None
+
+
 def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) -> tuple[tuple[int, int], str] | None:
     """What the place wanted where the error listed words only: a name where a pool's option, a step stage's
     field, a run setting, a workload's or a queue's item begins that is none of them and close to none (``pool
@@ -2060,6 +2084,8 @@ def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[
                         "each one expression)")
         return at, (f"unexpected {found}: an operand is missing after {_OPERATORS[last]} (a number, a name, a call "
                     "or a parenthesised expression)")
+    if operand and last == "=" and str(tok) == "=" and text[tok.start_pos - 1] != "=":  # `let z = = 10;`
+        return at, f"unexpected `=`: `=` is written twice (the first at {before[-1][2]}:{before[-1][3]})"
     if operand and last == "(" and str(tok) == ")":  # `cost ();`: an expression's own parenthesis, empty
         return at, "unexpected `)`: the parentheses hold no expression"
     if (operand and str(tok) in _OPERATORS and str(tok) not in ("-", "!", "=")
@@ -2076,7 +2102,7 @@ def _expression_wants(tok: Token, expected: set[str], text: str) -> tuple[tuple[
                      "queue": f"`queue {name}[N] : ROLE {{ … }}`"}[word]
             return at, f"unexpected {found}: a family's size is a number in the brackets, {shape}"
         return at, f"unexpected {found}: an index is an expression in the brackets, `kv[j]`"
-    if operand and str(tok) == "[" and last in ("(", ",", "="):
+    if operand and str(tok) == "[" and last in ("(", ",", "=", "["):
         return at, "unexpected `[`: a `[` follows the name it indexes, `kv[j]`"
     if expected == {"NAME"} and last == ".":
         return at, f"unexpected {found}: a `.` is followed by a name, the member's (`D.kv`, `Q.first_token`)"
@@ -2732,7 +2758,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
+    said = (_written_twice(tok, text) or _comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
             or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
