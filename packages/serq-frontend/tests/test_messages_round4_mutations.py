@@ -136,3 +136,29 @@ def test_a_stage_named_as_a_mode_may_stand_twice():
     # and a syntax error after the two is told as it is, not as a word written twice
     assert told_in(BASE.replace("stage e :", "stage prefill :"), "tool (1);", "run prefill prefill⟨;") == (
         "unexpected `;`: `run` takes its work in parentheses after the stage, `run prefill prefill (work);`")
+
+
+@pytest.mark.parametrize("old, new, said", [
+    # a function or an observable without its call (it was "unknown name `min` (did you mean `inf`?)")
+    ("tool (1);", "tool (⟨min);", "`min` is a function, not a value: call it, `min(a, …)`"),
+    ("tool (1);", "tool (⟨exp);", "`exp` is a function, not a value: call it, `exp(x)`"),
+    ("tool (1);", "tool (⟨used);", "`used` is an observable, not a value: call it, `used(pool)`"),
+    ("tool (1);", "tool (⟨price);", "`price` is an observable, not a value: call it, `price(s, s_hit, ds)`"),
+    # a clause alone where a statement begins (`reuse (3);` was offered `request`, `reserve (3);` `observe`)
+    ("tool (1);", "⟨reuse (3);", "`reuse` begins no statement: it is a hold's clause, before its block, `hold P (u) "
+                                "reuse (bound) { … }`"),
+    ("tool (1);", "⟨reserve (3);", "`reserve` begins no statement: it is a hold's clause, after a pool's units, "
+                                  "`hold P (u) reserve (r) { … }`"),
+    ("tool (1);", "⟨growing kv;", "`growing` begins no statement: it is a run's clause, after its work, `run S "
+                                 "(work) growing P;`"),
+    ("tool (1);", "⟨at admission (x = 1);", "`at` begins no statement: it is a hold's clause, before its block, "
+                                           "`hold P (u) at admission (x = e) { … }`"),
+    # a statement in a declaration's block
+    ("cap 100;", "cap 100; ⟨run tool (1);", f"`run` begins a statement, which stands in a session's block, a "
+                                           f"server's, a definition's or a queue's entry: {POOL_OPTION}"),
+    ("arrive poisson(1);", "arrive poisson(1); ⟨set x = 1;", "`set` begins a statement, which stands in the "
+     "workload's `init`, `turn` or `session` block: a workload's item begins with its word (`arrive`, `trace`, "
+     "`hidden`, `init`, `turn`, `session`)"),
+])
+def test_a_word_out_of_its_place_is_told_its_place(old, new, said):
+    assert told_in(BASE, old, new) == said

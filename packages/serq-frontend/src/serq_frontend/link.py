@@ -569,6 +569,13 @@ class Linker:
         if name in self.records and not idx:
             raise self.error(v.pos, f"`{name}` is a record table's name, not a value: a `record` writes a row for the "
                              f"report and sets nothing; `set` an attribute to the value to read it again")
+        if not idx and (name in FUNCTIONS or name in OBSERVABLES or name == "member"):
+            # `tool (min);`, `set x = used;`: a function or an observable without its call (it was "unknown name
+            # `min` (did you mean `inf`?)")
+            what = "a function" if name in FUNCTIONS else "an observable"
+            form = (f"`{name}(a, …)`" if name in ("min", "max") else f"`{name}({rules.PARAMS[name]})`"
+                    if name in rules.PARAMS else f"`{name}(…)`")
+            raise self.error(v.pos, f"`{name}` is {what}, not a value: call it, {form}")
         if name == "self" and not idx and self.own is not None and self.own.size > 1:
             # a queue entry's index, written where a step family's member is meant (its cost, budget, chunk)
             stage = self.own.item.name
@@ -949,7 +956,7 @@ class Linker:
                 kw["cache_scheduled"] = True
                 self.scheduled_at[name] = o.pos
             elif o.kind == "cache_computed":
-                pass  # the default, written out
+                pass  # the default, written out (cache_scheduled False: written_defaults_left_out)
             elif o.kind == "admit_via":
                 s = self.family_ref(o.args[0], "stage", fam, name)
                 if self.stages[o.args[0].dotted].kind != "step":
@@ -970,7 +977,7 @@ class Linker:
                     raise self.error(work.pos, f"pool `{name}`: the spill's {why.removeprefix('the ')}; a "
                                      "write's work is not negative")
                 kw["spill"] = ir.Spill(tier=tier_ref, link=link_ref, work=w, when=self.expr(when, EVICT))
-        return ir.Pool(**kw)
+        return ir.Pool(**written_defaults_left_out(ir.Pool, kw))
 
     def member_caps(self, e: Any, fam: Family, name: str) -> list[float]:
         """The cap ``e`` of pool ``name`` (family ``fam``), each member's: a constant, where ``member(X)`` of a
@@ -1104,6 +1111,9 @@ class Linker:
             memory = None
             if "memory" in f:
                 memory = self.family_ref(f["memory"][0], "pool", fam, name)
+            if type(chunk) is ir.Num and chunk.value == "inf":
+                # `chunk inf` is no cap, the omission's (serq_sim.step.stage reads no chunk_fn for either): one IR
+                chunk = None
             kind = ir.Step(budget=budget, cost=cost, chunk=chunk, serve=serve, memory=memory,
                            budget_given="budget" in f)
         return ir.Stage(name=name, kind=kind, size=fam.size, array=item.size is not None, span=span(item.pos))
@@ -1931,7 +1941,8 @@ class Linker:
                 if not (v >= 0 and math.isfinite(v)):
                     raise self.error(value.pos, f"the warmup must be a finite number of at "
                                      f"least 0, not {fmt_num(v)}{ctx.given(value)}")
-                kw["warmup"] = float(v)
+                if v != 0:  # (`warmup 0;` is the default's IR: written_defaults_left_out)
+                    kw["warmup"] = float(v)
             elif name == "seed":
                 kw["seed"] = self.seed(value)
             elif name == "arrivals":
@@ -1950,7 +1961,27 @@ class Linker:
             raise self.error(next(pos for name, _v, pos in item.fields if name == "warmup"), why)
         if not spans:  # `run { }`: the block's own place, for an error of a setting it does not give
             spans["block"] = span(item.pos)
-        return ir.RunSettings(**kw, span=ir.RunSpans(**spans))
+        return ir.RunSettings(**written_defaults_left_out(ir.RunSettings, kw), span=ir.RunSpans(**spans))
+
+
+def written_defaults_left_out(cls: type, kw: dict[str, Any]) -> dict[str, Any]:
+    """``kw``, the fields of an IR node ``cls`` as a declaration gave them, without those equal to the field's
+    default: an option written as its default (`evict lru;`, `preempt none;`, `queue fifo;`, `cap inf;`, `seed
+    1;`) compiles to the IR of the declaration that leaves it out, byte for byte. The IR leaves out a field whose
+    value is its default object itself (msgspec's omit_defaults compares by identity), so an equal value made
+    anew was written (`"evict":{"kind":"EvictLru"}`), and programs that mean the same had two IRs and two IR
+    hashes; `serve admission;` and `fifo (1)` were already one node with their omission. docs/language.md
+    ("Defaults written out")."""
+    import msgspec
+
+    defaults = {f.name: f.default for f in msgspec.structs.fields(cls)}
+    out = {}
+    for k, v in kw.items():
+        d = defaults.get(k, msgspec.NODEFAULT)
+        if d is not msgspec.NODEFAULT and type(v) is type(d) and v == d:
+            continue
+        out[k] = v
+    return out
 
 
 class Flow:

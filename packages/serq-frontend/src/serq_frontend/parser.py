@@ -1744,6 +1744,11 @@ _CLAUSE_WORDS = {"lease": "after its block, `hold P (u) { … } lease P (time)`"
                  "cache": "after its block, `hold P (u) { … } cache (units)`",
                  "reuse": "before its block, `hold P (u) reuse (bound) { … }`",
                  "reserve": "after a pool's units, `hold P (u) reserve (r) { … }`"}
+#: a clause word of a run or a pool's option, where a statement begins -> what it is and where it stands
+_OTHER_CLAUSES = {"growing": "a run's clause, after its work, `run S (work) growing P;`",
+                  "at": "a hold's clause, before its block, `hold P (u) at admission (x = e) { … }`",
+                  "via": ("a pool's option's word, after `admit` (`admit via E;`) or a spill's tier (`spill TIER via "
+                          "LINK (work) when (pred);`)")}
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -1837,6 +1842,10 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
         kind, what = _block_begins(before, stack[-1]) if stack else ("", "")
         words = [w for n in names for w in n.split(", ") if w.isalpha()]
         if kind and not did_you_mean(word, words):  # (a word misspelt is offered the word, below)
+            if word in _BEGIN_WORDS and word not in ("turn", "request") and kind != "queue":  # `pool kv { run …; }`
+                where = ("the workload's `init`, `turn` or `session` block" if kind == "workload" else
+                         "a session's block, a server's, a definition's or a queue's entry")
+                return at, f"`{word}` begins a statement, which stands in {where}: {what}"
             if kind == "workload" and word == "ordered":  # (a trace's flag, after its file)
                 return at, 'unexpected `ordered`: it follows a trace\'s file, `trace "file.csv" ordered;`'
             arrive = (f"; an arrival is `arrive {word}(…);`" if kind == "workload" and word in _ARRIVALS else
@@ -1944,6 +1953,11 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         # `lease set o = …;`, `cache x;`: a hold's clause where a statement begins
         return (before[-1][2], before[-1][3]), (f"`{last}` begins no statement: it is a hold's clause, "
                                                 f"{_CLAUSE_WORDS[last]}")
+    if (str(tok).isidentifier() and before and last in _OTHER_CLAUSES and len(before) >= 2
+            and before[-2][1] in (";", "{") and start == len(before) - 1 and stack
+            and not _block_begins(before, stack[-1])[0]):
+        # `growing kv;`, `at admission (…);`, `via e;` where a statement begins
+        return (before[-1][2], before[-1][3]), f"`{last}` begins no statement: it is {_OTHER_CLAUSES[last]}"
     if str(tok) == "/" and (not before or last in (";", "}", "{")) and not text.startswith("/*", tok.start_pos):
         return at, "unexpected `/`: a comment runs from `//` to the end of the line"
     if str(tok) == "{" and (not before or last in (";", "}", "{")) and "LBRACE" not in expected:
