@@ -448,6 +448,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
               and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
             fail(((path, "lease"), "pool"), rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
         elif (Hold in mro and obj.lease is not None and isinstance(obj.lease.time, Num)
+              and _value(obj.lease.time) < 0  # (a NaN number is the IR's own rule's, as everywhere)
               and (why := rules.lease_time_problem(_value(obj.lease.time)))):
             fail(((path, "lease"), "time"), f"{why}; a lease's time is not negative")
         elif Spill in mro and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
