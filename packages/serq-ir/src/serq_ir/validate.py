@@ -203,7 +203,7 @@ def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
     for field, ref, table, kind in (("tier", sp.tier, program.pools, "pool"),
                                     ("link", sp.link, program.stages, "stage")):
         k = ref.pool if kind == "pool" else ref.stage
-        if ref.index is None and 0 <= k < len(table) and not rules.pairs(pool.size, table[k].size):
+        if ref.index is None and 0 <= k < len(table) and table[k].size >= 1 and not rules.pairs(pool.size, table[k].size):
             return field, (f"{rules.family('pool', pool.name, pool.size)} spills "
                            f"{'to' if kind == 'pool' else 'over'} {rules.family(kind, table[k].name, table[k].size)}, "
                            f"and the two cannot be paired ({rules.PAIRING}); name one member by index")
@@ -413,10 +413,12 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "pool"), f"pool {_shown(obj.pool)} does not exist (the program has {n_pools})")
         elif StageRef in mro and not 0 <= obj.stage < n_stages:
             fail((path, "stage"), f"stage {_shown(obj.stage)} does not exist (the program has {n_stages})")
-        elif (PoolRef in mro or StageRef in mro) and isinstance(obj.index, Num) and (why := rules.member_problem(
+        elif ((PoolRef in mro or StageRef in mro) and isinstance(obj.index, Num)
+              and (program.pools[obj.pool] if PoolRef in mro else program.stages[obj.stage]).size >= 1
+              and (why := rules.member_problem(
                 "pool" if PoolRef in mro else "stage", _value(obj.index),
                 *((program.pools[obj.pool].size, program.pools[obj.pool].name) if PoolRef in mro
-                  else (program.stages[obj.stage].size, program.stages[obj.stage].name)))):
+                  else (program.stages[obj.stage].size, program.stages[obj.stage].name))))):
             fail((path, "index"), why)  # a constant index naming no member (serq run refused it, serq check not)
         elif (Pool in mro or Stage in mro) and obj.size < 1:
             fail((path, "size"), f"a family has at least one member, not {_shown(obj.size)}")
@@ -427,15 +429,16 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
             fail((path, "admit_via"), f"a pool is admitted by a step stage's scheduler, and stage "
                  f"{_q(program.stages[obj.admit_via].name)} is no step")
-        elif Pool in mro and obj.admit_via is not None and not rules.pairs(
-                obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
+        elif Pool in mro and obj.admit_via is not None and (via := program.stages[obj.admit_via]).size >= 1 and not (
+                rules.pairs(obj.size, via.size)):  # (serq run refused it, serq check not; a size below 1 is said at
+            # the stage's own path: "a family of -1" was said here first)
             fail((path, "admit_via"), f"{rules.family('pool', obj.name, obj.size)} is admitted via "
                  f"{rules.family('stage', via.name, via.size)}, and the two cannot be paired ({rules.PAIRING})")
         elif Step in mro and obj.memory is not None and not 0 <= obj.memory < n_pools:
             fail((path, "memory"), f"pool {_shown(obj.memory)} does not exist (the program has {n_pools})")
         elif (Stage in mro and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
-              and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
+              and (mem := program.pools[obj.kind.memory]).size >= 1 and not rules.pairs(obj.size, mem.size)):
             fail(((path, "kind"), "memory"), f"{rules.family('stage', obj.name, obj.size)} names "
                  f"{rules.family('pool', mem.name, mem.size)} as its memory, and the two cannot be paired "
                  f"({rules.PAIRING})")
