@@ -43,7 +43,7 @@ def test_a_span_outside_the_source_is_refused(line, col, index):
     ir = _ir()
     node = _first_span(ir)
     node["span"] = [node["span"][0], line, col]
-    with pytest.raises(serq_ir.IRError, match=rf"Expected 'int' >= 1 - at '\$.*\.span\[{index}\]'"):
+    with pytest.raises(serq_ir.IRError, match=rf"a whole number at least 1 is wanted - at '\$.*\.span\[{index}\]'"):
         serq_ir.decode(json.dumps(ir), name="p.ir.json")
 
 

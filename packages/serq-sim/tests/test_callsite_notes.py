@@ -276,14 +276,14 @@ def _first_expanded(obj):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda s: s.update(via=[]), r"Expected 'array' of length >= 1 - at '\$\.session\[0\]\.span\.via'"),
-    (lambda s: s.update(via=5), r"Expected 'array', got 'int' - at '\$\.session\[0\]\.span\.via'"),
-    (lambda s: s["via"][0].__setitem__(2, 0), r"Expected 'int' >= 1 - at '\$\.session\[0\]\.span\.via\[0\]\[2\]'"),
-    (lambda s: s["via"][0].__setitem__(3, -4), r"Expected 'int' >= 1 - at '\$\.session\[0\]\.span\.via\[0\]\[3\]'"),
-    (lambda s: s["via"][0].__setitem__(0, 7), r"Expected 'str', got 'int' - at '\$\.session\[0\]\.span\.via\[0\]\[0\]'"),
-    (lambda s: s["via"][0].pop(), r"Expected 'array' of length 4 - at '\$\.session\[0\]\.span\.via\[0\]'"),
-    (lambda s: s["via"][0].append(1), r"Expected 'array' of length 4 - at '\$\.session\[0\]\.span\.via\[0\]'"),
-    (lambda s: s.pop("via"), r"Object missing required field 'via' - at '\$\.session\[0\]\.span'"),
+    (lambda s: s.update(via=[]), r"a list of at least 1 item is wanted - at '\$\.session\[0\]\.span\.via'"),
+    (lambda s: s.update(via=5), r"a list is wanted, not a whole number - at '\$\.session\[0\]\.span\.via'"),
+    (lambda s: s["via"][0].__setitem__(2, 0), r"a whole number at least 1 is wanted - at '\$\.session\[0\]\.span\.via\[0\]\[2\]'"),
+    (lambda s: s["via"][0].__setitem__(3, -4), r"a whole number at least 1 is wanted - at '\$\.session\[0\]\.span\.via\[0\]\[3\]'"),
+    (lambda s: s["via"][0].__setitem__(0, 7), r"a string is wanted, not a whole number - at '\$\.session\[0\]\.span\.via\[0\]\[0\]'"),
+    (lambda s: s["via"][0].pop(), r"a list of 4 items is wanted - at '\$\.session\[0\]\.span\.via\[0\]'"),
+    (lambda s: s["via"][0].append(1), r"a list of 4 items is wanted - at '\$\.session\[0\]\.span\.via\[0\]'"),
+    (lambda s: s.pop("via"), r"the field 'via' is missing - at '\$\.session\[0\]\.span'"),
     (lambda s: s.update(more=1), r"Object contains unknown field 'more' - at '\$\.session\[0\]\.span\.more'"),
 ])
 def test_a_malformed_via_is_refused_at_its_path(tmp_path, change, message):
@@ -302,7 +302,7 @@ def test_a_malformed_via_is_one_message_on_the_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "serq", "run", "h.ir.json", "--no-progress"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.startswith("h.ir.json:1:") and "Expected 'str', got 'null'" in out.stderr
+    assert out.stderr.startswith("h.ir.json:1:") and "a string is wanted, not null" in out.stderr
 
 
 def test_a_use_in_a_file_that_is_no_source_is_named_not_quoted(tmp_path):
@@ -324,7 +324,7 @@ def test_a_span_of_four_items_is_refused_at_its_path(tmp_path):
     ir["stages"][0]["span"].append(9)
     f = tmp_path / "h.ir.json"
     f.write_text(json.dumps(ir))
-    with pytest.raises(serq_ir.IRError, match=r"Expected 'array' of length 3 - at '\$\.stages\[0\]\.span'"):
+    with pytest.raises(serq_ir.IRError, match=r"a list of 3 items is wanted - at '\$\.stages\[0\]\.span'"):
         serq_ir.load(f)
 
 

@@ -81,7 +81,7 @@ def test_unknown_file_type(tmp_path, serq_in_process):
 BAD = {
     "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}',
                    'a number is wanted (or "-inf", "inf"), not the text "x" - at \'$.pools[0].cap\'', '"x"'),
-    "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'", "7"),
+    "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "a string is wanted, not a whole number - at '$.pools[0].name'", "7"),
     "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour' - at '$.colour'",
                       '"colour"'),
     "another version": ('{"version":9}', "IR version 9 is not supported (this serq-ir reads version 2)"

@@ -35,7 +35,7 @@ class Loader:
 
 
 @pytest.mark.parametrize(("case", "fault"), [
-    ("none", "Expected 'array', got 'null' - at '$.session'"),
+    ("none", "a list is wanted, not null - at '$.session'"),
     ("version", "IR version 999 is not supported (this serq-ir reads version 2) - at '$.version'"),
     ("stage 3", "stage 3 does not exist (the program has 1) - at '$.session[0].stages[0].stage'"),
 ])

@@ -172,7 +172,7 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
         detail = f"the whole number has {digits_reason()}"
     if detail == f"Expected 'str' of length <= {MAX_PATH}":  # (a span's file, the trace's, the source)
         detail = f"{FILE_NAME_BOUND}, and this one is longer"
-    detail = _typed_detail(detail, raw, data, path)
+    detail = _schema_words(_typed_detail(detail, raw, data, path))
     unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
     # the key or value msgspec quotes is the file's text, of any length: quoted as every message quotes a name
     # (serq.errors.clipped; a key of 5 000 characters was quoted whole, and again in the path)
@@ -272,6 +272,49 @@ def _json_kind(v: Any) -> str:
     if v is None or isinstance(v, bool):
         return json.dumps(v)
     return "an object" if isinstance(v, dict) else "a list" if isinstance(v, list) else repr(v)
+
+
+#: a JSON type as msgspec names it -> as a message says it
+_JSON_TYPES = {"str": "a string", "int": "a whole number", "float": "a number", "bool": "true or false",
+               "object": "an object", "array": "a list", "null": "null"}
+_BOUNDS = {">=": "at least", "<=": "at most", ">": "above", "<": "below"}
+
+
+def _typed(t: str) -> str:
+    """msgspec's type (``int | null``) in a message's words (``a whole number or null``)."""
+    return " or ".join(_JSON_TYPES.get(u.strip(), u.strip()) for u in t.split("|"))
+
+
+def _schema_words(detail: str) -> str:
+    """msgspec's words of a value of the wrong type or shape in a message's, the JSON's terms: ``Expected 'str',
+    got 'int'`` is ``a string is wanted, not a whole number``, ``Expected 'int' >= 1`` ``a whole number at
+    least 1 is wanted``, ``Expected 'array' of length 4`` ``a list of 4 items is wanted``, ``Object missing
+    required field 'via'`` ``the field 'via' is missing`` (msgspec's type names, `str`, `array`, are
+    Python's, not the file's). ``detail`` itself otherwise."""
+    m = re.fullmatch(r"Expected '([^']+)', got '([^']+)'", detail)
+    if m:
+        got = "a boolean" if m.group(2) == "bool" else _typed(m.group(2))
+        return f"{_typed(m.group(1))} is wanted, not {got}"
+    m = re.fullmatch(r"Expected 'array' of (?:length (>=|<=)? ?(\d+)|(at least|at most) length (\d+))(?:, got (\d+))?",
+                     detail)
+    if m:
+        bound, n, most, k, got = m.groups()
+        count = f"{most} {k}" if most else f"{_BOUNDS[bound]} {n}" if bound else n
+        return (f"a list of {count} item{'' if count.endswith(' 1') or count == '1' else 's'} is wanted"
+                + (f", not {got}" if got is not None else ""))
+    m = re.fullmatch(r"Expected 'str' of length (>=|<=) (\d+)", detail)
+    if m:
+        return f"a string of {_BOUNDS[m.group(1)]} {m.group(2)} characters is wanted"
+    m = re.fullmatch(r"Expected '([^']+)' (>=|<=|>|<) (\S+)", detail)
+    if m:
+        return f"{_typed(m.group(1))} {_BOUNDS[m.group(2)]} {m.group(3)} is wanted"
+    m = re.fullmatch(r"Expected '([^']+)'", detail)
+    if m:
+        return f"{_typed(m.group(1))} is wanted"
+    m = re.fullmatch(r"Object missing required field '([^']*)'", detail)
+    if m:
+        return f"the field '{m.group(1)}' is missing"
+    return detail
 
 
 #: the start of the words of a value of the wrong type where a number goes (:func:`_typed_detail`)
