@@ -456,6 +456,14 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     spans = program.run.span
     origins = {} if spans is None else {k: getattr(spans, k) for k in spans.__struct_fields__}
     origins.update((k, given(k, _option_text(v))) for k, v in changes.items())
+    from serq_ir.nodes import RunSettings
+
+    # a setting given as its default is the default's own value, which the IR leaves out (msgspec compares a
+    # default by identity): `--warmup 0` simulates the IR, and has the IR hash, of a program that gives none
+    # (serq_frontend.link.written_defaults_left_out, the run block's `warmup 0;`)
+    blank = RunSettings()
+    changes = {k: getattr(blank, k) if type(v) is type(getattr(blank, k)) and v == getattr(blank, k) else v
+               for k, v in changes.items()}
     run = msgspec.structs.replace(program.run, **changes, span=RunSpans(**origins))
     # a count or a window these leave that does not fit the program is the error the simulator's set-up
     # gives of it, by the one rule of the errors of run settings (serq_ir.rules.setting_message): headed by
