@@ -73,9 +73,11 @@ def test_a_head_that_needs_more_than_the_capacity_waits_for_ever_whatever_frees(
     # admitted; at t = 10.1 session 9 holds reqs and will release it, which frees room but never 5
     r = _run(monkeypatch, "-serial", "serial == 1 ? max(5, now / 100) : 1", "1", work="0", horizon="10.1")
     assert (r["arrivals"], r["ended"]) == (10, 8)
-    assert _forever(r) == ["warning: 1 session waits for ever at the end of the run (each waits for pools that "
-                           "only they hold: a deadlock, or a demand beyond the capacity): 1 queued at reqs "
-                           "(session 1)"]
+    # (told by its cause, the capacity, since round 46: it was "for pools that only they hold: a deadlock, or a
+    # demand beyond the capacity", and session 9, not it, held reqs)
+    assert _forever(r) == ["warning: 1 session waits for ever at the end of the run (each waits for more of a pool "
+                           "than its capacity, which never fits whatever is released: reqs (5 of a capacity of 4)): "
+                           "1 queued at reqs (session 1)"]
 
 
 def test_a_head_whose_units_fall_as_time_passes_is_not_told(monkeypatch):

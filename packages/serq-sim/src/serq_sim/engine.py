@@ -222,6 +222,30 @@ def _room(sim, x: Session, memo: dict[int, list]) -> tuple[bool, bool]:
     return False, any(n > pool.cap + EPS for pool, _u, n in need)
 
 
+def _beyond_capacity(sim, x: Session, memo: dict[int, list]) -> str | None:
+    """How session ``x``, waiting at the end of a run (queued with a hold, or growing one), needs more of a pool
+    than its capacity, so that it never fits whatever is released (``kv (12 of a capacity of 10)``), else
+    None: its demand (:func:`_room`'s: what an attempt evaluated, else what it needs at least) on some pool above
+    the cap, or its growth on top of what it holds there itself. The waits-for-ever warning tells such a
+    session by that cause, not as a deadlock (:func:`_why_forever`)."""
+    from .report import member_label
+
+    if x.status == GROWING and x.grow is not None:
+        pool, slot, d, _job = x.grow
+        own = math.fsum(sl.alloc for sl in pool.holders if sl.owner is x)
+        need = own - slot.alloc + pool.round_up(slot.alloc + d)
+        return (f"{member_label(pool)} ({show(need)} of a capacity of {show(pool.cap)})"
+                if need > pool.cap + EPS else None)
+    pend = x.pending
+    if pend is None:
+        return None
+    need = getattr(pend, "demand", None) or _least_needs(sim, x, memo)
+    for pool, _u, n in need or ():
+        if n > pool.cap + EPS:
+            return f"{member_label(pool)} ({show(n)} of a capacity of {show(pool.cap)})"
+    return None
+
+
 def _keys_move(pool) -> bool:
     """Whether the `queue by` keys of ``pool`` read state (`waited`, the clock, an observable), so that the head
     they choose among the same waiting sessions can change as the run goes on (:meth:`Simulation.forever`)."""
@@ -515,7 +539,8 @@ def _shown_sessions(serials) -> str:
 def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
                  queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str],
                  why_stalled: dict[str, str], unadmitted: dict[Session, str] | None = None,
-                 blocked: dict[Session, str] | None = None, infinite: dict[Session, str] | None = None) -> str:
+                 blocked: dict[Session, str] | None = None, infinite: dict[Session, str] | None = None,
+                 beyond: dict[Session, str] | None = None) -> str:
     """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
     of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
     (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
@@ -527,8 +552,11 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
     ``unadmitted`` wait at a pool that a step stage which never admits admits to (:func:`_unadmitted`), told
     with that stage whatever their pools' holders do; those of ``blocked`` behind the head of a queue such a
     stage admits from, which waits for ever (:func:`_behind_heads`), told with that pool; those of ``infinite``
-    in a run of infinite work of their own (:func:`_infinite_runs`)."""
+    in a run of infinite work of their own (:func:`_infinite_runs`); those of ``beyond`` need more of a pool
+    than its capacity (:func:`_beyond_capacity`), told with it whoever holds what, and only the rest whose
+    pools only waiters hold are a deadlock (both were "a deadlock, or a demand beyond the capacity")."""
     clauses = []
+    beyond = beyond or {}
     infinite = infinite or {}
     waiting = waiting - infinite.keys()
     if unadmitted:
@@ -584,7 +612,8 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
                     if not mine[h] <= tags[p]:
                         tags[p] |= mine[h]
                         changed = True
-        held = set().union(*mine.values())
+        big = sorted({beyond[x] for x in waiting if x in beyond})
+        held = set().union(*(t for x, t in mine.items() if x not in beyond))
         if held:
             roots = [f"the residents of step stage {t[1]}, "
                      + ("whose iteration never ends" if why_stalled.get(t[1]) == "cost" else
@@ -596,8 +625,11 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
             if ("fifo",) in held:
                 roots.append("sessions in a fifo stage's queue behind a run of infinite work")
             clauses.append("for pools that only sessions that never release them hold: " + ", and ".join(roots))
-        if any(not t for t in mine.values()):
-            clauses.append("for pools that only they hold: a deadlock, or a demand beyond the capacity")
+        if any(not t for x, t in mine.items() if x not in beyond):
+            clauses.append("for pools that only they hold: a deadlock")
+        if big:
+            clauses.append(f"for more of a pool than its capacity, which never fits whatever is released: "
+                           f"{', '.join(big)}")
     if infinite:
         clauses.append("in a run of infinite work of its own, which never completes")
     return "each waits " + "; or ".join(clauses)
@@ -1664,9 +1696,24 @@ class Simulation:
             # that frees), else by what it waits for itself
             behind = {x: label for x, label in blocked.items()
                       if x in admitted or any(p in freeing for p in waits[x])}
+            over = {}
+            for x in stuck:
+                if x in waits and x not in infinite and (x.status == GROWING or where[x].startswith("queued at")):
+                    why_over = _beyond_capacity(self, x, memo)
+                    if why_over is not None:
+                        over[x] = why_over
+            # behind a head that needs more than its pool's capacity, a queue waits for ever whatever is
+            # released: head-of-line blocking, told so (it was told a deadlock, with no holder of the pool)
+            for pool in self.pools:
+                line = [x for q in (pool.front, pool.queue) for x in q if x.status == QUEUED]
+                if line and line[0] in over:
+                    label = member_label(pool)
+                    for x in line[1:]:
+                        if x in stuck and x not in over:
+                            behind.setdefault(x, label)
             why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled,
                                {x: unadmitted[x] for x in stuck if x in unadmitted and unadmitted[x] not in why_stalled},
-                               behind, infinite)
+                               behind, infinite, over)
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)
