@@ -42,7 +42,9 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {f.name: f.read_bytes() for f in folder.iterdir() if f.name.startswith("r.")}
+    # (not the empty R.NAME.csv.journal a run holds as each table's lock while it writes it, serq.files.output_held)
+    return {f.name: f.read_bytes() for f in folder.iterdir() if f.name.startswith("r.")
+            and not (f.name.endswith(".journal") and f.stat().st_size == 0)}
 
 
 def _held(folder: Path):

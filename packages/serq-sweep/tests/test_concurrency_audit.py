@@ -43,7 +43,7 @@ def test_a_second_serq_sweep_into_the_out_of_one_under_way_is_refused(tmp_path):
         assert journal.count(b"\n") == 1
         second = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True, timeout=60)
         assert second.returncode == 1 and "Traceback" not in second.stderr
-        assert second.stderr.strip().endswith(f"another sweep or comparison is writing this table now (its journal "
+        assert second.stderr.strip().endswith(f"another serq command (a run, a sweep or a comparison) is writing this file now (its journal "
                                               f"{out}.journal is locked); let it end, or give another --out")
         assert (tmp_path / "t.csv.journal").read_bytes() == journal and not out.exists()
     finally:

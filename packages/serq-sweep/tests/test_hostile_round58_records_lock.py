@@ -46,8 +46,8 @@ def test_a_second_sweep_into_the_records_of_one_under_way_is_refused(tmp_path, m
         for fresh in ((), ("--fresh",)):
             second = serq_in_process(*_sweep("--seeds", "4,5", "-o", "b.csv", "--records", "r.csv", *fresh))
             assert second.returncode == 1, second.stderr
-            assert second.stderr == ("error: --records r.csv: another sweep is writing these records now (their "
-                                     "journal r.csv.journal is locked); let it end, or give another --records\n")
+            assert second.stderr == ("error: --records r.csv: another serq command (a run, a sweep or a comparison) is "
+                                     "writing this file now (its journal r.csv.journal is locked); let it end, or give another --records\n")
             # nothing read, cleared or written: the first sweep's journal whole, no table, no journal of b.csv
             assert (tmp_path / "r.csv.journal").read_bytes() == journal
             assert not (tmp_path / "r.csv").exists()
@@ -83,7 +83,7 @@ def test_the_records_journal_is_held_until_the_records_are_written(tmp_path, mon
     try:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         got = serq_in_process(*_sweep("--seeds", "1", "-o", "t.csv", "--records", "r.csv"))
-        assert got.returncode == 1 and "another sweep is writing these records now" in got.stderr
+        assert got.returncode == 1 and "another serq command (a run, a sweep or a comparison) is writing this file now" in got.stderr
         assert not (tmp_path / "t.csv").exists() and not (tmp_path / "r.csv").exists()
         assert (tmp_path / "r.csv.journal").read_bytes() == b""  # (left, the other process's)
     finally:

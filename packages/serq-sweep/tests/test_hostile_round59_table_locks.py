@@ -20,7 +20,7 @@ PROGRAM = ("let a = 1;\nstage s : delay;\nworkload { arrive poisson(1); }\nsessi
 COMPARE = ["compare", "p.sq", "--set", "a=1,2", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", "t.csv"]
 FIND = ["sweep", "p.sq", "--find", "mean_live <= 2", "--over", "a", "0.5:4", "--workers", "0", "--no-progress",
         "-o", "t.csv"]
-REFUSED = ("error: t.csv: another sweep or comparison is writing this table now (its journal t.csv.journal is "
+REFUSED = ("error: t.csv: another serq command (a run, a sweep or a comparison) is writing this file now (its journal t.csv.journal is "
            "locked); let it end, or give another --out\n")
 
 

@@ -33,7 +33,7 @@ def test_a_records_table_another_command_writes_is_refused(folder, serq_in_proce
         r = serq_in_process(*SWEEP)
         assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "r.req.csv.journal"]  # (the other's lock)
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == ("error: r.req.csv: another sweep or comparison is writing this table now (its journal "
+    assert r.stderr == ("error: r.req.csv: another serq command (a run, a sweep or a comparison) is writing this file now (its journal "
                         "r.req.csv.journal is locked); let it end, or give another --records\n")
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq"]  # nothing run, nothing left
     r = serq_in_process(*SWEEP)
@@ -55,8 +55,8 @@ def test_a_records_sweep_under_way_holds_its_tables_files(folder, serq_in_proces
         r = serq_in_process("sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "r.other.csv")
     finally:
         records.close(failed=True)
-    assert (r.returncode, r.stderr) == (1, "error: r.other.csv: another sweep or comparison is writing this table "
-                                           "now (its journal r.other.csv.journal is locked); let it end, or give "
+    assert (r.returncode, r.stderr) == (1, "error: r.other.csv: another serq command (a run, a sweep or a comparison) is writing "
+                                           "this file now (its journal r.other.csv.journal is locked); let it end, or give "
                                            "another --out\n")
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq"]
 
@@ -67,7 +67,7 @@ def test_the_apis_find_holds_its_table(folder):
     args = ("p.sq", "mean_live <= 2", ("lam", "0.5:4"))
     with api.table_held("f.csv"), pytest.raises(UserError) as e:
         serq_sweep.find(*args, workers=0, out="f.csv", tol=1)
-    assert str(e.value) == ("error: f.csv: another sweep or comparison is writing this table now (its journal "
+    assert str(e.value) == ("error: f.csv: another serq command (a run, a sweep or a comparison) is writing this file now (its journal "
                             "f.csv.journal is locked); let it end, or give out= another name")
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq"]
     columns, rows = serq_sweep.find(*args, workers=0, out="f.csv", tol=1)

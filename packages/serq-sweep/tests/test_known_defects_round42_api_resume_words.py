@@ -63,7 +63,7 @@ def test_a_locked_journal_names_out(tmp_path):
     with open(tmp_path / "o.csv.journal", "a") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         said = _refused(out=out)
-    assert said == (f"error: {out}: another sweep or comparison is writing this table now (its journal {out}.journal "
+    assert said == (f"error: {out}: another serq command (a run, a sweep or a comparison) is writing this file now (its journal {out}.journal "
                     "is locked); let it end, or give out= another name")
 
 

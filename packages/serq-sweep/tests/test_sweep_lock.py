@@ -38,7 +38,7 @@ def test_a_second_sweep_into_a_table_being_written_is_refused(tmp_path, fresh):
     try:
         with pytest.raises(UserError) as e:
             serq_sweep.sweep(str(prog), seeds="1,2", horizon=5, out=str(out), workers=0, fresh=fresh)
-        assert str(e.value) == (f"error: {out}: another sweep or comparison is writing this table now (its journal "
+        assert str(e.value) == (f"error: {out}: another serq command (a run, a sweep or a comparison) is writing this file now (its journal "
                                 f"{journal} is locked); let it end, or give out= another name")
         assert journal.read_bytes() == b"a line the first sweep wrote\n"  # read by no one, cleared by no one
         assert not out.exists()
@@ -59,7 +59,7 @@ def test_the_command_line_says_so_and_a_sweep_runs_once_the_lock_is_gone(tmp_pat
     finally:
         os.close(fd)
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert r.stderr.strip().endswith("another sweep or comparison is writing this table now (its journal "
+    assert r.stderr.strip().endswith("another serq command (a run, a sweep or a comparison) is writing this file now (its journal "
                                      f"{out}.journal is locked); let it end, or give another --out")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -237,6 +238,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         for path in record_paths.values():  # a file beside the one named that no run wrote
             if path != records_file:
                 check_recorded(path, records_file)
+    # each file is written by one command at a time (serq.files.output_held, the lock a sweep or a comparison
+    # writing it holds while it runs): one held now is refused before the run, not after it
+    locked = _locked_outputs(output, record_paths)
+    with _outputs_held(locked, OUTPUT_LOOK, before=True):
+        pass
     from .notes import never_ends, no_end_refused, no_sessions
 
     endless = no_end_refused(program, {"max_events": max_events, "max_wall": max_wall})
@@ -277,7 +283,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     from serq.files import folders_synced_once
 
     # a signal now would lose the report: it is written first; each file is fsynced, each folder once at the end
-    with signals.deferred(), folders_synced_once():
+    with signals.deferred(), folders_synced_once(), contextlib.ExitStack() as held:
         from serq.plugins import FormatWallStop, report_text
 
         try:
@@ -294,6 +300,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             dump_made = _missing_folders(dump)
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         printed = None  # standard output's failure, said once the files are written (| head, >&-: none is lost)
+        held.enter_context(_outputs_held(locked, OUTPUT_WAIT))  # (until each file is written whole)
         if output:
             write_atomic(output, text, inputs=inputs)
         else:
@@ -384,6 +391,44 @@ def report_format(output: str | None, reporters) -> str:
         if len(named) == 1:
             return named[0]
     return "text"
+
+
+#: how long ``serq run`` waits, before its run, for another command writing one of its outputs (a run writes its
+#: files in moments; a sweep or a comparison holds its table while it runs: refused then, nothing run)
+OUTPUT_LOOK = 5.0
+#: how long it waits for one, once its run is over, before its report and records are refused (as a set of
+#: record tables waits for its folder, serq_sim.records.SET_WAIT)
+OUTPUT_WAIT = 60.0
+
+
+def _locked_outputs(output: str | None, record_paths: dict[str, str]) -> list[tuple[str, str]]:
+    """The files ``serq run`` writes that are held as every writer of a file holds it (serq.files.output_held):
+    ``-o FILE`` and each table of ``--records``, with the option that names it. A dump's files are its
+    folder's, held as the folder (serq_report.csv)."""
+    held = [("-o", output)] if output else []
+    return held + [("--records", path) for path in dict.fromkeys(record_paths.values())]
+
+
+@contextlib.contextmanager
+def _outputs_held(outputs: list[tuple[str, str]], seconds: float, before: bool = False):
+    """Within, each of ``outputs`` this run's alone (serq.files.output_held), each waited for up to ``seconds``:
+    still held by another command (a sweep or a comparison writing that table, another run writing it at that
+    moment), or a sweep's journal of runs there that did not end, it is refused, in the words every writer's
+    refusal has, and nothing is written (``before``: nothing is run)."""
+    from serq.files import OutputError, OutputTaken, output_held
+
+    with contextlib.ExitStack() as stack:
+        for what, path in outputs:
+            try:
+                stack.enter_context(output_held(path, f"another {what}", seconds=seconds,
+                                                head=f"{what} {shown_path(path)}"))
+            except OutputTaken as e:
+                if e.why == "signal":
+                    raise OutputError(f"{what} {shown_path(path)}: a signal came while this run waited for another "
+                                      "command writing this file (nothing was written)") from None
+                then = "nothing was run" if before else "the run's report and records were not written"
+                raise OutputError(f"{str(e).removeprefix('error: ')} ({then})") from None
+        yield
 
 
 def _missing_folders(folder: str) -> list[str]:

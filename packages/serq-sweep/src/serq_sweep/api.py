@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -139,15 +138,15 @@ def _lock_journal(journal: Any) -> bool:
 @contextlib.contextmanager
 def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = "out", beside: bool = False) -> Any:
     """Within, the table ``out`` of a command that keeps no journal (``serq compare -o``, ``serq sweep --find
-    -o``, and a sweep's points table beside its own) is this command's alone: the lock a sweep takes on
-    ``OUT.journal`` (:func:`_lock_journal`), taken the same way (the file made for it when there is none, and
-    removed after when it is empty: an empty journal holds no run, and one a killed command left goes with the
-    next). Only a
+    -o``, and a sweep's points table and a table's file of its records beside its own) is this command's
+    alone: the lock of ``out`` every writer of it takes (serq.files.output_held: ``OUT.journal``, the lock a
+    sweep takes on its journal, :func:`_lock_journal`; ``serq run -o`` and ``--records`` take it too). Only a
     sweep's journal was locked: a comparison into the table a sweep was writing (or a second comparison) ran
     all its runs and replaced it, or was replaced, without a word, and a sweep that then ended complete removed
-    its journal, its finished runs gone. A second command is refused before it runs anything, in the words of
-    a sweep refused so. Where the journal cannot be opened (a folder that does not exist, a name the command's
-    own checks refuse) nothing is held here: the command says why itself. ``setting``: the option (or argument)
+    its journal, its finished runs gone. A second command is refused before it runs anything, in the words
+    every writer's refusal has (serq.files.taken_said). Where the journal cannot be made (a folder that does
+    not exist) nothing is held here: the command says why itself; a journal that is a folder, a link or a hard
+    link is refused (it was passed over, the command running unlocked). ``setting``: the option (or argument)
     whose file ``out`` is, which the refusal tells the user to give another name (``--out``; ``--records`` for
     a table's file of a sweep's records). ``beside``: ``out`` is a file a sweep writes beside its own table (its
     points table, a table's file of its records), whose journal is only this lock's: an empty one a killed
@@ -158,35 +157,15 @@ def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = 
     word); one that holds runs is a sweep's into ``out`` that did not end, which that sweep resumes: the
     command is refused, the journal left whole (a comparison wrote its table at ``out`` beside it, and the
     sweep could no longer resume: its table was no sweep's)."""
-    from serq.files import OutputError, open_own_append
+    from serq.files import output_held
 
     if out is None:
         yield
         return
     out = os.fspath(out)
-    path = core.journal_path(out)
-    existed = os.path.lexists(path)
-    try:
-        journal = open_own_append(path)
-    except (OSError, OutputError):
+    said = None if beside else (lambda path: core.say(orphan_said(path, "is removed")))
+    with output_held(out, core.another_name(given, setting), said=said):
         yield
-        return
-    held = False
-    try:
-        held = _lock_journal(journal)
-        if not held:
-            raise _table_taken(out, given, setting)
-        if os.fstat(journal.fileno()).st_size:
-            raise UserError(f"{shown_path(out)}: its journal {shown_path(path)} holds the runs of a sweep that did "
-                            "not end there (it was killed); run that sweep again to resume it, or remove the journal, "
-                            f"or give {core.another_name(given, setting)}")
-        if existed and not beside:
-            core.say(orphan_said(path, "is removed"))
-        yield
-    finally:
-        if held:  # (not the other's: refused above)
-            _drop_if_empty(path, journal)  # (before the lock goes: a sweep that opens it after makes its own)
-        journal.close()
 
 
 def orphan_said(path: str, then: str) -> str:
@@ -197,10 +176,11 @@ def orphan_said(path: str, then: str) -> str:
 
 
 def _table_taken(out: str, given: Any, setting: str = "out") -> UserError:
-    """The refusal of a table ``out`` whose journal another sweep or comparison holds locked."""
-    return UserError(f"{shown_path(out)}: another sweep or comparison is writing this table now (its journal "
-                     f"{shown_path(core.journal_path(out))} is locked); let it end, or give "
-                     f"{core.another_name(given, setting)}")
+    """The refusal of a table ``out`` whose journal another command holds locked: every writer's words
+    (serq.files.taken_said)."""
+    from serq.files import taken_said
+
+    return UserError(taken_said(out, core.another_name(given, setting)))
 
 
 def _same_name(a: str, b: str) -> bool:
@@ -222,21 +202,10 @@ def _drop_held(path: str, held: Any) -> None:
 
 
 def _drop_if_empty(path: str, held: Any) -> bool:
-    """Remove ``path`` when it is an empty regular file (a journal made and never written) and the very file
-    ``held`` is (the journal open in this command, whose lock it holds): no other command appends to it while
-    the lock is held, so a journal that holds a run is never removed. (It was looked at by its name alone, one
-    of them after its lock had been given up: a sweep that took the lock in that moment and wrote its first
-    run there lost it.) Whether it was removed."""
-    try:
-        st = os.lstat(path)
-        mine = os.fstat(held.fileno())
-        if (not stat.S_ISREG(st.st_mode) or st.st_size != 0 or mine.st_size != 0
-                or (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino)):
-            return False
-        os.unlink(path)
-    except (OSError, ValueError):
-        return False
-    return True
+    """serq.files.dropped_if_empty: ``path`` removed when it is the empty journal ``held`` (this command's)."""
+    from serq.files import dropped_if_empty
+
+    return dropped_if_empty(path, held)
 
 
 class Records:
@@ -290,9 +259,10 @@ class Records:
         # a --fresh one removed the journal the other was appending to
         if not _lock_journal(journal):
             journal.close()  # (the other sweep's: never removed here)
-            raise UserError(f"{core.named(given, 'records', shown_path(self.path))}: another sweep is writing "
-                            f"these records now (their journal {shown_path(jp)} is locked); let it end, or give "
-                            f"{core.another_name(given, 'records')}")
+            from serq.files import taken_said
+
+            raise UserError(taken_said(self.path, core.another_name(given, "records"),
+                                       core.named(given, "records", shown_path(self.path))))
         self._journal, self._made = journal, made
         # each table's file of a program of several (FILE.NAME.EXT, a table of its own) is held as a table is
         # (table_held: the lock of FILE.NAME.EXT.journal): a sweep or comparison writing that file as its own

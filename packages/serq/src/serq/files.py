@@ -4,7 +4,7 @@ never over one of the run's inputs.
 Which target gets what (:func:`open_atomic`):
 
 * **a new path, or a regular file** — written atomically: readers see the old file or the whole new one,
-  never a part. The data goes to a temporary file in the target's folder (``.NAME.XXXXXXXX.tmp``,
+  never a part. The data goes to a temporary file in the target's folder (``.NAME.PID-XXXXXXXX.tmp``,
   created with the usual ``0o666 & ~umask`` permissions, or with the permissions, owner and group of the
   file it replaces, where this user may give them; a file the user may not write is refused, as a shell's
   ``>`` refuses it), which is flushed, fsynced and then renamed over the target with :func:`os.replace`; the
@@ -57,7 +57,7 @@ from .errors import UserError, shown_path
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "held_alone", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_recorded", "check_text", "dropped_if_empty", "file_names", "file_of", "folders_synced_once", "held_alone", "leftovers_removed", "lock_name", "output_held", "OutputTaken", "stale_said", "taken_said", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "unnamable", "utf16_note",
            "write_atomic"]
 
@@ -479,9 +479,172 @@ def take_folder(folder: str, seconds: float) -> tuple[int | None, str | None]:
     except OSError:
         return None, None
     if held_waiting(fd, seconds, signals.pending):
+        leftovers_removed(folder)
         return fd, None
     os.close(fd)
     return None, "signal" if signals.pending() else "held"
+
+
+#: the name of a temporary file :func:`_create_temp` makes: ``.NAME.PID-XXXXXXXX.tmp``
+_TEMP_NAME = None
+
+
+def _temp_writer(entry: str) -> int | None:
+    """The pid of the writer of ``entry``, a name in a folder, when it is a temporary file an atomic write of
+    this module makes (``.NAME.PID-XXXXXXXX.tmp``); else ``None``."""
+    global _TEMP_NAME
+    if not (entry.startswith(".") and entry.endswith(".tmp")):
+        return None
+    if _TEMP_NAME is None:
+        import re
+
+        _TEMP_NAME = re.compile(r"\.(?s:.+)\.([1-9][0-9]{0,9})-[0-9a-f]{8}\.tmp")
+    m = _TEMP_NAME.fullmatch(entry)
+    return int(m.group(1)) if m else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one this user may not signal counts as running)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # (EPERM: another user's, running)
+        return True
+    return True
+
+
+def leftovers_removed(folder: str) -> list[str]:
+    """Remove from ``folder`` the temporary files that atomic writes killed there left (SIGKILL, the OOM killer,
+    a machine that went down, in the middle of a dump or a set of record tables: nothing removed them, and each
+    killed write left one ``.NAME.PID-XXXXXXXX.tmp`` a file): only a regular file of this user's whose name is
+    that pattern and whose writer, the pid it names, no longer runs on this machine. A live writer's file (its
+    pid runs: a write under way, or its pid reused since, then kept) and anything else are left alone; the
+    names removed are returned. Called by the writers that hold the folder's lock (:func:`take_folder`: a dump,
+    a set of record tables), so two of them never judge one folder at once; a single atomic write elsewhere in
+    the folder is a live pid's. A folder on a file system shared by several machines is out of its reach (a pid
+    there may be another machine's): serQ keeps its outputs on a local file system."""
+    removed: list[str] = []
+    try:
+        entries = os.scandir(folder or ".")
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            pid = _temp_writer(entry.name)
+            if pid is None or _alive(pid):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
+                    continue
+                os.unlink(entry.path)
+            except OSError:
+                continue
+            removed.append(entry.name)
+    return removed
+
+
+def lock_name(path: str) -> str:
+    """The file whose advisory lock is the output ``path``'s: ``PATH.journal``, the journal a sweep into
+    ``path`` keeps (and only a lock, made and removed again while empty, for every other writer of ``path``)."""
+    return f"{path}.journal"
+
+
+class OutputTaken(OutputError):
+    """An output another serq command is writing now (its lock, :func:`output_held`, is held); ``why``:
+    ``"held"``, ``"runs"`` (an unheld journal of runs there: a sweep into that file that did not end) or
+    ``"signal"`` (a signal came while waiting)."""
+
+    def __init__(self, message: str, why: str = "held"):
+        super().__init__(message)
+        self.why = why
+
+
+def taken_said(path: str, another: str, head: str | None = None) -> str:
+    """The one refusal of a second writer of the output ``path`` (:func:`output_held`), every command's:
+    ``another``, what to give instead (``another --out``, ``another -o``); ``head``, how it begins (the path,
+    or the option and the path: ``--records r.csv``)."""
+    return (f"{head or shown_path(path)}: another serq command (a run, a sweep or a comparison) is writing this file now "
+            f"(its journal {shown_path(lock_name(path))} is locked); let it end, or give {another}")
+
+
+def stale_said(path: str, another: str, head: str | None = None) -> str:
+    """The refusal of a writer of ``path`` beside whose lock a sweep into ``path`` that did not end left its runs."""
+    return (f"{head or shown_path(path)}: its journal {shown_path(lock_name(path))} holds the runs of a sweep that did not "
+            f"end there (it was killed); run that sweep again to resume it, or remove the journal, or give {another}")
+
+
+@contextlib.contextmanager
+def output_held(path: str | os.PathLike[str], another: str, *, seconds: float = 0.0,
+                said: Callable[[str], None] | None = None, head: str | None = None) -> Iterator[IO[str] | None]:
+    """Within, the output ``path`` is this command's alone: one lock an output, taken by every command that
+    writes it (``serq run``'s -o and --records, a sweep's table, its points table and its records, ``serq
+    compare -o``, ``serq sweep --find -o``): an advisory ``flock`` on :func:`lock_name` (``PATH.journal``, made
+    when there is none and removed again when this command leaves it empty, while it still holds it). Yields the
+    open journal (a sweep appends its runs to it), or ``None`` where nothing is held: ``path`` is written through
+    (a device, a FIFO, a path under ``/dev``), or the journal cannot be made (a folder that does not exist or
+    that this user may not write: the write itself says so), or the file system has no such lock.
+
+    Refused (:class:`OutputTaken`, in the words of :func:`taken_said`) when another command holds it after
+    ``seconds`` (0: at once; a signal while waiting gives up), and (:func:`stale_said`) when the journal there,
+    held by none, holds runs: a sweep into ``path`` that did not end, which that sweep resumes. A journal that
+    is not a regular file of one name (a folder, a symbolic link, a hard link) is refused as
+    :func:`open_own_append` refuses it, never passed over: the command would run unlocked. ``said(path)`` is
+    called when an empty journal no command held was found there (what a command killed before its first run
+    left)."""
+    from . import signals
+
+    path = path_arg(path, "output_held")
+    st = _stat(path)
+    if _through_dev(path) or (st is not None and not stat.S_ISREG(st.st_mode)):
+        yield None
+        return
+    journal_path = lock_name(path)
+    existed = os.path.lexists(journal_path)
+    try:
+        journal = open_own_append(journal_path)  # (its refusals, OutputError, are raised: never run unlocked)
+    except OSError:
+        journal = None
+    if journal is None:
+        yield None
+        return
+    held = False
+    try:
+        fd = journal.fileno()
+        held = held_waiting(fd, seconds, signals.pending) if seconds > 0 else held_alone(fd)
+        if not held:
+            why = "signal" if seconds > 0 and signals.pending() else "held"
+            raise OutputTaken(taken_said(path, another, head), why)
+        if os.fstat(fd).st_size:
+            raise OutputTaken(stale_said(path, another, head), "runs")
+        if existed and said is not None:
+            said(journal_path)
+        yield journal
+    finally:
+        if held:  # (not the other's: refused above)
+            dropped_if_empty(journal_path, journal)  # (before the lock goes: one who opens it after makes its own)
+        journal.close()
+
+
+def dropped_if_empty(path: str, held: IO) -> bool:
+    """Remove ``path`` when it is an empty regular file (a journal made and never written) and the very file
+    ``held`` is (the journal open in this command, whose lock it holds): no other command appends to it while
+    the lock is held, so a journal that holds a run is never removed. (It was looked at by its name alone, one
+    of them after its lock had been given up: a sweep that took the lock in that moment and wrote its first
+    run there lost it.) Whether it was removed."""
+    try:
+        st = os.lstat(path)
+        mine = os.fstat(held.fileno())
+        if (not stat.S_ISREG(st.st_mode) or st.st_size != 0 or mine.st_size != 0
+                or (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino)):
+            return False
+        os.unlink(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
@@ -493,10 +656,12 @@ def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
     if _append_only(folder or "."):  # (the file was made, and then neither renamed nor removed: left there)
         raise OSError(errno.EPERM, "the folder is append-only, chattr +a: a file made there can be neither renamed "
                                    "nor removed", path)
-    name = _temp_stem(folder, name)
+    pid = os.getpid()
+    name = _temp_stem(folder, name, pid)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
+        # (the writer's pid in the name: a file a killed writer left is told from a live one's, leftovers_removed)
+        tmp = os.path.join(folder, f".{name}.{pid}-{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
         made[:] = [tmp]
         try:
             return os.open(tmp, flags, mode), tmp
@@ -505,22 +670,24 @@ def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
             continue
 
 
-#: the bytes a temporary file's name adds to the name it is made for: ``.``, ``.`` and 8 hex digits, ``.tmp``
-_TEMP_EXTRA = 14
+#: the bytes a temporary file's name adds to the name it is made for, besides the writer's pid: ``.``, ``.``, ``-``
+#: and 8 hex digits, ``.tmp``
+_TEMP_EXTRA = 15
 
 
-def _temp_stem(folder: str, name: str) -> str:
+def _temp_stem(folder: str, name: str, pid: int = 0) -> str:
     """``name`` as the temporary file's name holds it: whole, or its first characters when the whole would
     make that name longer than its folder's file system takes (NAME_MAX, 255 bytes on most): a file whose
     name has 242 to 255 bytes, which the folder takes, was refused as 'File name too long', the temporary
-    file's name being 14 bytes longer."""
+    file's name being longer (by 15 bytes and the digits of ``pid``)."""
+    extra = _TEMP_EXTRA + len(str(pid))
     try:
         limit = os.pathconf(folder or ".", "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):  # (no pathconf, or the folder cannot say: the usual limit)
         limit = 255
-    if not isinstance(limit, int) or limit <= _TEMP_EXTRA:
+    if not isinstance(limit, int) or limit <= extra:
         limit = 255
-    room = limit - _TEMP_EXTRA
+    room = limit - extra
     raw = os.fsencode(name)
     if len(raw) <= room:
         return name
@@ -1281,7 +1448,7 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 #: Names Windows gives to devices, with any extension: their first letter is escaped.
 _DEVICES = frozenset(["CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))])
 #: The longest file name (before ``.csv``) kept whole: with ``.csv`` and the atomic write's temporary
-#: name (``.NAME.csv.XXXXXXXX.tmp``) it stays below the 255 bytes of common file systems.
+#: name (``.NAME.csv.PID-XXXXXXXX.tmp``) it stays below the 255 bytes of common file systems.
 MAX_NAME = 200
 #: How much of an escaped name longer than :data:`MAX_NAME` is kept before ``~`` and its hash.
 _KEPT = MAX_NAME - 17
