@@ -170,6 +170,10 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     try:
         lock = _lock_folder(folder)
         try:
+            if lock is not None and os.path.isdir(gauge_folder) and not os.path.islink(gauge_folder):
+                from serq.files import leftovers_removed
+
+                leftovers_removed(gauge_folder)  # (the folder's own, as take_folder did the folder's)
             if gauge_files and not os.path.lexists(gauge_folder):  # (made once the folder is this dump's alone)
                 os.makedirs(gauge_folder, exist_ok=True)
                 made.insert(0, gauge_folder)
