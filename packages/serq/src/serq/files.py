@@ -774,7 +774,8 @@ def renamed_together(before: Callable[[], None] | None = None) -> Iterator[None]
     dump: its observes, its gauges and its list of them) is so written all or nothing: a dump that a full disk
     cut short left the files written before the failure over an earlier dump's, its list removed. (A rename
     does not fail for want of room; one that fails all the same leaves the files renamed before it, and the
-    rest are removed.) The files of the set are all on the disk at once before the first rename, beside those
+    rest are removed.) SIGINT, SIGTERM and SIGHUP wait while the files are renamed (serq.signals.held, in the
+    main thread: the command's and the Python API's alike), and come once all are. The files of the set are all on the disk at once before the first rename, beside those
     they replace. A block within a block is the outer one's."""
     here = _staged_by_thread
     if getattr(here, "files", None) is not None:
@@ -791,17 +792,22 @@ def renamed_together(before: Callable[[], None] | None = None) -> Iterator[None]
         raise
     here.files = None
     done = 0
+    from . import signals
+
     try:
-        if before is not None:
-            before()
-        for tmp, target in staged:
-            try:
-                os.replace(tmp, target)
-            except OSError as e:
-                raise type(e)(e.errno, f"{e.strerror} (replacing it by the file serq wrote beside it)",
-                              target) from None
-            done += 1
-            _sync_folder(os.path.dirname(target))
+        # the renames all or none: SIGINT, SIGTERM and SIGHUP wait until they are done (the command's deferred;
+        # the Python API's Ctrl-C, whose KeyboardInterrupt between two renames left part of the set renamed)
+        with signals.held():
+            if before is not None:
+                before()
+            for tmp, target in staged:
+                try:
+                    os.replace(tmp, target)
+                except OSError as e:
+                    raise type(e)(e.errno, f"{e.strerror} (replacing it by the file serq wrote beside it)",
+                                  target) from None
+                done += 1
+                _sync_folder(os.path.dirname(target))
     finally:
         for tmp, _target in staged[done:]:
             with contextlib.suppress(OSError):

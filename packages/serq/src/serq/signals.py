@@ -348,3 +348,43 @@ def deferred():
         yield
     finally:
         _defer -= 1
+
+
+@contextlib.contextmanager
+def held():
+    """Within, SIGINT, SIGTERM and SIGHUP wait until the block is done, then come as they would have: a few
+    steps that must be made all or none (the renames that put a set of files in place, serq.files.
+    renamed_together). In the ``serq`` command (:func:`install`) this is :func:`deferred`. Called from the
+    Python API, where Python's own handlers are in place (Ctrl-C's ``KeyboardInterrupt``, a program's own), each
+    of them that is not ``SIG_IGN`` is replaced for the block by one that only records the signal; at the end the
+    handlers are put back and the first signal recorded is raised again (``signal.raise_signal``), so that
+    Ctrl-C raises its ``KeyboardInterrupt`` once the block is done and a SIGTERM left at its default ends the
+    process then. A ``KeyboardInterrupt`` between two renames left part of a set renamed. Only in the main
+    thread, where Python runs its handlers (and alone may change them): a block in another thread is not
+    interrupted by them."""
+    if _installed:
+        with deferred():
+            yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def record(signum, frame) -> None:
+        got.append(signum)
+
+    previous: dict[int, object] = {}
+    try:
+        for sig in HANDLED:
+            handler = signal.getsignal(sig)
+            if handler is signal.SIG_IGN or handler is None:  # (ignored; or set outside Python: left alone)
+                continue
+            previous[sig] = handler  # (first: put back even if a signal comes as the next line runs)
+            signal.signal(sig, record)
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if got:
+            signal.raise_signal(got[0])
