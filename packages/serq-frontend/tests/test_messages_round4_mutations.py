@@ -162,3 +162,15 @@ def test_a_stage_named_as_a_mode_may_stand_twice():
 ])
 def test_a_word_out_of_its_place_is_told_its_place(old, new, said):
     assert told_in(BASE, old, new) == said
+
+
+@pytest.mark.parametrize("old, new, said", [
+    # found by inserting, deleting and replacing characters of the examples
+    ("horizon 10;", "horizon ⟨, 10;", "unexpected `,`: `horizon` takes a value, `horizon …;`"),
+    ("cap 100;", "cap ⟨) 100;", "unexpected `)`: `cap` takes a value, `cap …;`"),
+    ("stage tool : delay;", "stage tool : delay; ⟨(mean s)", "unexpected `(`: an item begins with its word (`let`, "
+     "`def`, `pool`, `stage`, `queue`, `workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is "
+     "`READER pull SOURCE …;`; a comment begins with `//`"),
+])
+def test_a_character_out_of_place_is_told_what_the_place_takes(old, new, said):
+    assert told_in(BASE, old, new) == said

@@ -1931,6 +1931,11 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
                         "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull "
                         "SOURCE …;`")
         return at, f"unexpected {found}: {_block_begins(before, stack[-1])[1]}"
+    if str(tok) == "(" and before and last in (";", "}") and not _open_braces(text, tok.start_pos)[0]:
+        # `let a = 4; (mean s)`: a parenthesis where an item begins (a comment's `//` lost, say)
+        return at, (f"unexpected {found}: an item begins with its word (`let`, `def`, `pool`, `stage`, `queue`, "
+                    "`workload`, `session`, `server`, `run`, `share`, `gauge`, `use`), or is `READER pull "
+                    "SOURCE …;`; a comment begins with `//`")
     if str(tok) == ":" and (not before or last in (";", "}")) and not _open_braces(text, tok.start_pos)[0]:
         return at, "unexpected `:`: an item begins with its word; a stage is `stage NAME : KIND;`, a queue `queue NAME : ROLE { … }`"
     if last == "turn" and str(tok) == "{" and expected == {"SEMICOLON"}:  # `turn { … }` in a session
@@ -2353,8 +2358,8 @@ def _value_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     value. The error was the expression's first tokens expected (`cost;` even said `cost` is not part of this
     language, taking it for the pool reference's `cost(…)`). None when the error is not a `;` or `}` right
     after such a field's word at the start of one of those blocks' fields."""
-    if tok.type == "$END" or tok.start_pos is None or str(tok) not in (";", "}"):
-        return None
+    if tok.type == "$END" or tok.start_pos is None or str(tok) not in (";", "}", ",", ")"):
+        return None  # (`warmup ,180;`, `cap );`: a token no value begins with, as the `;`)
     before = _tokens_before(text, tok.start_pos)
     if len(before) < 2 or before[-2][1] not in ("{", ";"):
         return None
