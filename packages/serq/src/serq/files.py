@@ -31,7 +31,11 @@ folder or the table, not that entry, and a link planted there must not carry a w
 target that is one of them, by any path (a symbolic or hard link included), is refused with an
 :class:`OutputError` before anything is written.
 
-Every part that writes a user's file (reports, dumps, ``serq run -o``) writes it through here.
+Every part that writes a user's file (reports, dumps, ``serq run -o``) writes it through here. One command
+writes a file at a time: every command that writes a file the user named holds that file's one lock
+(:func:`output_held`, a ``flock`` on ``FILE.journal``), and a second is refused in one set of words
+(:func:`taken_said`). A temporary file carries its writer's pid, so that the writers that hold a folder
+(:func:`take_folder`) remove those a killed writer left (:func:`leftovers_removed`).
 
 Reading a user's file (:func:`open_input`, :func:`read_input`): a program, a library it uses, an IR file,
 a trace, a step trace or a scenario is read only as a regular file (a symbolic link to one included). A
