@@ -377,8 +377,13 @@ def admit_from(sim, pool: Pool, budget_left: float, stage):
         return None
     fast = s.pending.info.fast
     if fast is not None:
-        # the same, prepared for this hold (serq_sim.pools.prepared)
-        return s if fast(sim, pool, s, budget_left, stage) else None
+        # the same, prepared for this hold (serq_sim.pools.prepared); the header reads ``budget_left`` as its
+        # argument, the admitted body as it runs at the admission's instant (below, admit_head)
+        sim.admit_budget = (stage, budget_left)
+        try:
+            return s if fast(sim, pool, s, budget_left, stage) else None
+        finally:
+            sim.admit_budget = None
     return s if admit_head(sim, pool, s, budget_left, stage) else None
 
 
@@ -397,11 +402,16 @@ def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:
         if not fits(demand):
             return False
         reuse = reuse_of(sim, s, s.pending.info)
+        pop_head(sim, pool, s)
+        admit(sim, s, s.pending, demand, reuse)
+        # the body starts at the admission's instant, inside the stage's waiting loop: until it first waits
+        # (its run joins the stage, say), ``budget_left(stage)`` there reads the attempt's figure, what the
+        # header read (under ``serve exclusive prefill`` the whole budget, which the prefill it is about to
+        # start is given when it displaces the tentative decodes); it read the estimate of a read made
+        # elsewhere, which knows no exclusive prefill (docs/language.md, budget_left)
+        sim.drain_ready()
     finally:
         sim.admit_budget = None
-    pop_head(sim, pool, s)
-    admit(sim, s, s.pending, demand, reuse)
-    sim.drain_ready()
     return True
 
 
