@@ -174,3 +174,19 @@ def test_a_word_out_of_its_place_is_told_its_place(old, new, said):
 ])
 def test_a_character_out_of_place_is_told_what_the_place_takes(old, new, said):
     assert told_in(BASE, old, new) == said
+
+
+@pytest.mark.parametrize("old, new, said", [
+    ("tool (1);", "record r ⟨x = 1; }", "unexpected `x`: a record's columns are in a block, `record r { COL = …; … }`"),
+    ("pool kv { cap 100; }", "pool kv[2] ⟨cap 100; }", "unexpected `cap`: a pool's options are in a block, `pool "
+                                                        "kv[N] { cap …; … }`"),
+    ("tool (1);", "choose j in ⟨by (j);", "unexpected `by`: `choose` takes its count after `in`, `choose k in n by "
+                                          "(key, …);`"),
+    ("tool (1);", "run tool (1)⟨();", "unexpected `(`: a run's work is one parenthesis, `run S (work);`"),
+    ("tool (1);", "⟨with (0.5) { tool (1); }", "`with` begins no statement: a draw is `branch with (p) { … }` (and a "
+                                              "test `branch (test) { … }`)"),
+    ("tool (1);", "branch (1) { tool (1); } ⟨(1) growing kv;", "unexpected `(`: a statement begins with its word; a "
+                                                              "test is `branch (test) { … }`, a value `set x = (…);`"),
+])
+def test_a_block_or_a_word_left_out_is_told(old, new, said):
+    assert told_in(BASE, old, new) == said

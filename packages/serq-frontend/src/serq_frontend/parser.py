@@ -1855,6 +1855,11 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
             and all(w.isalpha() or n.startswith("a plugin") for n in names for w in n.split(", "))
             and (last != ":" or len(before) >= 3 and "stage" in (before[-3][1], before[-6:-5][0][1] if len(before) >= 6 else ""))):
         return at, f"unexpected {found}: {_FOLLOWED_BY[last]}"
+    if word == "{" and names == ["`;`"]:
+        k = _statement_start(before, len(before))
+        if k < len(before) and before[k][1] == "with":  # `with (p) { … }`: its `branch` left out
+            return (before[k][2], before[k][3]), ("`with` begins no statement: a draw is `branch with (p) { … }` "
+                                                  "(and a test `branch (test) { … }`)")
     if last == "request" and before[-1][0] == "name" and not word.isidentifier() and word != ";":
         return at, (f"unexpected {found}: `request` runs the server block, `request;`, or a gateway's route, "
                     "`request GATEWAY;`")
@@ -1946,7 +1951,7 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if expected == {"NAME"} and last == "~":  # `~ ~exp(1)`, `~(1)`
         return at, (f"unexpected {found}: a draw is `~` and its distribution's name, `~exp(mean)`, `~det(x)`, "
                     "`~uniform(lo, hi)`, `~erlang(k, mean)`, `~h2(mean, cv2)`, `~bernoulli(p)`")
-    if (str(tok) == "(" and before and last in (";", "{") and _open_braces(text, tok.start_pos)[0]
+    if (str(tok) == "(" and before and last in (";", "{", "}") and _open_braces(text, tok.start_pos)[0]
             and "LPAR" not in expected):
         # `(free(s) > 1) { … }`: a test without its `branch`
         return at, ("unexpected `(`: a statement begins with its word; a test is `branch (test) { … }`, a value "
@@ -2028,6 +2033,23 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
                     "P[i];`")
     if expected == {"LSQB", "LBRACE"} and len(before) >= 2 and before[-2][1] == "pool" and start == len(before) - 2:
         return at, f"unexpected {found}: a pool's options are in a block, `pool {last} {{ cap …; … }}`"
+    if (first == "pool" and last == "]" and "LBRACE" in expected and start + 1 < len(before)
+            and before[start + 2][1] == "[" and _opener(before, len(before) - 1, "[]") == start + 2):
+        # `pool reqs[N] cap …;`: a family's options, their block left out
+        name = before[start + 1][1]
+        return at, f"unexpected {found}: a pool's options are in a block, `pool {name}[N] {{ cap …; … }}`"
+    if expected == {"LBRACE"} and len(before) >= 2 and before[-2][1] == "record" and start == len(before) - 2:
+        # `record request sent = …;`: the columns' block left out
+        return at, f"unexpected {found}: a record's columns are in a block, `record {last} {{ COL = …; … }}`"
+    if expected == {"BY"} and first == "choose" and start + 3 < len(before) and before[start + 2][1] == "in" \
+            and before[start + 3][1] == "by":
+        # `choose j in by (…);`: the count left out, `by` read as it
+        return (before[start + 3][2], before[start + 3][3]), ("unexpected `by`: `choose` takes its count after "
+                                                              "`in`, `choose k in n by (key, …);`")
+    if str(tok) == "(" and first == "run" and last == ")" and "SEMICOLON" in expected \
+            and _opener(before, len(before) - 1, "()") > start:
+        # `run svc (service)();`: a second parenthesis after the work
+        return at, "unexpected `(`: a run's work is one parenthesis, `run S (work);`"
     if expected == {"NAME"} and last in _NAMES_A_POOL and (last == "growing" or start == len(before) - 1):
         said = _NAMES_A_POOL[last]
         if last == "growing" and first in ("prefill", "decode"):
