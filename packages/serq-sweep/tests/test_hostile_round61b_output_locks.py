@@ -145,3 +145,52 @@ def test_a_journal_that_is_no_file_of_its_own_is_refused(folder, serq_in_process
         assert (journal / "mine").read_text() == "kept\n"
     else:
         assert (folder / "notes.txt").read_text() == "my notes\n" and journal.read_text() == "my notes\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="the waiter seen waiting through /proc")
+def test_a_lock_waited_for_is_held_on_the_file_at_its_name(folder):
+    """A run waiting for a file's lock while the sweep holding it ends: the sweep removes its journal, then its
+    lock goes. The waiter took the lock of the removed file, which no longer named the output: a sweep started
+    then made a new journal there and held it too, both writing the file. It now takes the lock of the file
+    at the name (serq.files.journal_locked): a third command is refused while it holds it."""
+    import threading
+
+    from serq.files import output_held
+
+    sweep = open("t.csv.journal", "a")  # (the sweep's journal, locked as it locks it)
+    fcntl.flock(sweep.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    got, done = threading.Event(), threading.Event()
+    seen = []
+
+    def waiter():
+        with output_held("t.csv", "another -o", seconds=20) as journal:
+            seen.append(os.fstat(journal.fileno()).st_ino)
+            got.set()
+            done.wait(20)
+
+    def opened() -> int:  # (how many descriptors of this process name the journal)
+        target = str(folder / "t.csv.journal")
+        n = 0
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                n += os.readlink(f"/proc/self/fd/{fd}") == target
+        return n
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    try:
+        for _ in range(2000):  # until the waiter has the journal open and waits for its lock
+            if opened() >= 2:
+                break
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.05)
+        os.unlink("t.csv.journal")  # (the sweep, ended complete, removes its journal while it holds it)
+        sweep.close()
+        assert got.wait(20)
+        assert os.stat("t.csv.journal").st_ino == seen[0]  # the file locked is the one at the name
+        with open("t.csv.journal", "a") as third, pytest.raises(BlockingIOError):
+            fcntl.flock(third.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        done.set()
+        t.join(20)
+    assert _names(folder) == ["p.sq"]  # (removed again, empty, by the waiter)

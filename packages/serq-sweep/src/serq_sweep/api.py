@@ -23,7 +23,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     to its file, resuming with ``out``). ``given`` names ``workers`` in a message (``--workers`` by default:
     :func:`serq.loading.given_or_option`)."""
     from serq import signals
-    from serq.files import open_own_append
+    from serq.files import journal_locked
 
     done: dict[str, dict] = {}
     others: set[str] = set()  # (the runs of the table there that this sweep does not run)
@@ -44,8 +44,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             # before its first run: its workers cannot start, say): nothing is left beside -o that no run put
             # there
             made = fresh or not os.path.lexists(core.journal_path(out))
-            journal = open_own_append(core.journal_path(out))
-            if not _lock_journal(journal):  # before anything is read from it or cleared: one sweep a table
+            journal, locked = journal_locked(core.journal_path(out), _lock_journal)
+            if not locked:  # before anything is read from it or cleared: one sweep a table
                 journal.close()
                 journal = None  # (the other sweep's: never removed here)
                 raise _table_taken(out, plan.given)
@@ -123,16 +123,17 @@ def _rows_of(plan: core.Plan, keys: set[str]) -> int:
     return sum(1 for p in plan.points for s in plan.seeds if plan.key(p, s) in keys)
 
 
-def _lock_journal(journal: Any) -> bool:
+def _lock_journal(fd: int) -> bool:
     """Take the sweep's journal for this sweep alone: an advisory lock (``flock``) held until its table is
     written, dropped when the journal is closed or the process ends, however it ends. ``False`` when another
     sweep holds it: a second sweep into the same table is refused before it reads the journal or runs
     anything (two sweeps into one ``--out`` each ran every run, each having read the journal before the
     other wrote to it, and a ``--fresh`` one removed the journal the other was appending to). Where the
-    platform or the file system has no such lock, the sweep runs unlocked (serq.files.held_alone)."""
+    platform or the file system has no such lock, the sweep runs unlocked (serq.files.held_alone). ``fd``: the
+    journal open (serq.files.journal_locked takes it so, again while the file locked is no longer at its name)."""
     from serq.files import held_alone
 
-    return held_alone(journal.fileno())
+    return held_alone(fd)
 
 
 @contextlib.contextmanager
@@ -247,17 +248,17 @@ class Records:
 
         if self.path is None:
             return
-        from serq.files import open_own_append
+        from serq.files import journal_locked
 
         jp = R.journal_path(self.path)
         given = getattr(self.plan, "given", None)
         made = fresh or not os.path.lexists(jp)
-        journal = open_own_append(jp)
         # one sweep a set of records at a time, as one a table (_lock_journal), taken before the journal is read
         # or cleared: two sweeps into other tables with one --records each wrote the records file whole at
         # its end, the last over the first (whose records were lost, its table saying they were there), and
         # a --fresh one removed the journal the other was appending to
-        if not _lock_journal(journal):
+        journal, locked = journal_locked(jp, _lock_journal)
+        if not locked:
             journal.close()  # (the other sweep's: never removed here)
             from serq.files import taken_said
 

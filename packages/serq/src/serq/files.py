@@ -61,7 +61,7 @@ from .errors import UserError, shown_path
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_dumped", "check_own", "check_recorded", "check_text", "dropped_if_empty", "file_names", "file_of", "folders_synced_once", "held_alone", "leftovers_removed", "lock_name", "output_held", "OutputTaken", "stale_said", "taken_said", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_recorded", "check_text", "dropped_if_empty", "file_names", "file_of", "folders_synced_once", "held_alone", "journal_locked", "leftovers_removed", "lock_name", "output_held", "OutputTaken", "stale_said", "taken_said", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "packed_note", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "text_utf16_note", "unnamable", "utf16_note",
            "write_atomic"]
 
@@ -615,10 +615,12 @@ def output_held(path: str | os.PathLike[str], another: str, *, seconds: float = 
     if journal is None:
         yield None
         return
+    journal.close()  # (opened again, and locked, by journal_locked)
     held = False
+    journal, held = journal_locked(journal_path, (lambda fd: held_waiting(fd, seconds, signals.pending))
+                                   if seconds > 0 else held_alone)
     try:
         fd = journal.fileno()
-        held = held_waiting(fd, seconds, signals.pending) if seconds > 0 else held_alone(fd)
         if not held:
             why = "signal" if seconds > 0 and signals.pending() else "held"
             raise OutputTaken(taken_said(path, another, head), why)
@@ -631,6 +633,36 @@ def output_held(path: str | os.PathLike[str], another: str, *, seconds: float = 
         if held:  # (not the other's: refused above)
             dropped_if_empty(journal_path, journal)  # (before the lock goes: one who opens it after makes its own)
         journal.close()
+
+
+def journal_locked(path: str, take: Callable[[int], bool] = held_alone) -> tuple[IO[str], bool]:
+    """The journal ``path`` opened (:func:`open_own_append`) and its lock taken by ``take(fd)``
+    (:func:`held_alone`, :func:`held_waiting`): ``(journal, True)``, or ``(journal, False)`` when another command
+    holds it (the journal the caller's to close). A lock taken on a file that is no longer at ``path`` once it
+    is taken (its holder removed it as it ended, while this one waited for it or had just opened it) is given
+    up and ``path`` opened and locked again: held, a file no longer named was no lock of the output (another
+    command makes a new journal there and holds it), and a sweep's runs appended to it were lost to its resume."""
+    for _ in range(1000):
+        journal = open_own_append(path)
+        try:
+            if not take(journal.fileno()):
+                return journal, False
+            st, mine = _identity_no_follow(path), os.fstat(journal.fileno())
+            if st == (mine.st_dev, mine.st_ino):
+                return journal, True
+        except BaseException:
+            journal.close()
+            raise
+        journal.close()  # (its lock given up with it)
+    raise OutputError(f"{shown_path(path)}: replaced again and again while serq took its lock")  # pragma: no cover
+
+
+def _identity_no_follow(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def dropped_if_empty(path: str, held: IO) -> bool:
