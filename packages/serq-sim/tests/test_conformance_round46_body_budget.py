@@ -42,8 +42,13 @@ run { horizon 20; arrivals 2; }
 """
 
 
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "general-admission"])
 @pytest.mark.parametrize("serve, seen", [("serve exclusive prefill;", 10.0), ("", 9.0)])
-def test_the_body_reads_at_its_admission_what_its_header_read(monkeypatch, serve, seen):
+def test_the_body_reads_at_its_admission_what_its_header_read(monkeypatch, serve, seen, prepared):
+    # (on the hold's prepared admission, serq_sim.pools.prepared, and on the general one)
+    from serq_sim.pools import prepared as prep
+
+    monkeypatch.setattr(prep, "ENABLED", prepared)
     _report, obs = run(PROG.replace("SERVE", serve), monkeypatch)
     assert obs["header"] == [(1, 1.5, seen)]
     assert obs["body"] == [(1, 1.5, seen)]
