@@ -190,3 +190,15 @@ def test_a_character_out_of_place_is_told_what_the_place_takes(old, new, said):
 ])
 def test_a_block_or_a_word_left_out_is_told(old, new, said):
     assert told_in(BASE, old, new) == said
+
+
+@pytest.mark.parametrize("src, said", [
+    ("stage e[2] ⟨step { budget 4; cost 1; }\n", "unexpected `step`: a stage's kind follows `:`, `stage e[N] : KIND;`"),
+    ("queue gw : ⟨{ route { end; } }\n", "unexpected `{`: a queue names its roles after `:`, `queue NAME : ROLE { … }` "
+                                         "(gateway, prefill, decode, link)"),
+    # a queue's `serve` left out: `step { … }` is then an entry, and its `budget` no statement
+    ("queue P : prefill { pool kv { cap 9; } step { ⟨budget 4; cost 1; } prefill (p) { hold kv (p) { run (p); } } }\n",
+     "`budget` is a step stage's field, not a statement: it stands in its block, `stage E : step { budget …; }`"),
+])
+def test_a_declarations_word_left_out_is_told(src, said):
+    assert told(src + BASE) == said

@@ -1762,7 +1762,7 @@ def _block_begins(before: list[tuple[str, str, int, int]], brace: tuple[int, int
     if _in_pool_block(opener):
         return "pool", ("a pool's option begins with its word (`cap`, `block`, `evict`, `preempt`, `queue`, "
                         "`reserve`, `cache`, `admit`, `spill`)")
-    if opener and opener[-1][1] == "step":
+    if len(opener) >= 2 and opener[-1][1] == "step" and opener[-2][1] in (":", "serve"):
         return "step", "a step stage's field begins with its word (`budget`, `cost`, `chunk`, `serve`, `memory`)"
     if head == "run" and opener[-1][1] == "run":
         return "run", "the run block's settings begin with their word (`horizon`, `warmup`, `seed`, `arrivals`)"
@@ -2072,6 +2072,13 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
     if (expected <= {"COLON", "LSQB"} and "COLON" in expected and len(before) >= 2 and before[-2][1] == "stage"
             and start == len(before) - 2):
         return at, f"unexpected {found}: a stage's kind follows `:`, `stage {last} : KIND;`"
+    if (first == "stage" and last == "]" and "COLON" in expected and start + 2 < len(before)
+            and before[start + 2][1] == "[" and _opener(before, len(before) - 1, "[]") == start + 2):
+        # `stage engine[2] step { … }`: a family's `:` left out
+        return at, f"unexpected {found}: a stage's kind follows `:`, `stage {before[start + 1][1]}[N] : KIND;`"
+    if str(tok) == "{" and last == ":" and first == "queue":  # `queue gw : { … }`: its roles left out
+        return at, ("unexpected `{`: a queue names its roles after `:`, `queue NAME : ROLE { … }` (gateway, prefill, "
+                    "decode, link)")
     if (last in ("prefill", "decode", "tool") and start == len(before) - 1 and tok.type in ("SEMICOLON", "$END")):
         what = "its work (seconds, or tokens on a step engine)" if last != "tool" else "its work"
         return at, f"unexpected {found}: `{last}` takes {what}, `{last} (W);`"
