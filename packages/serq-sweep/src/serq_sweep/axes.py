@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UsageError, clipped, knob_hint
-from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole, whole_value
+from serq.numbers import BLANKS_HINT, WHOLE_HINT, NotANumber, number, real, shown, switch, whole, whole_value
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -221,6 +221,21 @@ def _not_seeds(text: str, what: str) -> str:
 _SEEDS_LIKE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)\.\.(-?[0-9]+(?:\.[0-9]+)?)")
 
 
+def _seed_hint(why: str, piece: str, part: str) -> str:
+    """Why ``piece`` (a seed, or an end of the range ``part``) is no seed, `` (…)``, in the words ``--seed`` says
+    it with (:func:`serq.numbers.not_whole`, whose message is ``why``): the rule's hint (``1_000``, ``+5``,
+    ``١٢``), a number's blanks (``' 3'``: 3) or a whole value in another notation (``1e3``: write 1000); empty
+    for any other. ``--seeds`` said only ``'1e3' is not a seed or a range A..B of seeds``, where ``--seed 1e3``
+    says ``write 1000``, and ``--seeds ' 3'`` nothing of the blanks ``--seed ' 3'`` names."""
+    said = why.partition(" is not a whole number")[2]
+    of = "" if piece == part else f" for {clipped(piece)!r}"
+    if said.startswith(" in digits (write ") and said.endswith(")"):
+        return f" (in digits: write {said[len(' in digits (write '):-1]}{of})"
+    if said.startswith(" (") and said.endswith(")") and (WHOLE_HINT in said or BLANKS_HINT in said):
+        return f" ({said[2:-1]}{of if BLANKS_HINT in said else ''})"
+    return ""
+
+
 def parse_seeds(text: str, given: Any = None) -> list[int]:
     """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``. ``given`` names the seeds in a
     message, as the sweep's other settings are named (:func:`serq.loading.option_given`, ``--seeds 1..0``, by
@@ -235,11 +250,13 @@ def parse_seeds(text: str, given: Any = None) -> list[int]:
     said = given("seeds", clipped(text))  # (a value of 100 000 characters was quoted whole, twice)
     for part in _items(text, given("seeds")) if "," in text else [text]:
         lo, dots, hi = part.partition("..")
+        piece = lo
         try:  # digits 0-9 (serq.numbers.whole: int() took 1_000, +5, ١٢ and spaces)
             a = whole(lo)
+            piece = hi
             b = whole(hi) if dots else a
         except ValueError as e:
-            hint = f" ({WHOLE_HINT})" if WHOLE_HINT in str(e) else ""  # 1_000, +5, ١٢: why not
+            hint = _seed_hint(str(e), piece, part)
             raise UsageError(f"{said}: {clipped(part)!r} is not a seed or a range A..B of seeds{hint}") from None
         if b < a:
             raise UsageError(f"{said}: {clipped(part)!r} ends before it starts")
