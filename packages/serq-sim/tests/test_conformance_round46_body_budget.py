@@ -53,3 +53,33 @@ def test_the_body_reads_at_its_admission_what_its_header_read(monkeypatch, serve
     assert obs["header"] == [(1, 1.5, seen)]
     assert obs["body"] == [(1, 1.5, seen)]
     assert obs["later"] == [(1, 2.5, 9.0)]
+
+
+ELSEWHERE = """pool reqs { cap 10; admit via E; }
+stage E : step { budget 10; cost 1; SERVE }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold reqs (1) { run E decode (5); } }
+  else { branch (serial == 1) { hold reqs (1) { run E prefill (25); } }
+  else { run d (2.5); observe mid = budget_left(E); run d (1); observe after = budget_left(E); } }
+  end;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("serve", ["serve exclusive prefill;", ""])
+def test_a_read_elsewhere_estimates_the_next_iteration_by_the_serve_rule(monkeypatch, serve):
+    """By hand: sessions 0 (decode of 5) and 1 (prefill of 25) are admitted at 0, in that order; session 2, at
+    no stage of E, reads the estimate at 2.5 and 3.5. Under exclusive prefill the prefill runs alone, 10 tokens
+    an iteration, [0, 1), [1, 2), [2, 3): at 2.5 the resident prefill (5 left) would be served alone, 10 - 5 =
+    5 (it read 10 - (1 + 5) = 4, the decode's token counted beside the prefill); at 3.5 the decode alone, 10 -
+    1 = 9. By default the decode takes its token beside the prefill's 9 each iteration: at 2.5 the decode has 3
+    left and the prefill 7, 10 - (1 + 7) = 2, as before."""
+    _report, obs = run(ELSEWHERE.replace("SERVE", serve), monkeypatch)
+    if serve:
+        assert obs["mid"] == [(2, 2.5, 5.0)]
+        assert obs["after"] == [(2, 3.5, 9.0)]
+    else:
+        assert obs["mid"] == [(2, 2.5, 2.0)]

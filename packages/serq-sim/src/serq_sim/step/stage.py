@@ -469,6 +469,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if sim.pulse < 0:
             sim.pulse_out(f"reading budget_left of stage {self.name} ({len(self.residents)} residents)", None,
                           None, None, self.node.span)
+        if self.exclusive:
+            return max(budget - self._exclusive_want(chunk), 0.0)
         if self.ranked and len(self.residents) > 1:
             t = self._whole_sum(chunk)
             if t is not None:
@@ -477,6 +479,21 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             w = j.work - (r - j.lz) if j.lz >= 0 else j.work
             want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
         return max(budget - want, 0.0)
+
+    def _exclusive_want(self, chunk: float) -> float:
+        """What the residents would take at the next iteration under ``serve exclusive prefill`` (the estimate
+        :meth:`budget_left` makes outside the waiting loop): the first resident prefill in admission order that
+        would be given tokens (its session not waiting to grow, ``min(work, chunk)`` above 0) alone, as the
+        planning selects it (step.exclusive), else every decode's token. It summed every resident's tokens,
+        as though the prefill were served beside the decodes."""
+        from ..status import GROWING
+
+        for j in self.residents:
+            if j.mode == "prefill" and (j.owner is None or j.owner.status != GROWING):
+                t = min(j.work, chunk)
+                if t > 0.0:
+                    return t
+        return sum(min(1.0, j.work) for j in self.residents if j.mode == "decode")
 
     def _end(self, epoch: int) -> None:
         if epoch != self.epoch or self.iter is None:
