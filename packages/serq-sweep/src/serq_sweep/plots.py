@@ -118,30 +118,32 @@ def something_to_draw(lines: Any, what: str, why: str) -> None:
 def _matplotlib_folder() -> None:
     """Before matplotlib is first imported: when the folders it keeps its configuration and font cache in
     would be made under a home that is unusable (``HOME`` missing, not absolute or not a folder;
-    ``XDG_CONFIG_HOME`` or ``XDG_CACHE_HOME`` relative, which it would make in the current folder), point
-    ``MPLCONFIGDIR`` at a temporary folder made here and removed when the process ends. matplotlib made
-    ``~/.config/matplotlib`` and ``~/.cache/matplotlib`` with every folder above them: ``HOME=/nonexistent``
-    (a system user's home, which must never exist) was made by ``serq plot`` run as root, and with a home it
-    could not write it said so on stderr, a warning of its temporary cache. A usable home's folders are
-    left to matplotlib (they are the user's own matplotlib's, as for any program that plots); a
-    ``MPLCONFIGDIR`` given is used as it is (docs/sweep.md)."""
+    ``XDG_CONFIG_HOME`` or ``XDG_CACHE_HOME`` relative, which it would make in the current folder), or are
+    folders it could not make or write (a base that is a file, ``XDG_CACHE_HOME=/etc/passwd``; one under which
+    no folder is made, ``HOME=/proc``, ``/sys``; one this user may not write), point ``MPLCONFIGDIR`` at a
+    temporary folder made here and removed when the process ends. matplotlib made ``~/.config/matplotlib``
+    and ``~/.cache/matplotlib`` with every folder above them: ``HOME=/nonexistent`` (a system user's home,
+    which must never exist) was made by ``serq plot`` run as root, and with a folder it could not make or
+    write it said so on stderr, two lines of its own (``mkdir -p failed for path /etc/passwd/matplotlib`` and
+    a warning of its temporary cache). A usable home's folders are matplotlib's, made here as matplotlib
+    makes them (``mkdir -p``) to see that they can be (they are the user's own matplotlib's, as for any
+    program that plots); a ``MPLCONFIGDIR`` given is used as it is (docs/sweep.md)."""
     import sys
 
     if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
         return
-    bases = (("XDG_CONFIG_HOME", "XDG_CACHE_HOME") if sys.platform.startswith(("linux", "freebsd")) else ())
-    needs_home = not bases
-    for name in bases:
-        given = os.environ.get(name) or ""
-        if given and not os.path.isabs(given):
-            needs_home = None  # (a folder matplotlib would make wherever the command runs)
-            break
-        needs_home = needs_home or not given
-    if needs_home is False:
-        return
-    if needs_home:
-        home = os.path.expanduser("~")
-        if os.path.isabs(home) and os.path.isdir(home) and os.access(home, os.W_OK | os.X_OK):
+    xdg = sys.platform.startswith(("linux", "freebsd"))
+    given = {name: os.environ.get(name) or "" for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME")} if xdg else {}
+    home = os.path.expanduser("~")
+    # (a relative XDG folder would be made wherever the command runs; a home is read where one is not given)
+    usable = all(os.path.isabs(g) for g in given.values() if g)
+    if usable and (not xdg or not all(given.values())):
+        usable = os.path.isabs(home) and os.path.isdir(home) and os.access(home, os.W_OK | os.X_OK)
+    if usable:
+        folders = ([os.path.join(given["XDG_CONFIG_HOME"] or os.path.join(home, ".config"), "matplotlib"),
+                    os.path.join(given["XDG_CACHE_HOME"] or os.path.join(home, ".cache"), "matplotlib")]
+                   if xdg else [os.path.join(home, ".matplotlib")])
+        if all(map(_folder_made, folders)):
             return
     import atexit
     import shutil
@@ -153,6 +155,16 @@ def _matplotlib_folder() -> None:
         return
     os.environ["MPLCONFIGDIR"] = folder
     atexit.register(shutil.rmtree, folder, True)
+
+
+def _folder_made(folder: str) -> bool:
+    """Whether ``folder`` is, or is made here as matplotlib makes it (``mkdir -p``), a folder this process may
+    write in: matplotlib's own test of its configuration and cache folders, without its words on stderr."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except (OSError, ValueError):  # (ValueError: a NUL in the name)
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
