@@ -1814,12 +1814,16 @@ def _written_twice(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     before = _tokens_before(text, tok.start_pos)
     if not before:
         return None
-    pairs = [(before[-1], ("", str(tok), tok.line, tok.column))]
+    pairs = [(len(before) - 1, ("", str(tok), tok.line, tok.column))]
     if len(before) >= 2:
-        pairs.append((before[-2], before[-1]))
-    for a, b in pairs:
+        pairs.append((len(before) - 2, before[-1]))
+    for i, b in pairs:
+        a = before[i]
+        # a name that begins an item or a statement is told as such (`oops oops;`: `oops` begins no item)
+        first = i == 0 or before[i - 1][1] in (";", "{", "}")
         # (a keyword, a name, or one of the punctuation the language never writes twice; `((`, `]]` it does)
-        if a[1] == b[1] and (a[0] == "name" or a[1] in (":", ",", ".")) and a[1] not in _TWICE_OK:
+        if (a[1] == b[1] and (a[0] == "name" and (a[1] in KEYWORDS or not first) or a[1] in (":", ",", "."))
+                and a[1] not in _TWICE_OK):
             return (b[2], b[3]), f"`{b[1]}` is written twice (the first at {a[2]}:{a[3]})"
     return None
 
