@@ -761,6 +761,32 @@ def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
 MAX_SCHEDULER_FILE = 16 * 2**20
 
 
+def import_distributed() -> Any:
+    """Dask distributed, imported (None where it is not installed). Its first import reads Dask's configuration,
+    the YAML files of ``DASK_CONFIG``, ``~/.config/dask`` and ``/etc/dask`` and the ``DASK_*`` variables: one
+    it cannot read (a file that is no YAML mapping, ``DASK_CONFIG=/etc/passwd``; a YAML error in the user's
+    ``~/.config/dask/dask.yaml``) ended ``serq sweep --dask local`` in Dask's traceback (``ValueError: A dask
+    config file at '/etc/passwd' is malformed …``). It is one error naming it, the configuration being the
+    user's; any other fault of the import is raised as it is."""
+    try:
+        import distributed
+    except ImportError:
+        return None
+    except Exception as e:  # noqa: BLE001 - only a fault of Dask's reading of its configuration is said
+        tb, config = e.__traceback__, os.path.join("dask", "config.py")
+        while tb is not None and not tb.tb_frame.f_code.co_filename.endswith(config):
+            tb = tb.tb_next
+        if tb is None:
+            raise
+        from serq.errors import printable
+
+        # (its YAML error's lines made one: the message is one line)
+        raise UserError(f"--dask: Dask's configuration cannot be read: {printable(clipped(' '.join(str(e).split()), 400))} (Dask "
+                        "reads the YAML files of DASK_CONFIG, ~/.config/dask and /etc/dask, and the DASK_* "
+                        "variables, when it is first imported: mend or move the file)") from None
+    return distributed
+
+
 def _answers(address: str, where: str, seconds: float) -> None:
     """Refuse, within ``seconds``, an address at which no Dask scheduler answers: one that takes the connection
     and says nothing, as an HTTP server does (the dashboard's port, 8787, given for the scheduler's, 8786),
@@ -890,10 +916,9 @@ class Dask:
         self._environ: dict[str, str | None] | None = None
 
     def __enter__(self):
-        try:
-            import distributed
-        except ImportError:
-            raise UserError("--dask needs Dask distributed: pip install 'serq-sweep[dask]'") from None
+        distributed = import_distributed()
+        if distributed is None:
+            raise UserError("--dask needs Dask distributed: pip install 'serq-sweep[dask]'")
         if isinstance(self.where, distributed.Client):
             self._client, self._own = self.where, False
         elif self.where == "local":
@@ -1212,12 +1237,8 @@ def check_dask(dask: Any) -> None:
         return
     if isinstance(dask, os.PathLike):
         return
-    try:
-        import distributed
-    except ImportError:  # (no Client can be given without it: what it is said by Dask's engine)
-        client = None
-    else:
-        client = distributed.Client
+    distributed = import_distributed()  # (None: no Client can be given without it; said by Dask's engine)
+    client = None if distributed is None else distributed.Client
     if client is None or not isinstance(dask, client):
         raise TypeError(f'dask must be "local", a scheduler\'s address or scheduler file (a str), or a '
                         f"distributed.Client, not {type(dask).__name__}")
