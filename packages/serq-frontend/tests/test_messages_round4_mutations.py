@@ -202,3 +202,16 @@ def test_a_block_or_a_word_left_out_is_told(old, new, said):
 ])
 def test_a_declarations_word_left_out_is_told(src, said):
     assert told(src + BASE) == said
+
+
+@pytest.mark.parametrize("old, new, said", [
+    # a hold's clause after a `}` that closes no hold (a line written twice: `} cache (…);` again)
+    ("tool (1); }", "tool (1); } cache (4); } ⟨cache (4);", "unexpected `cache`: a hold's `cache` follows the hold's "
+                                                         "block, and the `}` at 5:48 closes the `session` at 5:1, "
+                                                         "which is no hold"),
+    ("tool (1);", "branch (1) { tool (1); } ⟨lease kv (1);", "unexpected `lease`: a hold's `lease` follows the hold's "
+                                                             "block, and the `}` at 5:48 closes the `branch` at 5:25, "
+                                                             "which is no hold"),
+])
+def test_a_holds_clause_after_another_block_is_told_which_block_it_follows(old, new, said):
+    assert told_in(BASE, old, new) == said

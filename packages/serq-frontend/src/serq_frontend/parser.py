@@ -1859,6 +1859,13 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
             and all(w.isalpha() or n.startswith("a plugin") for n in names for w in n.split(", "))
             and (last != ":" or len(before) >= 3 and "stage" in (before[-3][1], before[-6:-5][0][1] if len(before) >= 6 else ""))):
         return at, f"unexpected {found}: {_FOLLOWED_BY[last]}"
+    if word in ("cache", "lease") and last == "}" and not _block_of_hold(before, len(before) - 1):
+        # `} cache (n);` after a `}` that closes no hold's block (a `}` too many before it, a line written twice)
+        j = _opener(before, len(before) - 1, "{}")
+        k = _statement_start(before, j) if j >= 0 else -1
+        closes = (f", and the `}}` at {before[-1][2]}:{before[-1][3]} closes the `{before[k][1]}` at "
+                  f"{before[k][2]}:{before[k][3]}" if 0 <= k < j else "")
+        return at, f"unexpected `{word}`: a hold's `{word}` follows the hold's block{closes}, which is no hold"
     if word == "{" and names == ["`;`"]:
         k = _statement_start(before, len(before))
         if k < len(before) and before[k][1] == "with":  # `with (p) { … }`: its `branch` left out
