@@ -170,10 +170,37 @@ def _folder_made(folder: str) -> bool:
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
     _matplotlib_folder()
     try:
-        from matplotlib.figure import Figure
+        Figure = _import_figure()
     except ImportError:
         raise UserError("serq plot needs matplotlib: pip install 'serq-sweep[plot]' (or serq[plot])") from None
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def _import_figure() -> Any:
+    """matplotlib's ``Figure``, imported. matplotlib's first import sets its ``backend`` from ``MPLBACKEND``
+    and raised ``ValueError: Key backend: 'x' is not a valid value for backend`` for a name it has not (a
+    typo, a backend of a package not installed): ``serq plot`` ended in that traceback, though it draws on a
+    figure of its own and saves it by its suffix, never through the backend (pyplot's). So the first import
+    runs without ``MPLBACKEND`` (put back at once, for what else the process runs), and then sets the backend
+    from it as matplotlib does, a name it refuses leaving its default (docs/sweep.md)."""
+    import sys
+
+    if "matplotlib" in sys.modules or not os.environ.get("MPLBACKEND"):
+        from matplotlib.figure import Figure
+
+        return Figure
+    given = os.environ.pop("MPLBACKEND")
+    try:
+        from matplotlib.figure import Figure
+    finally:
+        os.environ["MPLBACKEND"] = given
+    import matplotlib
+
+    try:
+        matplotlib.rcParams["backend"] = given  # (matplotlib's own words at its import)
+    except ValueError:
+        pass  # (a backend matplotlib has not: the figure is drawn and saved without one)
+    return Figure
 
 
 #: the key of a frame's ``attrs`` that holds the file :func:`_read` read it from
