@@ -95,9 +95,9 @@ def test_an_empty_journal_left_by_a_killed_command_is_said(folder, serq_in_proce
     (folder / "t.csv.journal").write_text("")  # (a sweep killed before its first run ended: kill -9)
     r = serq_in_process(*SWEEP[:-2])
     assert r.returncode == 0
-    assert r.stderr.splitlines()[0] == ("serq: t.csv.journal: an empty journal no command holds (a sweep or "
-                                        "comparison killed there before its first run ended left it); it holds no "
-                                        "run, and this sweep journals its runs there")
+    assert r.stderr.splitlines()[0] == ("serq: t.csv.journal: an empty journal no command holds (a command killed "
+                                        "there left it: a sweep or a comparison before its first run ended, a run as "
+                                        "it wrote this file); it holds no run, and this sweep journals its runs there")
     assert sorted(p.name for p in folder.iterdir()) == ["p.sq", "t.csv", "t.points.csv"]
 
 

@@ -194,3 +194,20 @@ def test_a_lock_waited_for_is_held_on_the_file_at_its_name(folder):
         done.set()
         t.join(20)
     assert _names(folder) == ["p.sq"]  # (removed again, empty, by the waiter)
+
+
+def test_an_empty_lock_a_killed_run_left_goes_with_the_next_writer(folder, serq_in_process):
+    """A run killed as it wrote its files (kill -9) leaves its empty locks; the next run writes and removes them
+    (a lock of its own files: without a word), and a comparison into such a file says what it found."""
+    (folder / "rep.csv.journal").write_text("")
+    (folder / "r.csv.journal").write_text("")
+    r = serq_in_process(*RUN)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert _names(folder) == ["p.sq", "r.csv", "rep.csv"]
+    (folder / "t.csv.journal").write_text("")
+    r = serq_in_process(*COMPARE)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("serq: t.csv.journal: an empty journal no command holds (a command killed there left "
+                               "it: a sweep or a comparison before its first run ended, a run as it wrote this file); "
+                               "it holds no run, and is removed\n")
+    assert _names(folder) == ["p.sq", "r.csv", "rep.csv", "t.csv"]

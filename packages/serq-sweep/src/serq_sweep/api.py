@@ -172,8 +172,8 @@ def table_held(out: str | os.PathLike | None, given: Any = None, setting: str = 
 def orphan_said(path: str, then: str) -> str:
     """What a command says of the empty journal ``path`` it found, which no command held (one was killed
     before its first run ended there): it holds no run; ``then``, what becomes of it."""
-    return (f"serq: {shown_path(path)}: an empty journal no command holds (a sweep or comparison killed there "
-            f"before its first run ended left it); it holds no run, and {then}")
+    return (f"serq: {shown_path(path)}: an empty journal no command holds (a command killed there left it: a sweep "
+            f"or a comparison before its first run ended, a run as it wrote this file); it holds no run, and {then}")
 
 
 def _table_taken(out: str, given: Any, setting: str = "out") -> UserError:
