@@ -215,3 +215,14 @@ def test_a_declarations_word_left_out_is_told(src, said):
 ])
 def test_a_holds_clause_after_another_block_is_told_which_block_it_follows(old, new, said):
     assert told_in(BASE, old, new) == said
+
+
+@pytest.mark.parametrize("new, said", [
+    ("tool (1) ⟨cache (4);", "unexpected `cache`: a hold's `cache` follows the hold's block, `hold P (u) { … } cache "
+                             "(units)`, and `tool (1)` is no hold"),
+    ("run tool (1) ⟨lease kv (1);", "unexpected `lease`: a hold's `lease` follows the hold's block, `hold P (u) { … } "
+                                    "lease P (time)`, and `run tool (1)` is no hold"),
+])
+def test_a_holds_clause_after_a_statement_is_told_it_is_no_hold(new, said):
+    # it was "missing `;` (found `cache` next)"
+    assert told_in(BASE, "tool (1);", new) == said

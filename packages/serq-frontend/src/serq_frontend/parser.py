@@ -1805,6 +1805,22 @@ _FOLLOWED_BY = {
 _TWICE_OK = frozenset({"prefill", "decode", "tool", "transfer", "link", "in", "by"})
 
 
+def _clause_after_statement(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A hold's `cache` or `lease` right after a statement that is no hold, where its `;` was wanted (`tool (1)
+    cache (4);`): it was "missing `;` (found `cache` next)". At the word; None otherwise."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) not in ("cache", "lease") or "SEMICOLON" not in expected:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before or before[-1][1] != ")" or before[-1][2] != tok.line:
+        return None
+    start = _statement_start(before, len(before))
+    if start >= len(before) or before[start][1] in ("hold", "}"):
+        return None
+    shape = "cache (units)" if str(tok) == "cache" else "lease P (time)"
+    return (tok.line, tok.column), (f"unexpected `{tok}`: a hold's `{tok}` follows the hold's block, `hold P (u) "
+                                    f"{{ … }} {shape}`, and {_written(text, before[start], before[-1])} is no hold")
+
+
 def _written_twice(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """A keyword written twice in a row where the parse stopped at the second or at the token after it (`load
     load kv (1);`, `evict evict lru;`, `set set x = 1;`): the error was at the token after, in words about
@@ -2817,7 +2833,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_written_twice(tok, text) or _comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
+    said = (_written_twice(tok, text) or _clause_after_statement(tok, expected, text) or _comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
             or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
