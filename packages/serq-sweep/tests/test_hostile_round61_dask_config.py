@@ -46,3 +46,30 @@ def test_a_configuration_dask_cannot_read_is_one_error(tmp_path, text, said):
     rows = ok.stdout.splitlines()
     assert rows[0].startswith("point,rate,seed,status") and [r.split(",")[:4] for r in rows[1:]] == [
         ["0", "1", "1", "ok"], ["1", "2", "1", "ok"]]
+
+
+def _sweep_env(tmp_path, **variables):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")} | variables | {"TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "serq", "sweep", "p.sq", "--set", "rate=1,2", "--no-progress", "--dask",
+                           "local", "--workers", "1"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+
+
+def test_a_setting_the_cluster_cannot_read_is_one_error(tmp_path):
+    # a timeout that is no duration: Dask's KeyError('Invalid time unit: abc. …') was a traceback
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = _sweep_env(tmp_path, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="abc")
+    assert r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("error: dask local: the LocalCluster could not start (KeyError: 'Invalid time unit: abc.")
+    assert "a setting of Dask's configuration (a DASK_* variable" in r.stderr
+    assert os.listdir(tmp_path / "tmp") == []  # the half-started cluster's scratch folder removed
+
+
+def test_a_worker_a_setting_ends_is_not_said_to_be_a_scripts(tmp_path):
+    # from the command line no script of the user's runs the sweep: the unguarded script was named all the same
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = _sweep_env(tmp_path, DASK_DISTRIBUTED__WORKER__PRELOAD="no_such_module_here")
+    assert r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("error: dask local: a worker process of the LocalCluster could not start (Nanny failed "
+                               "to start.): a worker reads Dask's configuration as it starts")
+    assert "__main__" not in r.stderr and "script" not in r.stderr

@@ -593,6 +593,10 @@ _UNGUARDED = ("a script that runs a sweep on worker processes calls it under `if
 
 _UNGUARDED_DASK = ("a script that runs a sweep on a LocalCluster calls it under `if __name__ == \"__main__\":` "
                    "(each worker imports the script as it starts, running what is not under it)")
+#: the other cause of a LocalCluster's worker that does not start, and the only one from the command line
+_DASK_SETTINGS = ("a worker reads Dask's configuration as it starts (the DASK_* variables, the YAML files of "
+                  "DASK_CONFIG, ~/.config/dask and /etc/dask), and a setting it cannot use ends it (a preload "
+                  "that does not import, a memory limit that is no size)")
 
 
 #: how often (seconds) a sweep waiting for its runs looks for a worker that ended inside one
@@ -972,8 +976,16 @@ class Dask:
                                                              silence_logs=QUIET)
             except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
                 self._remove_scratch()
+                # (from the command line its main module is serq's own, guarded: no script of the user's)
+                why = _DASK_SETTINGS if self.given is None else f"{_UNGUARDED_DASK}; or {_DASK_SETTINGS}"
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
-                                + _UNGUARDED_DASK) from None
+                                + why) from None
+            except Exception as e:  # noqa: BLE001 - a value of Dask's configuration the cluster's start cannot read
+                self._abandon(set(SpecCluster._instances) - known)
+                said = " ".join(f"{type(e).__name__}: {e}".split())  # (KeyError: 'Invalid time unit: abc. …')
+                raise UserError(f"dask local: the LocalCluster could not start ({clipped(said, 400)}): a setting of "
+                                "Dask's configuration (a DASK_* variable, a YAML file of DASK_CONFIG, "
+                                "~/.config/dask or /etc/dask) it cannot use, most likely") from None
             except BaseException:  # Ctrl-C or SIGTERM while its workers start
                 self._abandon(set(SpecCluster._instances) - known)
                 raise
