@@ -20,6 +20,8 @@ SERQ = str(Path(sys.executable).parent / "serq")
 BASE = "stage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1); }\nrun { horizon 5; }\n"
 BELOW = ("is too close to 0 for a double (the nearest to 0 is about 4.9e-324 in size) and would be read as 0; "
          "zero is written 0")
+#: the same in a program's words: its source text between backquotes, as every message of the frontend quotes it
+PROGRAM_BELOW = BELOW.replace("written 0", "written `0`")
 
 
 @pytest.mark.parametrize("text", ["0.8e-400", "1e-324", "2.4e-324", "-1e-400", "1E-999", "00.0001e-321",
@@ -51,8 +53,8 @@ def test_subnormals_and_zeros_are_read(text, value):
     ("pool p { cap ⟨1E-999; }\n" + BASE, "1E-999"),
 ])
 def test_a_program_literal_is_refused_at_it(src, text):
-    e = refused(src, BELOW)
-    assert f"{text!r} {BELOW}" in str(e).splitlines()[0]
+    e = refused(src, PROGRAM_BELOW)
+    assert f"`{text}` {PROGRAM_BELOW}" in str(e).splitlines()[0]
 
 
 def test_a_subnormal_and_a_zero_compile_as_before():

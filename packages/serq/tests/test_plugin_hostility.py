@@ -164,8 +164,8 @@ REGISTRATION = {
     "hook raises": "failed in serq_sim_register_stage_kinds: RuntimeError: register exploded at {site}",
     "name not a string": "registers a stage kind wrongly in serq_sim_register_stage_kinds: the name 3 is not a "
                          "non-empty string",
-    "one argument": "registers a stage kind wrongly in serq_sim_register_stage_kinds: register(name, object) "
-                    "takes 2 argument(s), not 1",
+    "one argument": "registers a stage kind wrongly in serq_sim_register_stage_kinds: `register` takes two "
+                    "arguments, `register(name, object)`, and got 1",
     "not callable": "registers a stage kind wrongly in serq_sim_register_stage_kinds: stage kind 'never': 42 is "
                     "not callable",
     "a factory of no arguments": "registers a stage kind wrongly in serq_sim_register_stage_kinds: stage kind "

@@ -207,12 +207,12 @@ def _number(b: BuildContext, p: Pos, c: list[Any]) -> A.Num:
     if v == math.inf:  # `1e400`: float() makes it inf, which the command line refuses (serq.numbers.number)
         from serq.numbers import beyond_doubles
 
-        raise b.error(p, beyond_doubles(str(c[0])))
+        raise b.error(p, beyond_doubles(str(c[0]), _quoted(str(c[0]))))
     if v == 0.0:  # `0.8e-400`: float() makes it 0, refused as the command line refuses it (serq.numbers)
         from serq.numbers import below_doubles, underflows
 
         if underflows(str(c[0]), v):
-            raise b.error(p, below_doubles(str(c[0])))
+            raise b.error(p, below_doubles(str(c[0]), _quoted(str(c[0]))))
     return A.Num(v, p)
 
 

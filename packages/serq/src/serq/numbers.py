@@ -141,18 +141,22 @@ def _blanks_around(text: str, fits) -> str | None:
     return bare if bare and bare != text and fits(bare) else None
 
 
-def beyond_doubles(text: str) -> str:
+def beyond_doubles(text: str, shown: str | None = None) -> str:
     """``'1e309' is beyond the range of a double (…)``: a literal whose value overflows the doubles, as the IR's
-    numbers say it (serq_ir.codec)."""
-    return (f"{quoted(text)} is beyond the range of a double (at most about 1.8e308 in size); an infinite value "
-            "is written inf or -inf")
+    numbers say it (serq_ir.codec). ``shown`` the text as the message quotes it where not :func:`quoted`'s (a
+    program's literal between backquotes, as every message of the frontend quotes source text)."""
+    inf = "inf or -inf" if shown is None else "`inf` or `-inf`"
+    return (f"{quoted(text) if shown is None else shown} is beyond the range of a double (at most about 1.8e308 in "
+            f"size); an infinite value is written {inf}")
 
 
-def below_doubles(text: str) -> str:
+def below_doubles(text: str, shown: str | None = None) -> str:
     """``'0.8e-400' is too close to 0 for a double (…)``: a literal of a nonzero value below the smallest double, which
-    ``float()`` makes 0 (:func:`underflows`), refused as one beyond them is (:func:`beyond_doubles`)."""
-    return (f"{quoted(text)} is too close to 0 for a double (the nearest to 0 is about 4.9e-324 in size) and would "
-            "be read as 0; zero is written 0")
+    ``float()`` makes 0 (:func:`underflows`), refused as one beyond them is (:func:`beyond_doubles`, ``shown`` as
+    there)."""
+    zero = "0" if shown is None else "`0`"
+    return (f"{quoted(text) if shown is None else shown} is too close to 0 for a double (the nearest to 0 is about "
+            f"4.9e-324 in size) and would be read as 0; zero is written {zero}")
 
 
 def underflows(text: str, value: float) -> bool:

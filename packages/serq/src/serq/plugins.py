@@ -1829,7 +1829,10 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     def register(*args: Any) -> None:
         impl = _calling_impl(codes)
         if len(args) != (1 if key is not None else 2):
-            raise wrong(impl, f"{spelled} takes {1 if key is not None else 2} argument(s), not {len(args)}")
+            from serq_ir.rules import takes
+
+            # (in the words of every arity: "`register` takes two arguments, `register(name, object)`, and got 1")
+            raise wrong(impl, takes("register", len(args), spelled[len("register("):-1]))
         if key is not None:
             (obj,) = args
             why = check(obj) if check is not None else None
