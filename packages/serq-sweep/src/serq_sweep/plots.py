@@ -29,7 +29,7 @@ from typing import Any
 import click
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines, shown_path
 from serq.files import MAX_LINE, open_input, split_suffix
-from serq.numbers import NUMBER_HINT, NotANumber, number
+from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, number
 from serq_ir.rules import show_number
 
 FORMATS = ("svg", "png", "pdf")
@@ -996,7 +996,10 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
                         # (serq.numbers: float() read 1_000 as 1000 and ١٢ as 12)
                         into.append(number(row[i], nan=True))
                     except (IndexError, ValueError) as e:
-                        why = f": {e}" if isinstance(e, NotANumber) and NUMBER_HINT in str(e) else ""
+                        # (the rule's hint, or the blanks around a number, which were dropped: `' 2.0'` was told
+                        # only that the row has none, as `x` is)
+                        hinted = isinstance(e, NotANumber) and (NUMBER_HINT in str(e) or BLANKS_HINT in str(e))
+                        why = f": {e}" if hinted else ""
                         message = (f"the row has no number under time or value ({','.join(row)[:80]!r}){why}")
                         # at the cell, or at the row's start for a row without it; the line quoted
                         fault = cell_fault(path, first, last, i, message)
