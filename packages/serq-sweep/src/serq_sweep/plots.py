@@ -29,7 +29,7 @@ from typing import Any
 import click
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable, printable_lines, shown_path
 from serq.files import MAX_LINE, open_input, split_suffix
-from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, number
+from serq.numbers import BLANKS_HINT, NUMBER_HINT, NotANumber, OutOfRange, number
 from serq_ir.rules import show_number
 
 FORMATS = ("svg", "png", "pdf")
@@ -1129,18 +1129,18 @@ def _metric(frame: Any, name: str, where: str) -> Any:
     if name in RECORD_METRICS:
         need = RECORD_METRICS[name][1]
         if all(c in cols for c in need):
-            for c in need:  # (a cell of text among them was a TypeError traceback of pandas' subtraction)
-                _column_numbers(frame, c, name, where)
+            # each column as numbers first, and the metric of them (a cell of text among them was a TypeError
+            # traceback of pandas' subtraction; one numpy's float() reads, `1_0`, too)
+            col = {c: _column_numbers(frame, c, name, where) for c in need}
             if name == "ttft":
-                return (frame["first_token"] - frame["sent"]).to_numpy(dtype=float)
+                return col["first_token"] - col["sent"]
             if name == "e2el":
-                return (frame["last_token"] - frame["sent"]).to_numpy(dtype=float)
+                return col["last_token"] - col["sent"]
             if name in PHASE_SPANS:  # a row never admitted (admitted negative) has none
                 start, end = PHASE_SPANS[name]
-                span = (frame[end] - frame[start]).to_numpy(dtype=float)
-                return np.where(frame["admitted"].to_numpy(dtype=float) < 0, np.nan, span)
-            out = frame["output"].to_numpy(dtype=float)
-            span = (frame["last_token"] - frame["first_token"]).to_numpy(dtype=float)
+                return np.where(col["admitted"] < 0, np.nan, col[end] - col[start])
+            out = col["output"]
+            span = col["last_token"] - col["first_token"]
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(out > 1, span / (out - 1), np.nan)
         if name not in cols:
@@ -1207,15 +1207,34 @@ def column_floats(frame: Any, column: str, why: str, where: str, flags: bool = T
     number (:func:`_bad_cell`: the line quoted with a caret when the frame was read from a CSV file, else after
     ``where``); with ``flags`` False a true/false cell is no number either (``serq metrics``: an ``output`` of
     true was 1 token)."""
+    import numpy as np
+
     cells = frame[column]
-    try:
-        if not flags and (cells.dtype.kind == "b"
-                          or cells.dtype == object and any(isinstance(v, bool) for v in cells.tolist())):
-            raise TypeError
+    if cells.dtype.kind in "iuf" or (flags and cells.dtype.kind == "b"):
         return cells.to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        located = _bad_cell(frame, column, why)
-        raise UserError(f"{where}: {why}" if located == why else located) from None
+    # a text cell is a number as the language writes one (serq.numbers.number): numpy's float() read `1_0` as 10,
+    # ` 2` as 2 and `+5` as 5, cells the CSV reader keeps as text as no writer writes them, so serq metrics took
+    # them and `serq plot --cdf e2el` subtracted a column of text (pandas' TypeError traceback)
+    out = np.empty(len(cells), dtype=float)
+    for i, v in enumerate(cells.tolist()):
+        try:
+            if isinstance(v, str):
+                out[i] = number(v, nan=True)
+            elif v is None or (not isinstance(v, bool) and isinstance(v, int | float | np.number)):
+                out[i] = math.nan if v is None else float(v)
+            elif isinstance(v, bool) and flags:
+                out[i] = float(v)
+            else:
+                raise TypeError
+        except (TypeError, ValueError) as e:
+            # (the reason where it tells more than that the cell is none: the rule's hint, the blanks, the range)
+            told = isinstance(e, OutOfRange) or (isinstance(e, NotANumber) and (NUMBER_HINT in str(e)
+                                                                                 or BLANKS_HINT in str(e)))
+            said = f"{why}: {e}" if told and isinstance(v, str) else why
+            lines = frame.attrs.get("serq_lines")
+            located = lines.located(i, column, said) if isinstance(lines, _Lines) else None
+            raise UserError(located or f"{where}: {said}") from None
+    return out
 
 
 #: The columns of a request's moments (serq_sim.metrics' table, lib/vllm.sq's `request`): a records file with one
