@@ -1749,6 +1749,74 @@ _OTHER_CLAUSES = {"growing": "a run's clause, after its work, `run S (work) grow
                   "at": "a hold's clause, before its block, `hold P (u) at admission (x = e) { … }`",
                   "via": ("a pool's option's word, after `admit` (`admit via E;`) or a spill's tier (`spill TIER via "
                           "LINK (work) when (pred);`)")}
+#: `admission (x = 1);` where a statement begins: the parser read a definition's call, the linker a call of no
+#: definition; `at admission (…)` is a hold's clause
+ADMISSION_ALONE = ("`admission` begins no statement: `at admission (x = e, …)` is a hold's clause, in its header "
+                   "before its block, `hold P (u) at admission (x = e) { … }`")
+
+
+def _admission_alone(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A statement that begins `admission (`, where the parse stopped inside it (`admission (x = 1);`: it was told
+    as an equality test, `=` for `==`, the parenthesis read as a definition's arguments): the binding of a
+    hold's header, :data:`ADMISSION_ALONE`, at the word; None otherwise."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = len(before)  # (the statement's first token: after the last `;`, `{` or `}`, in parentheses or not)
+    while start > 0 and before[start - 1][1] not in (";", "{", "}"):
+        start -= 1
+    if (start + 1 < len(before) and before[start][1] == "admission" and before[start + 1][1] == "("
+            and _open_braces(text, tok.start_pos)[0]):
+        return (before[start][2], before[start][3]), ADMISSION_ALONE
+    return None
+
+
+#: the operators between two operands (a `-` too: after a `)` it is the subtraction)
+_BETWEEN_OPERANDS = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "?"})
+
+
+def _amount_ended(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """An operator right after the `)` of a statement's or a clause's parenthesis, which the place does not take
+    (`run svc[j] (a) + b);`, `grow kv (1) * 2;`, `hold kv (n) + 1 { … }`, `arrive poisson(1) * 2;`): the
+    parenthesis holds the whole amount, and it ended at that `)`; a `)` later in the statement that closes no
+    `(` is named (the parentheses unbalanced). It was "unexpected `+` (expected `;`)". At the operator; None
+    otherwise."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) not in _BETWEEN_OPERANDS or tok.type in expected:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if len(before) < 2 or before[-1][1] != ")":
+        return None
+    j = _opener(before, len(before) - 1, "()")
+    if j <= 0:
+        return None
+    start = j  # (the statement's first token)
+    while start > 0 and before[start - 1][1] not in (";", "{", "}"):
+        start -= 1
+    # (the clause's or the statement's word nearest the `(`; a serving role's word after the first names a stage)
+    word = next((t[1] for k, t in reversed(list(enumerate(before[start:j], start)))
+                 if t[0] == "name" and t[1] in KEYWORDS and (k == start or t[1] not in _TWICE_OK)), None)
+    if word is None:
+        return None
+    a, b = _offset(text, *before[j][2:]), _offset(text, *before[-1][2:])
+    prefix = text[_offset(text, *before[start][2:]):a]
+    if "\n" in prefix or len(prefix) > 40:
+        prefix = f"{word} … "
+    inner = text[a + 1:b]
+    inner = inner if len(inner) <= 20 and "\n" not in inner else "…"
+    said = (f"unexpected {_token_text(tok)}: the parenthesis of `{word}` ended at the `)` at {before[-1][2]}:"
+            f"{before[-1][3]}; the whole amount goes inside it, `{prefix}(({inner}) {tok} …)`")
+    # a `)` further on in the statement that closes no `(`: the parentheses are unbalanced
+    depth = 0
+    for t in _tokens_before(text, len(text))[len(before):]:
+        if t[1] in (";", "{", "}"):
+            break
+        depth += (t[1] in "([") - (t[1] in ")]")
+        if depth < 0:
+            said += f"; the `{t[1]}` at {t[2]}:{t[3]} closes no `(`: the parentheses are unbalanced"
+            break
+    return (tok.line, tok.column), said
+
+
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -1821,10 +1889,13 @@ def _clause_after_statement(tok: Token, expected: set[str], text: str) -> tuple[
                                     f"{{ … }} {shape}`, and {_written(text, before[start], before[-1])} is no hold")
 
 
-def _written_twice(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+def _written_twice(tok: Token, text: str, expected: set[str] | frozenset[str] = frozenset()) -> tuple[tuple[int, int], str] | None:
     """A keyword written twice in a row where the parse stopped at the second or at the token after it (`load
     load kv (1);`, `evict evict lru;`, `set set x = 1;`): the error was at the token after, in words about
-    the first (`set set = …;`). At the second; None otherwise."""
+    the first (`set set = …;`). At the second; None otherwise. A word that may stand twice (:data:`_TWICE_OK`)
+    is written twice where the parse stopped at the second, which the place does not take (``expected``, the
+    terminals it takes): `serve decode decode first;`, `serve exclusive prefill prefill;`, `run s decode decode
+    (w);`, where "(expected first)", a `;` missing or the run's work were told."""
     if tok.type == "$END" or tok.start_pos is None:
         return None
     before = _tokens_before(text, tok.start_pos)
@@ -1838,8 +1909,10 @@ def _written_twice(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
         # a name that begins an item or a statement is told as such (`oops oops;`: `oops` begins no item)
         first = i == 0 or before[i - 1][1] in (";", "{", "}")
         # (a keyword, a name, or one of the punctuation the language never writes twice; `((`, `]]` it does)
+        # (the second a word of _TWICE_OK the place does not take: its stage's name or a mode cannot be meant)
+        refused = i == len(before) - 1 and tok.type not in expected and bool(expected)
         if (a[1] == b[1] and (a[0] == "name" and (a[1] in KEYWORDS or not first) or a[1] in (":", ",", "."))
-                and a[1] not in _TWICE_OK):
+                and (a[1] not in _TWICE_OK or refused)):
             return (b[2], b[3]), f"`{b[1]}` is written twice (the first at {a[2]}:{a[3]})"
     return None
 
@@ -2833,7 +2906,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_written_twice(tok, text) or _clause_after_statement(tok, expected, text) or _comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
+    said = (_written_twice(tok, text, expected) or _admission_alone(tok, text) or _clause_after_statement(tok, expected, text) or _comment_cut(tok, text) or _one_expression(tok, expected, text) or _after_hold(tok, text, grammar) or _word_takes(tok, expected, text)
             or _pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _on_stage_missing(tok, text)
             or _queue_item_word(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
@@ -2841,7 +2914,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)
             or _bracket_unclosed(tok, expected, text) or _closer_unopened(tok, text)
-            or _expression_wants(tok, expected, text))
+            or _expression_wants(tok, expected, text) or _amount_ended(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":

@@ -25,7 +25,7 @@ from ..names import (
     takes,
     word_kind,
 )
-from ..parser import _BEGIN_WORDS, _CLAUSE_WORDS, before_block, grammar_text
+from ..parser import _BEGIN_WORDS, _CLAUSE_WORDS, ADMISSION_ALONE, before_block, grammar_text
 from . import SugarLayer
 from .aggregates import own_index
 
@@ -643,6 +643,8 @@ class Expander:
                     if s.name in ("reserve", "reuse"):  # `reuse (3);` alone: as `lease kv (3);` alone is told
                         raise self.ctx.error(s.pos, f"`{s.name}` begins no statement: it is a hold's clause, "
                                              f"{_CLAUSE_WORDS[s.name]}")
+                    if s.name == "admission":  # `admission (x);` alone: a hold's `at admission (…)`
+                        raise self.ctx.error(s.pos, ADMISSION_ALONE)
                     if s.name in DIALECT:
                         raise self.ctx.error(s.pos, not_in_language(s.name))
                     if s.name in self.taken:  # `user (1);` beside `stage user : delay;`

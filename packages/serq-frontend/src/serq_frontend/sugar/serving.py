@@ -20,13 +20,36 @@ def _where(where: Any) -> tuple[Any, list[A.Var]]:
     return None, []
 
 
+#: the serving forms' words, which the lexer reads as a name where an expression begins
+_VERBS = ("prefill", "decode", "tool", "transfer")
+
+
+def _verb_in_work(b: Any, p: Any, verb: str, work: Any) -> None:
+    """Refuse a serving form whose amount is a call of a serving form's word: the word written twice (`tool tool
+    (1);`, `prefill [j] prefill (w);`), or a second form's word after the first (`decode tool (1);`). The lexer
+    reads the second word as a name where the amount begins, and the linker told "unknown function `tool`"."""
+    if not isinstance(work, A.Call) or work.name not in _VERBS:
+        return
+
+    def shape(word: str) -> str:
+        return f"`{word} (w) from P to Q (n);`" if word == "transfer" else f"`{word} (w);`"
+
+    if work.name == verb:
+        raise b.error(work.pos, f"`{verb}` is written twice (the first at {p.line}:{p.col}): a serving form is its "
+                                f"word once and its amount, {shape(verb)}")
+    raise b.error(work.pos, f"`{work.name}` after `{verb}`: a serving form is one of the words `prefill`, `decode`, "
+                            f"`tool`, `transfer` and its amount, {shape(verb)} or {shape(work.name)}, one at a time")
+
+
 def _s_serving(b: Any, p: Any, c: list[Any]) -> A.SServing:
     verb, where, work, growing = str(c[0]), c[1], c[2], c[3]
+    _verb_in_work(b, p, verb, work)
     return A.SServing(verb, *_where(where), work, p, growing)
 
 
 def _s_transfer(b: Any, p: Any, c: list[Any]) -> A.STransfer:
     where, work, src, dst, amount = c
+    _verb_in_work(b, p, "transfer", work)
     return A.STransfer(*_where(where), work, src, dst, amount, p)
 
 
