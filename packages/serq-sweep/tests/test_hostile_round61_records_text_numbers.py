@@ -11,6 +11,8 @@ file of numbers gives the metrics computed by hand."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from serq.numbers import not_a_number
 
@@ -48,3 +50,26 @@ def test_numbers_give_the_metrics(tmp_path):
     m = whole.requests
     assert (m.duration, m.completed, m.request_throughput) == (5.0, 2, 0.4)
     assert (m.e2el.mean, m.ttft.mean) == (4.0, 0.75)
+
+
+def test_a_parquet_file_is_read_by_the_same_rule(tmp_path):
+    import pandas as pd
+    from serq.errors import UserError
+    from serq_sweep import metrics
+
+    p = tmp_path / "r.parquet"
+    pd.DataFrame({"sent": [0.0, 1.0], "first_token": [0.5, 2.0], "last_token": ["4", "1_0"],
+                  "output": [3, 3]}).to_parquet(p)
+    with pytest.raises(UserError) as e:
+        metrics(p)
+    assert str(e.value) == (f"error: {p}: column last_token does not hold numbers (a request's last_token is a "
+                            f"number): {not_a_number('1_0')}")
+    # a nullable column's missing cell (pandas' NA) is a blank cell, as in a CSV file (it was refused as no number)
+    pd.DataFrame({"sent": [0.0, 1.0], "first_token": [0.5, 2.0], "last_token": [4.0, 5.0],
+                  "output": pd.array([3, None], dtype="Int64")}).to_parquet(p)
+    (tmp_path / "r.csv").write_text(HEADER + "0,0.5,4,3\n1,2,5,\n")
+    (whole,), (csv,) = metrics(p), metrics(tmp_path / "r.csv")
+    got, want = whole.to_builtins(), csv.to_builtins()
+    got["requests"].pop("table"), want["requests"].pop("table")
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # (NaN figures alike)
+    assert whole.requests.completed == 2 and whole.requests.tpot.count == 1

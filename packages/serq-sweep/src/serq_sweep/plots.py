@@ -1211,7 +1211,10 @@ def column_floats(frame: Any, column: str, why: str, where: str, flags: bool = T
 
     cells = frame[column]
     if cells.dtype.kind in "iuf" or (flags and cells.dtype.kind == "b"):
-        return cells.to_numpy(dtype=float)
+        try:
+            return cells.to_numpy(dtype=float)
+        except (TypeError, ValueError):  # (a nullable column's missing cells, pandas' NA: read one by one)
+            pass
     # a text cell is a number as the language writes one (serq.numbers.number): numpy's float() read `1_0` as 10,
     # ` 2` as 2 and `+5` as 5, cells the CSV reader keeps as text as no writer writes them, so serq metrics took
     # them and `serq plot --cdf e2el` subtracted a column of text (pandas' TypeError traceback)
@@ -1220,8 +1223,10 @@ def column_floats(frame: Any, column: str, why: str, where: str, flags: bool = T
         try:
             if isinstance(v, str):
                 out[i] = number(v, nan=True)
-            elif v is None or (not isinstance(v, bool) and isinstance(v, int | float | np.number)):
-                out[i] = math.nan if v is None else float(v)
+            elif v is None or type(v).__name__ == "NAType":  # (a missing cell: pandas' NA)
+                out[i] = math.nan
+            elif not isinstance(v, bool) and isinstance(v, int | float | np.number):
+                out[i] = float(v)
             elif isinstance(v, bool) and flags:
                 out[i] = float(v)
             else:
