@@ -1392,7 +1392,7 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
             and (before[-1][0] in ("name", "number") or before[-1][1] in (")", "]"))):
         return at, f"unexpected `{word}`: the logical {word} is `{'&&' if word == 'and' else '||'}`"
     if grammar is not None and not _open_braces(text, tok.start_pos)[0]:
-        if first == "run" and len(before) - start == 1 and tok.type == "NAME":
+        if first == "run" and len(before) - start == 1 and str(tok).isidentifier():  # (`run in horizon 1;` too)
             return at, ("unexpected " + _token_text(tok) + ": `run` at the top level begins the run block, "
                         "`run { horizon …; }`; a statement `run S (…);` belongs in a block (a session, a server, "
                         "a definition's)")
@@ -1817,6 +1817,22 @@ def _amount_ended(tok: Token, expected: set[str], text: str) -> tuple[tuple[int,
     return (tok.line, tok.column), said
 
 
+def keyword_begins_nothing(word: str, text: str = "", tok: Token | None = None) -> str:
+    """The words for a keyword of another place where a statement begins (`from o = 1;`, `on (1);`): it begins
+    no statement; with the `set` that gives a name its value where a name and `=` follow it. A clause's word
+    (`via (1);`, `growing (1);`) is told whose clause it is."""
+    if word in _OTHER_CLAUSES:
+        return f"`{word}` begins no statement: it is {_OTHER_CLAUSES[word]}"
+    if word in _CLAUSE_WORDS:
+        return f"`{word}` begins no statement: it is a hold's clause, {_CLAUSE_WORDS[word]}"
+    said = (f"`{word}` does not begin a statement: it is a word of another place, and a statement begins with its "
+            "own (`run`, `hold`, `set`, `observe`, `branch`, …)")
+    if tok is not None and tok.type == "NAME" and tok.end_pos is not None and text[tok.end_pos:].lstrip().startswith("=") \
+            and not text[tok.end_pos:].lstrip().startswith("=="):
+        said += f"; a name is given a value with `set {tok} = …;`"
+    return said
+
+
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -2162,6 +2178,12 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         name = before[-1][1]
         what = "records a sample of a value" if first == "observe" else "gives a name its value"
         return at, f"unexpected {found}: `{first}` {what} with `=`, `{first} {name} = …;`"
+    if ({"COMMA", "LBRACE", "RESERVE", "REUSE"} <= expected and str(tok).isidentifier() and last == ")"
+            and first == "hold" and str(tok) in KEYWORDS and str(tok) not in _CLAUSE_WORDS
+            and str(tok) not in _BEGIN_WORDS and str(tok) != "admission"):
+        # `hold kv (1) cap (1) { … }`, `hold slots (1) let`: a word of another place after a pool's units
+        return at, (f"unexpected {found}: after a pool's units a hold takes another pool, `, Q (units)`, its "
+                    "`reserve (r)`, `reuse (bound)` or `at admission (x = e)`, then its block, `hold P (u) … { … }`")
     if expected == {"LBRACE"} and tok.type != "LBRACE":
         if last in _TAKES_A_BLOCK and (start == len(before) - 1 or last == "step" and before[-2][1] in (":", "serve",
                                                                                                      "nic")):
@@ -2996,6 +3018,12 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         if str(tok) == ";" and last == "}":  # `branch (x) { … };`: C's habit
             return reporter.error(pos, "unexpected `;` after a block: a statement or item that ends in `}` takes "
                                   "no `;`")
+        if (str(tok) == "=" and len(before) >= 3 and before[-1][0] == "name" and before[-2][1] in _BEGIN_WORDS
+                and before[-2][1] not in _GIVES_A_VALUE and before[-3][1] in (";", "{", "}")
+                and _open_braces(text, tok.start_pos)[0]):
+            # `release prio = 1;`, `drop x = 1;`: a statement's word where `set` was meant (it was "unexpected `=`")
+            return reporter.error(pos, f"unexpected `=`: `{before[-2][1]}` does not give a name a value; a name is "
+                                  f"given one with `set {last} = …;`")
         if str(tok) == "=" and len(before) >= 2 and before[-2][1] == "stage":  # `stage t = fifo;`
             return reporter.error(pos, f"unexpected `=`: a stage's kind follows `:`, `stage {last} : fifo;`")
         if (str(tok) == "=" and grammar is not None and "a number" in names
@@ -3063,6 +3091,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
                 what, shape = _OPTION_WORDS[word[2]]
                 return reporter.error(Pos(file, word[0], word[1]), f"`{word[2]}` is {what}, not a statement: it "
                                       f"stands in its block, {shape}")
+            if word is not None and word[2] in grammar.keywords() and word[2] not in meant | set(_OPTION_WORDS):
+                # `from o = 1;`, `in x = 1;`: a word of another place where a statement begins (the lexer read it
+                # as a name, a definition's call, and wanted its `(`)
+                return reporter.error(Pos(file, word[0], word[1]), keyword_begins_nothing(word[2], text, tok))
             if word is not None and word[2] not in grammar.keywords():
                 close = did_you_mean(word[2], sorted(meant))
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"

@@ -25,7 +25,14 @@ from ..names import (
     takes,
     word_kind,
 )
-from ..parser import _BEGIN_WORDS, _CLAUSE_WORDS, ADMISSION_ALONE, before_block, grammar_text
+from ..parser import (
+    _BEGIN_WORDS,
+    _CLAUSE_WORDS,
+    ADMISSION_ALONE,
+    before_block,
+    grammar_text,
+    keyword_begins_nothing,
+)
 from . import SugarLayer
 from .aggregates import own_index
 
@@ -647,6 +654,8 @@ class Expander:
                         raise self.ctx.error(s.pos, ADMISSION_ALONE)
                     if s.name in DIALECT:
                         raise self.ctx.error(s.pos, not_in_language(s.name))
+                    if s.name in KEYWORDS:  # `on (1);`: a word of another place, read as a definition's call
+                        raise self.ctx.error(s.pos, keyword_begins_nothing(s.name))
                     if s.name in self.taken:  # `user (1);` beside `stage user : delay;`
                         raise self.ctx.error(s.pos, declared_not_defined(s.name, self.taken[s.name]))
                     hint = self.ctx.library_hint(s.name)
