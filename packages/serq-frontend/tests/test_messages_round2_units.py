@@ -43,7 +43,9 @@ def test_a_unit_after_a_number(old, new, said):
 
 @pytest.mark.parametrize("old, new, said", [
     ("horizon 10;", "horizon ⟨0x10;", "`0x10` is not a number: a number is decimal digits"),  # no unit: as before
-    ("tool (1);", "tool (2⟨ y);", "missing `;` (found `y` next)"),  # a name that is no unit: as before
+    # a name that is no unit: a word inside the parenthesis (it was "missing `;` (found `y` next)", a `;` that
+    # ends nothing inside a parenthesis)
+    ("tool (1);", "tool (2 ⟨y);", "unexpected `y` inside the `(` at"),
 ])
 def test_other_words_after_a_number_are_told_as_before(old, new, said):
     assert _told(old, new).startswith(said)

@@ -1833,6 +1833,53 @@ def keyword_begins_nothing(word: str, text: str = "", tok: Token | None = None) 
     return said
 
 
+def _word_in_parenthesis(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A word right after an operand inside a `(` left open (`transfer ( (n) from P to Q (m);`, `max(1 from 2)`,
+    `by (a growing b)`, `run s ((w) growing kv;`): the `(` not closed before it, and what may follow an operand
+    there. It was "unexpected `from` (expected `)`)", or "missing `;` (found `foo` next)" for a name, a `;` that
+    cannot end anything inside parentheses. At the word; None otherwise."""
+    if (tok.type == "$END" or tok.start_pos is None or not str(tok).isidentifier() or expected == {"IN"}
+            or not ("RPAR" in expected or "SEMICOLON" in expected)):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if not before or not (before[-1][0] in ("name", "number") or before[-1][1] in (")", "]")):
+        return None
+    stack: list[tuple[str, str, int, int]] = []
+    for t in reversed(before):  # (the innermost bracket open before the word, within its statement)
+        if t[1] in (";", "{", "}"):
+            break
+        if t[1] in (")", "]"):
+            stack.append(t)
+        elif t[1] in ("(", "["):
+            if stack:
+                stack.pop()
+            else:
+                if t[1] != "(":
+                    return None
+                comma = ", a `,` (between a call's arguments)" if "COMMA" in expected or "RPAR" not in expected else ""
+                return (tok.line, tok.column), (f"unexpected {_token_text(tok)} inside the `(` at {t[2]}:{t[3]}: "
+                                                f"after an operand comes an operator{comma} or the `)` that closes "
+                                                "it")
+    return None
+
+
+def _no_block(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A `{` where a statement that takes no block wants its `;` (`run s (1) { … }`, `grow kv (1) {`): it was
+    "unexpected `{` (expected `;`, growing)". At the `{`; None otherwise."""
+    if str(tok) != "{" or tok.start_pos is None or "SEMICOLON" not in expected or not expected <= {"SEMICOLON",
+                                                                                                    "GROWING"}:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = len(before)
+    while start > 0 and before[start - 1][1] not in (";", "{", "}"):
+        start -= 1
+    if start == len(before) or before[start][1] not in _BEGIN_WORDS:
+        return None
+    word = before[start][1]
+    return (tok.line, tok.column), (f"unexpected `{{`: `{word}` takes no block, it ends with `;`; the statements "
+                                    "after it follow that `;` (a block is a hold's, a branch's or a loop's)")
+
+
 #: a word that gives a name its value -> how it is written
 _GIVES_A_VALUE = {"set": "set", "observe": "observe", "let": "let", "gauge": "gauge"}
 
@@ -2178,6 +2225,10 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         name = before[-1][1]
         what = "records a sample of a value" if first == "observe" else "gives a name its value"
         return at, f"unexpected {found}: `{first}` {what} with `=`, `{first} {name} = …;`"
+    if {"COMMA", "LBRACE", "RESERVE", "REUSE"} <= expected and str(tok) == ";" and last == ")" and first == "hold":
+        # `hold kv (1);`: a hold without its block
+        return at, ("unexpected `;`: a hold takes its block after its pools, `hold P (u) { … }`; the units are "
+                    "held while the block's statements run")
     if ({"COMMA", "LBRACE", "RESERVE", "REUSE"} <= expected and str(tok).isidentifier() and last == ")"
             and first == "hold" and str(tok) in KEYWORDS and str(tok) not in _CLAUSE_WORDS
             and str(tok) not in _BEGIN_WORDS and str(tok) != "admission"):
@@ -2936,7 +2987,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)
             or _bracket_unclosed(tok, expected, text) or _closer_unopened(tok, text)
-            or _expression_wants(tok, expected, text) or _amount_ended(tok, expected, text))
+            or _expression_wants(tok, expected, text) or _amount_ended(tok, expected, text)
+            or _word_in_parenthesis(tok, expected, text) or _no_block(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
@@ -3105,6 +3157,10 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             # parser wanted the `(` of a definition's call after it, and the token it met may be on the
             # next line; name the word where it stands
             word = _item_word(text, tok, "{;}")
+            if word is not None and word[2] == "admission":  # `admission;`: a hold's `at admission (…)`
+                return reporter.error(Pos(file, word[0], word[1]), ADMISSION_ALONE)
+            if word is not None and word[2] in grammar.keywords() and word[2] not in _OPTION_WORDS:  # `from;`
+                return reporter.error(Pos(file, word[0], word[1]), keyword_begins_nothing(word[2]))
             if word is not None and word[2] not in grammar.keywords() and _definition_named(text, word[2]):
                 # `g;` of a `def g(p) { … }` the text has: its use without its arguments
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} is a definition: its use "
