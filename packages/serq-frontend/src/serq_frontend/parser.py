@@ -509,8 +509,10 @@ def _run_on(text: str, token: Token, grammar: Parser) -> str:
         end += 1
     word, rest = text[token.start_pos:end], text[token.end_pos:end]
     if not rest[0].isdigit():
-        # the closest word, or else the keyword the word begins with (`capacity`: `cap`)
-        return f"unexpected {_quoted(word)}" + (did_you_mean(word, grammar.keywords())
+        # the closest word, or else the keyword the word begins with (`capacity`: `cap`); that keyword among the
+        # words offered (a run setting's `seed`, of a terminal of several words, is none of keywords(): `seeds`
+        # was offered `serve`)
+        return f"unexpected {_quoted(word)}" + (did_you_mean(word, sorted({*grammar.keywords(), str(token)}))
                                                 or f" (did you mean `{token}`?)")
     return (f"unexpected {_quoted(word)}: the word `{token}` runs on into {_quoted(rest)}, and a word is read "
             f"whole (a space between them: {_quoted(f'{token} {rest}')})")
@@ -1997,7 +1999,9 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
         stack = _open_braces(text, tok.start_pos)[0]
         kind, what = _block_begins(before, stack[-1]) if stack else ("", "")
         words = [w for n in names for w in n.split(", ") if w.isalpha()]
-        if kind and not did_you_mean(word, words):  # (a word misspelt is offered the word, below)
+        # (a word misspelt is offered the word, below; a keyword of another place is no misspelling: `cache` in a
+        # workload was offered `trace`, `choose` in a step stage `cost`, `serve` in the run block `seed`)
+        if kind and (not did_you_mean(word, words) or word in KEYWORDS and word not in words):
             if word in _BEGIN_WORDS and word not in ("turn", "request") and kind != "queue":  # `pool kv { run …; }`
                 where = ("the workload's `init`, `turn` or `session` block" if kind == "workload" else
                          "a session's block, a server's, a definition's or a queue's entry")
