@@ -41,7 +41,8 @@ def test_requeue_anywhere_but_after_preempt_by(option, message):
 @pytest.mark.parametrize("head", ["pool p", "pool p[2]"])
 @pytest.mark.parametrize("option, message", [
     ("queue ⟨lifo;", "unexpected `lifo` (expected by, fifo) (did you mean `fifo`?)"),
-    ("queue⟨;", "unexpected `;` (expected by, fifo)"),
+    ("queue⟨;", "unexpected `;`: a pool's `queue` names the order of its waiting requests, `queue fifo;` or `queue "
+                "by (key, …);`"),
 ])
 def test_a_pools_queue_option_written_wrong_is_no_misplaced_station(head, option, message):
     e = refused(head + " { cap 4; " + option + " }\n" + REST.replace("hold p", "hold p[0]" if "[" in head else "hold p"),

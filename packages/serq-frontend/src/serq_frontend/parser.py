@@ -1773,6 +1773,8 @@ def _admission_alone(tok: Token, text: str) -> tuple[tuple[int, int], str] | Non
     return None
 
 
+#: the serving roles' words, which name a stage after a statement's first word (`run tool (1)`)
+_ROLE_WORDS = frozenset({"prefill", "decode", "tool", "transfer", "link"})
 #: the operators between two operands (a `-` too: after a `)` it is the subtraction)
 _BETWEEN_OPERANDS = frozenset({"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "?"})
 
@@ -1783,7 +1785,8 @@ def _amount_ended(tok: Token, expected: set[str], text: str) -> tuple[tuple[int,
     parenthesis holds the whole amount, and it ended at that `)`; a `)` later in the statement that closes no
     `(` is named (the parentheses unbalanced). It was "unexpected `+` (expected `;`)". At the operator; None
     otherwise."""
-    if tok.type == "$END" or tok.start_pos is None or str(tok) not in _BETWEEN_OPERANDS or tok.type in expected:
+    if (tok.type == "$END" or tok.start_pos is None or str(tok) not in _BETWEEN_OPERANDS | {","}
+            or tok.type in expected):
         return None
     before = _tokens_before(text, tok.start_pos)
     if len(before) < 2 or before[-1][1] != ")":
@@ -1796,7 +1799,7 @@ def _amount_ended(tok: Token, expected: set[str], text: str) -> tuple[tuple[int,
         start -= 1
     # (the clause's or the statement's word nearest the `(`; a serving role's word after the first names a stage)
     word = next((t[1] for k, t in reversed(list(enumerate(before[start:j], start)))
-                 if t[0] == "name" and t[1] in KEYWORDS and (k == start or t[1] not in _TWICE_OK)), None)
+                 if t[0] == "name" and t[1] in KEYWORDS and (k == start or t[1] not in _ROLE_WORDS)), None)
     if word is None:
         return None
     a, b = _offset(text, *before[j][2:]), _offset(text, *before[-1][2:])
@@ -1805,8 +1808,12 @@ def _amount_ended(tok: Token, expected: set[str], text: str) -> tuple[tuple[int,
         prefix = f"{word} … "
     inner = text[a + 1:b]
     inner = inner if len(inner) <= 20 and "\n" not in inner else "…"
-    said = (f"unexpected {_token_text(tok)}: the parenthesis of `{word}` ended at the `)` at {before[-1][2]}:"
-            f"{before[-1][3]}; the whole amount goes inside it, `{prefix}(({inner}) {tok} …)`")
+    if str(tok) == ",":  # `run s (1), 2);`: the parenthesis closed before its `,`
+        said = (f"unexpected `,`: the parenthesis of `{word}` at {before[j][2]}:{before[j][3]} ended at the `)` at "
+                f"{before[-1][2]}:{before[-1][3]}, before it")
+    else:
+        said = (f"unexpected {_token_text(tok)}: the parenthesis of `{word}` ended at the `)` at {before[-1][2]}:"
+                f"{before[-1][3]}; the whole amount goes inside it, `{prefix}(({inner}) {tok} …)`")
     # a `)` further on in the statement that closes no `(`: the parentheses are unbalanced
     depth = 0
     for t in _tokens_before(text, len(text))[len(before):]:
@@ -1927,6 +1934,7 @@ _FOLLOWED_BY = {
                 "…);` (or a plugin's `@name`)"),
     "requeue": "`requeue` names where a preempted request waits again, `requeue head;` or `requeue tail;`",
     ":": "a stage's kind follows `:`, `fifo`, `fifo(c)`, `ps(capacity)`, `delay` or `step { … }` (or a plugin's `@name`)",
+    "queue": "a pool's `queue` names the order of its waiting requests, `queue fifo;` or `queue by (key, …);`",
     "serve": ("a queue's `serve` names its stage's kind, `serve fifo;`, `serve ps(capacity);`, `serve delay;` or "
               "`serve step { … }`; a step stage's `serve` its order, `serve admission;`, `serve by (key, …);`, "
               "`serve decode first;` or `serve exclusive prefill;`"),
@@ -2011,6 +2019,10 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
             arrive = (f"; an arrival is `arrive {word}(…);`" if kind == "workload" and word in _ARRIVALS else
                       "; no arrivals is `arrive none;`" if kind == "workload" and word == "none" else "")
             return at, f"{_quoted(word)} does not begin {_BLOCK_ITEM[kind]}: {what}{arrive}"
+    if (word in _ITEM_WORDS and last == ":" and before[-1][2] < tok.line and len(before) >= 3
+            and "stage" in (before[-3][1], before[-6:-5][0][1] if len(before) >= 6 else "")):
+        # `stage s :` and, on the next line, `workload { … }`: the kind left out (or moved away)
+        return at, f"unexpected `{word}`: {_FOLLOWED_BY[':']}; `{word}` begins the next item, so the kind is missing"
     if (not word.isidentifier() and last in _FOLLOWED_BY and names and "`(`" not in names
             and all(w.isalpha() or n.startswith("a plugin") for n in names for w in n.split(", "))
             and (last != ":" or len(before) >= 3 and "stage" in (before[-3][1], before[-6:-5][0][1] if len(before) >= 6 else ""))):
