@@ -123,3 +123,9 @@ def test_a_word_of_the_language_called_as_a_function(new, word):
     assert told_in(BASE, "tool (1);", new) == (f"`{word}` is one of the language's words, not a function: a "
                                                "statement, a clause or an item begins with it, and no definition "
                                                "may take its name")
+
+
+def test_a_keyword_another_language_calls_a_function_is_told_what_to_write_instead():
+    # (`cap(kv)`: the language's `cap` is a pool's option; a read of it is told what to write, as before)
+    said = told_in(BASE, "tool (1);", "set x = ⟨cap(kv);")
+    assert said.startswith("unknown function `cap`: the language has no `cap`") and "`used(p) + free(p)`" in said

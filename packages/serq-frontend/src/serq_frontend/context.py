@@ -15,7 +15,7 @@ from serq_ir.rules import MAX_MEMBERS, show_number
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
-from .names import DIALECT, FUNCTIONS, KEYWORDS, OBSERVABLES, function_hint, takes
+from .names import DIALECT, FUNCTION_ALIASES, FUNCTIONS, KEYWORDS, OBSERVABLES, function_hint, takes
 
 
 def describe(e: Any) -> str:
@@ -463,7 +463,7 @@ class Context:
             return None
         if name in DIALECT:
             return f"`{name}(…)` is not part of this language" + (f"; {DIALECT[name]}" if DIALECT[name] else "")
-        if name in KEYWORDS:
+        if name in KEYWORDS and name not in FUNCTION_ALIASES:  # (`cap(kv)` is told what to write instead)
             # `set x = tool(1);`, `run s (run (1));`: a word of the language where an expression stands, read as a
             # name (it was "unknown function `tool`", as though a definition of that name were missing)
             return (f"`{name}` is one of the language's words, not a function: a statement, a clause or an item "
