@@ -56,3 +56,13 @@ def test_a_word_misspelt_is_still_offered_the_word(old, new, said):
 def test_a_run_settings_word_run_on_is_offered_the_setting(new, meant):
     word = new[1:].split()[0]
     assert told_in(BASE, "horizon 10;", new) == f"unexpected `{word}` (did you mean `{meant}`?)"
+
+
+@pytest.mark.parametrize("new, word", [
+    ("init { set x = 1; } ⟨pool { }", "pool"),
+    ("init { set x = 1; } ⟨admission poisson(1);", "admission"),
+])
+def test_a_keyword_after_a_workloads_block_item(new, word):
+    # (after a `}` as after a `;`: `admission` was offered `session`)
+    assert told_in(BASE, "arrive poisson(1);", f"arrive poisson(1); {new}") == (
+        f"`{word}` does not begin a workload's item: {WORKLOAD}")

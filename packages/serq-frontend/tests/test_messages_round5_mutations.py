@@ -56,14 +56,16 @@ def test_a_statements_word_that_gives_no_value(new, said):
     assert told_in(BASE, "tool (1);", new) == said
 
 
-HEADER = ("after a pool's units a hold takes another pool, `, Q (units)`, its `reserve (r)`, `reuse (bound)` or `at "
-          "admission (x = e)`, then its block, `hold P (u) … { … }`")
+HEADER = ("a hold's header is its pools, `P (units), Q (units)`, each with its `reserve (r)`, then its `reuse "
+          "(bound)` and `at admission (x = e)`; its block follows, `hold P (u) … { … }`")
 
 
 @pytest.mark.parametrize("new, word", [
     ("hold kv (4) ⟨cap (1) {", "cap"),
     ("hold kv (4) ⟨let {", "let"),
     ("hold kv (4) ⟨when (1) {", "when"),
+    ("hold kv (4) at admission (h = 1) ⟨queue {", "queue"),
+    ("hold kv (4) ⟨preempt admission (h = 1) {", "preempt"),
 ])
 def test_a_keyword_of_another_place_after_a_holds_units(new, word):
     assert told_in(BASE, "hold kv (4) {", new) == f"unexpected `{word}`: {HEADER}"
@@ -82,3 +84,9 @@ def test_a_keyword_after_the_top_levels_run():
     assert told_in(BASE, "run { horizon 10; }", "run ⟨in horizon 10; }") == (
         "unexpected `in`: `run` at the top level begins the run block, `run { horizon …; }`; a statement `run S "
         "(…);` belongs in a block (a session, a server, a definition's)")
+
+
+@pytest.mark.parametrize("word", ["in", "on", "to"])
+def test_a_keyword_of_another_place_before_a_test_and_a_block(word):
+    # (`branch` replaced: `in (test) { … }` was read as a definition's call, "unexpected `{` (expected `;`)")
+    assert told_in(BASE, "tool (1);", f"⟨{word} (prompt == 0) {{ tool (1); }}") == f"`{word}` {BEGINS}"

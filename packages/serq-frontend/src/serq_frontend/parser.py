@@ -2003,13 +2003,13 @@ def _unexpected_in_place(tok: Token, names: list[str], text: str, grammar: Any) 
         return None
     at, found, last = (tok.line, tok.column), _token_text(tok), before[-1][1]
     word = str(tok)
-    if word.isidentifier() and "`}`" in names and last in (";", "{"):
+    if word.isidentifier() and "`}`" in names and last in (";", "{", "}"):
         stack = _open_braces(text, tok.start_pos)[0]
         kind, what = _block_begins(before, stack[-1]) if stack else ("", "")
         words = [w for n in names for w in n.split(", ") if w.isalpha()]
         # (a word misspelt is offered the word, below; a keyword of another place is no misspelling: `cache` in a
         # workload was offered `trace`, `choose` in a step stage `cost`, `serve` in the run block `seed`)
-        if kind and (not did_you_mean(word, words) or word in KEYWORDS and word not in words):
+        if kind and (not did_you_mean(word, words) or word in grammar.keywords() and word not in words):
             if word in _BEGIN_WORDS and word not in ("turn", "request") and kind != "queue":  # `pool kv { run …; }`
                 where = ("the workload's `init`, `turn` or `session` block" if kind == "workload" else
                          "a session's block, a server's, a definition's or a queue's entry")
@@ -2245,12 +2245,13 @@ def _word_takes(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, i
         # `hold kv (1);`: a hold without its block
         return at, ("unexpected `;`: a hold takes its block after its pools, `hold P (u) { … }`; the units are "
                     "held while the block's statements run")
-    if ({"COMMA", "LBRACE", "RESERVE", "REUSE"} <= expected and str(tok).isidentifier() and last == ")"
+    if ({"LBRACE", "REUSE"} <= expected and str(tok).isidentifier() and last == ")"
             and first == "hold" and str(tok) in KEYWORDS and str(tok) not in _CLAUSE_WORDS
             and str(tok) not in _BEGIN_WORDS and str(tok) != "admission"):
         # `hold kv (1) cap (1) { … }`, `hold slots (1) let`: a word of another place after a pool's units
-        return at, (f"unexpected {found}: after a pool's units a hold takes another pool, `, Q (units)`, its "
-                    "`reserve (r)`, `reuse (bound)` or `at admission (x = e)`, then its block, `hold P (u) … { … }`")
+        return at, (f"unexpected {found}: a hold's header is its pools, `P (units), Q (units)`, each with its "
+                    "`reserve (r)`, then its `reuse (bound)` and `at admission (x = e)`; its block follows, `hold P "
+                    "(u) … { … }`")
     if expected == {"LBRACE"} and tok.type != "LBRACE":
         if last in _TAKES_A_BLOCK and (start == len(before) - 1 or last == "step" and before[-2][1] in (":", "serve",
                                                                                                      "nic")):
@@ -3135,6 +3136,11 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             word = _item_word(text, tok, "{;}")
         elif tok.type == "LBRACE" and "`;`" in names:
             word = _statement_word(text, tok)
+            if (word is not None and word[2] in grammar.keywords() and word[2] not in _BEGIN_WORDS
+                    and word[2] not in _OPTION_WORDS and word[2] not in ("with", "else")):  # (told below)
+                # `in (test) { … }`, a branch's word replaced by a keyword of another place: read as a call of a
+                # definition, with a block after it (it was "unexpected `{` (expected `;`)")
+                return reporter.error(Pos(file, word[0], word[1]), keyword_begins_nothing(word[2]))
         if word is not None and word[2] not in grammar.keywords():
             close = did_you_mean(word[2], grammar.keywords())
             if close:
