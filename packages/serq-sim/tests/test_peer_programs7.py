@@ -360,11 +360,12 @@ def test_a_value_refused_that_the_source_does_not_show_says_it_was_given_in_plac
     assert first({"rate": 2}, src).endswith("not 0 (`rate` is 2, given in place of its `let` at 1:1)")
     # a value the source shows says nothing more
     assert first({}, src).endswith("not 0")
-    # the linker's own checks of a pool's cap, a fifo's servers and the run's window say it alike
+    # the linker's own checks of a pool's cap, a fifo's servers and the run's window say it alike (each with the
+    # value it refuses, 5b72dc0a, then where that value came from)
     src = "let c = 2;\nlet H = 100;\npool p { cap c; }\nstage s : fifo(c);\nworkload { arrive poisson(1); }\n" \
           "session { hold p (1) { run s (1); } end; }\nrun { horizon H; warmup H / 10; }\n"
-    for sets, msg in (({"c": -1}, "the cap of pool `p` is negative (`c` is -1, given in place of its `let` at 1:1)"),
-                      ({"c": 1.5}, "stage `s`: a fifo has a whole number of servers, at least 1 (`c` is 1.5, given "
+    for sets, msg in (({"c": -1}, "the cap of pool `p` is negative (-1) (`c` is -1, given in place of its `let` at 1:1)"),
+                      ({"c": 1.5}, "stage `s`: a fifo has a whole number of servers, at least 1, not 1.5 (`c` is 1.5, given "
                                    "in place of its `let` at 1:1)"),
-                      ({"H": -5}, "the horizon must be above 0 (`H` is -5, given in place of its `let` at 2:1)")):
+                      ({"H": -5}, "the horizon must be above 0, not -5 (`H` is -5, given in place of its `let` at 2:1)")):
         assert first(sets, src).split(": error: ")[1] == msg

@@ -1955,8 +1955,8 @@ def _clause_after_statement(tok: Token, expected: set[str], text: str) -> tuple[
     if not before or before[-1][1] != ")" or before[-1][2] != tok.line:
         return None
     start = _statement_start(before, len(before))
-    if start >= len(before) or before[start][1] in ("hold", "}"):
-        return None
+    if start >= len(before) or before[start][1] in ("hold", "}", *_BEFORE_BLOCK):
+        return None  # (a hold's clause after its block, `} reuse (1) cache (1);`: _hold_clause_placed says where it goes)
     shape = "cache (units)" if str(tok) == "cache" else "lease P (time)"
     return (tok.line, tok.column), (f"unexpected `{tok}`: a hold's `{tok}` follows the hold's block, `hold P (u) "
                                     f"{{ … }} {shape}`, and {_written(text, before[start], before[-1])} is no hold")
