@@ -18,10 +18,12 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 def stopped_after(n: int, args, journal: Path, limit: float = 150.0) -> subprocess.Popen:
     """``serq ARGS`` started with SERQ_SWEEP_STOP_AFTER=n, once it has journaled exactly ``n`` runs more in
-    ``journal`` and stopped itself there (state T)."""
+    ``journal`` and stopped itself there (state T). Its TMPDIR is the journal's folder: a sweep the test then kills
+    outright (SIGKILL) leaves its worker pool's temporary folder (multiprocessing's ``pymp-…``) where it ran, not in
+    the machine's /tmp."""
     before = len(journal.read_text().splitlines()) if journal.exists() else 0
     proc = subprocess.Popen([SERQ, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "SERQ_SWEEP_STOP_AFTER": str(n)})
+                            env={**os.environ, "SERQ_SWEEP_STOP_AFTER": str(n), "TMPDIR": str(journal.parent)})
     deadline = time.monotonic() + limit
     stat = Path(f"/proc/{proc.pid}/stat")
     while proc.poll() is None and time.monotonic() < deadline:

@@ -14,6 +14,7 @@ from serq_sweep import engines, sweep
 pytestmark = pytest.mark.timeout(120)
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 
 PROGRAM = """let a = 1;
 stage s : delay;
@@ -24,9 +25,10 @@ run { horizon 5; seed 1; }
 
 
 @pytest.fixture(scope="module")
-def scheduler():
-    """A scheduler of no worker (a LocalCluster of none), its address."""
-    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+def scheduler(tmp_path_factory):
+    """A scheduler of no worker (a LocalCluster of none), its address; its scratch folder in a temporary folder of
+    the tests' (Dask's own choice is $TMPDIR/dask-scratch-space, which it leaves behind)."""
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("scratch"))}), distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                   silence_logs=engines.QUIET) as cluster:
         yield cluster.scheduler_address
 

@@ -141,6 +141,7 @@ def test_the_python_api_gives_the_records_of_each_run():
 
 
 def test_dask_gives_the_same_records(tmp_path):
+    import dask
     from distributed import Client, LocalCluster
     from serq_sweep import core
     from serq_sweep.api import Records, run_plan
@@ -149,7 +150,9 @@ def test_dask_gives_the_same_records(tmp_path):
     _, _, complete, _ = run_plan(plan, workers=2, out=str(tmp_path / "pool.csv"),
                                  records=Records(tmp_path / "pool.rec.csv"))
     assert complete
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
+    # (the cluster's scratch folder in tmp_path: Dask's own choice is $TMPDIR/dask-scratch-space, which it leaves)
+    with dask.config.set({"temporary-directory": str(tmp_path)}), \
+            LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         _, _, complete, _ = run_plan(plan, dask=client, out=str(tmp_path / "dask.csv"),
                                      records=Records(tmp_path / "dask.rec.csv"))
